@@ -1,0 +1,174 @@
+//! Activation lenses: entry-wise on scalars and matrices, and softmax on vectors.
+
+use crate::lens::lens_is_para;
+use crate::rules::activation as rule;
+use crate::{Lens, Real, Tangent};
+use nalgebra::{SMatrix, SVector};
+
+/// Values an entry-wise function can be applied to: a scalar or a static matrix of them.
+pub trait Elementwise: Tangent + Copy {
+    /// The entry type.
+    type Scalar: Real;
+    /// Applies `f` to every entry.
+    #[must_use]
+    fn map_entries(self, f: impl FnMut(Self::Scalar) -> Self::Scalar) -> Self;
+    /// Applies `f` to pairs of corresponding entries.
+    #[must_use]
+    fn zip_entries(
+        self,
+        o: Self,
+        f: impl FnMut(Self::Scalar, Self::Scalar) -> Self::Scalar,
+    ) -> Self;
+}
+
+macro_rules! scalar_elementwise {
+    ($($t:ty),*) => {$(
+        impl Elementwise for $t {
+            type Scalar = $t;
+            #[inline]
+            fn map_entries(self, mut f: impl FnMut($t) -> $t) -> $t {
+                f(self)
+            }
+            #[inline]
+            fn zip_entries(self, o: $t, mut f: impl FnMut($t, $t) -> $t) -> $t {
+                f(self, o)
+            }
+        }
+    )*};
+}
+scalar_elementwise!(f32, f64);
+
+impl<T: Real, const R: usize, const C: usize> Elementwise for SMatrix<T, R, C> {
+    type Scalar = T;
+    #[inline]
+    fn map_entries(self, f: impl FnMut(T) -> T) -> Self {
+        self.map(f)
+    }
+    #[inline]
+    fn zip_entries(self, o: Self, mut f: impl FnMut(T, T) -> T) -> Self {
+        self.zip_map(&o, |a, b| f(a, b))
+    }
+}
+
+macro_rules! entrywise_lens {
+    ($(#[$doc:meta])* $name:ident, $rule:path) => {
+        $(#[$doc])*
+        #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+        pub struct $name;
+
+        impl<V: Elementwise> Lens<V> for $name {
+            type Out = V;
+            #[inline]
+            fn forward(&self, x: V) -> V {
+                x.map_entries(|v| $rule(v).0)
+            }
+            #[inline]
+            fn vjp(&self, x: V) -> (V, impl FnOnce(V) -> V) {
+                (self.forward(x), move |d: V| x.zip_entries(d, |v, dv| $rule(v).1(dv)))
+            }
+        }
+    };
+}
+
+entrywise_lens!(
+    /// `max(x, 0)` entry-wise.
+    ///
+    /// ```
+    /// use lens_core::{Lens, Relu};
+    /// use nalgebra::SVector;
+    /// let x = SVector::<f32, 2>::new(-1.0, 2.0);
+    /// assert_eq!(Relu.forward(x), SVector::<f32, 2>::new(0.0, 2.0));
+    /// assert_eq!(Relu.reverse(x, SVector::repeat(1.0)), SVector::<f32, 2>::new(0.0, 1.0));
+    /// ```
+    Relu, rule::relu);
+entrywise_lens!(
+    /// The logistic function entry-wise.
+    Sigmoid, rule::sigmoid);
+entrywise_lens!(
+    /// `tanh` entry-wise.
+    Tanh, rule::tanh);
+entrywise_lens!(
+    /// `ln(1 + e^x)` entry-wise.
+    Softplus, rule::softplus);
+entrywise_lens!(
+    /// GELU (tanh form) entry-wise.
+    Gelu, rule::gelu);
+
+/// `x` where positive, `alpha x` elsewhere, entry-wise.
+///
+/// ```
+/// use lens_core::{Lens, LeakyRelu};
+/// assert_eq!(LeakyRelu(0.1_f64).forward(-2.0_f64), -0.2);
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct LeakyRelu<T>(pub T);
+
+impl<V: Elementwise> Lens<V> for LeakyRelu<V::Scalar> {
+    type Out = V;
+    #[inline]
+    fn forward(&self, x: V) -> V {
+        x.map_entries(|v| rule::leaky_relu(v, self.0).0)
+    }
+    #[inline]
+    fn vjp(&self, x: V) -> (V, impl FnOnce(V) -> V) {
+        let a = self.0;
+        (self.forward(x), move |d: V| {
+            x.zip_entries(d, |v, dv| rule::leaky_relu(v, a).1(dv))
+        })
+    }
+}
+
+/// `softmax` on a vector.
+///
+/// ```
+/// use lens_core::{Lens, Softmax};
+/// use nalgebra::SVector;
+/// let y = Softmax.forward(SVector::<f64, 3>::new(1.0, 1.0, 1.0));
+/// assert!((y.sum() - 1.0).abs() < 1e-15);
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Softmax;
+
+impl<T: Real, const N: usize> Lens<SVector<T, N>> for Softmax {
+    type Out = SVector<T, N>;
+    #[inline]
+    fn vjp(&self, x: SVector<T, N>) -> (Self::Out, impl FnOnce(Self::Out) -> SVector<T, N>) {
+        rule::softmax(x)
+    }
+}
+
+/// `log_softmax` on a vector.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct LogSoftmax;
+
+impl<T: Real, const N: usize> Lens<SVector<T, N>> for LogSoftmax {
+    type Out = SVector<T, N>;
+    #[inline]
+    fn vjp(&self, x: SVector<T, N>) -> (Self::Out, impl FnOnce(Self::Out) -> SVector<T, N>) {
+        rule::log_softmax(x)
+    }
+}
+
+lens_is_para!(Relu, Sigmoid, Tanh, Softplus, Gelu, Softmax, LogSoftmax);
+
+impl<X, T> crate::Para<X> for LeakyRelu<T>
+where
+    LeakyRelu<T>: Lens<X>,
+{
+    type Param = ();
+    type Out = <Self as Lens<X>>::Out;
+    #[inline]
+    fn forward(&self, _p: &(), x: X) -> Self::Out {
+        Lens::forward(self, x)
+    }
+    #[inline]
+    fn vjp(&self, _p: &(), x: X) -> (Self::Out, impl FnOnce(Self::Out) -> ((), X)) {
+        let (y, pullback) = Lens::vjp(self, x);
+        (y, move |d| ((), pullback(d)))
+    }
+}
+
+impl<T> crate::Init for LeakyRelu<T> {
+    type Param = ();
+    fn init_with<R: rand::Rng + ?Sized>(&self, _rng: &mut R) {}
+}

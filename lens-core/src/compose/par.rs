@@ -1,0 +1,67 @@
+//! Parallel composition.
+
+use crate::{Init, Para};
+use rand::Rng;
+
+/// `a` beside `b` on pairs: `(x1, x2) -> (a(x1), b(x2))`; parameter `(Pa, Pb)`.
+///
+/// ```
+/// use lens_core::{Para, ParaExt, Relu, Sigmoid};
+///
+/// let both = Relu.par(Sigmoid);
+/// let (y, pullback) = both.vjp(&((), ()), (-1.0_f64, 0.0_f64));
+/// assert_eq!(y, (0.0, 0.5));
+/// assert_eq!(pullback((1.0, 1.0)).1, (0.0, 0.25));
+/// ```
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Par<A, B> {
+    /// The stage on the first component.
+    pub a: A,
+    /// The stage on the second component.
+    pub b: B,
+}
+
+impl<A, B> Par<A, B> {
+    /// Puts `a` beside `b`.
+    #[must_use]
+    pub const fn new(a: A, b: B) -> Self {
+        Self { a, b }
+    }
+}
+
+impl<X1, X2, A, B> Para<(X1, X2)> for Par<A, B>
+where
+    A: Para<X1>,
+    B: Para<X2>,
+{
+    type Param = (A::Param, B::Param);
+    type Out = (A::Out, B::Out);
+
+    #[inline]
+    fn forward(&self, p: &Self::Param, x: (X1, X2)) -> Self::Out {
+        (self.a.forward(&p.0, x.0), self.b.forward(&p.1, x.1))
+    }
+
+    #[inline]
+    fn vjp(
+        &self,
+        p: &Self::Param,
+        x: (X1, X2),
+    ) -> (Self::Out, impl FnOnce(Self::Out) -> (Self::Param, (X1, X2))) {
+        let (y1, pull_a) = self.a.vjp(&p.0, x.0);
+        let (y2, pull_b) = self.b.vjp(&p.1, x.1);
+        ((y1, y2), move |(d1, d2)| {
+            let (dpa, dx1) = pull_a(d1);
+            let (dpb, dx2) = pull_b(d2);
+            ((dpa, dpb), (dx1, dx2))
+        })
+    }
+}
+
+impl<A: Init, B: Init> Init for Par<A, B> {
+    type Param = (A::Param, B::Param);
+    fn init_with<R: Rng + ?Sized>(&self, rng: &mut R) -> Self::Param {
+        let pa = self.a.init_with(rng);
+        (pa, self.b.init_with(rng))
+    }
+}

@@ -1,0 +1,71 @@
+//! Weight sharing: sequential composition reparametrised by copy.
+
+use crate::{Init, Para, Tangent};
+use rand::Rng;
+
+/// `a` then `b` where both stages use the same parameter `P`.
+///
+/// This is `a.then(b)` reparametrised by the copy map `P -> (P, P)`, whose reverse adds:
+/// the parameter change is the sum of the changes from both uses.
+///
+/// ```
+/// use lens_core::{Dense, Init, Para, ParaExt, Tangent};
+/// use nalgebra::SVector;
+///
+/// // The same 2x2 layer applied twice.
+/// let twice = Dense::<2, 2, f64>::new().share(Dense::<2, 2, f64>::new());
+/// let p = Dense::<2, 2, f64>::new().init(3);
+/// let x = SVector::<f64, 2>::new(1.0, -1.0);
+/// let y = twice.forward(&p, x);
+/// assert_eq!(y, p.w * (p.w * x + p.b) + p.b);
+/// ```
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Share<A, B> {
+    /// The first use of the shared parameter.
+    pub a: A,
+    /// The second use of the shared parameter.
+    pub b: B,
+}
+
+impl<A, B> Share<A, B> {
+    /// Composes `a` then `b` with one shared parameter.
+    #[must_use]
+    pub const fn new(a: A, b: B) -> Self {
+        Self { a, b }
+    }
+}
+
+impl<X, P, A, B> Para<X> for Share<A, B>
+where
+    P: Tangent,
+    A: Para<X, Param = P>,
+    B: Para<A::Out, Param = P>,
+{
+    type Param = P;
+    type Out = B::Out;
+
+    #[inline]
+    fn forward(&self, p: &P, x: X) -> Self::Out {
+        self.b.forward(p, self.a.forward(p, x))
+    }
+
+    #[inline]
+    fn vjp(&self, p: &P, x: X) -> (Self::Out, impl FnOnce(Self::Out) -> (P, X)) {
+        let (y, pull_a) = self.a.vjp(p, x);
+        let (z, pull_b) = self.b.vjp(p, y);
+        (z, move |dz| {
+            let (dpb, dy) = pull_b(dz);
+            let (mut dp, dx) = pull_a(dy);
+            dp.accumulate(&dpb);
+            (dp, dx)
+        })
+    }
+}
+
+/// The shared parameter is initialised by the first stage.
+impl<A: Init, B> Init for Share<A, B> {
+    type Param = A::Param;
+    fn init_with<R: Rng + ?Sized>(&self, rng: &mut R) -> Self::Param {
+        self.a.init_with(rng)
+    }
+}

@@ -1,0 +1,92 @@
+//! Errors of learning steps and labels.
+
+use core::fmt;
+
+/// A label that a loss cannot take.
+#[derive(Clone, Debug, PartialEq)]
+pub enum LabelError {
+    /// A class index not below the number of classes.
+    OutOfRange {
+        /// The label given.
+        label: usize,
+        /// The number of classes of the model's output.
+        classes: usize,
+    },
+    /// A target value outside the range the loss accepts (e.g. not in `[0, 1]`), or not finite.
+    BadTarget {
+        /// The offending value.
+        value: f64,
+        /// What the loss accepts.
+        expected: &'static str,
+    },
+}
+
+impl fmt::Display for LabelError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::OutOfRange { label, classes } => write!(
+                f,
+                "label {label} is out of range: the model has {classes} classes (0..{classes})"
+            ),
+            Self::BadTarget { value, expected } => {
+                write!(f, "target {value} is invalid: expected {expected}")
+            }
+        }
+    }
+}
+
+impl std::error::Error for LabelError {}
+
+/// Why a learning step was refused. Parameters and optimizer state are left unchanged.
+#[derive(Clone, Debug, PartialEq)]
+pub enum StepError {
+    /// A label the loss cannot take, at example `index` of the batch.
+    Label {
+        /// Position of the example in the batch (0 for a single step).
+        index: usize,
+        /// What is wrong with it.
+        error: LabelError,
+    },
+    /// The loss came out NaN or infinite.
+    NonFiniteLoss {
+        /// The loss value.
+        loss: f64,
+    },
+    /// A parameter change came out NaN or infinite.
+    NonFiniteGradient,
+    /// The batch does not have the size the step was compiled for.
+    BatchSize {
+        /// The batch size `B` of the step.
+        expected: usize,
+        /// The number of inputs given.
+        inputs: usize,
+        /// The number of labels given.
+        labels: usize,
+    },
+}
+
+impl fmt::Display for StepError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Label { index, error } => write!(f, "example {index}: {error}"),
+            Self::NonFiniteLoss { loss } => write!(
+                f,
+                "the loss is {loss}: the step was not applied (lower the learning rate or check the inputs for NaN)"
+            ),
+            Self::NonFiniteGradient => write!(
+                f,
+                "a parameter change is not finite: the step was not applied (lower the learning rate or check the inputs for NaN)"
+            ),
+            Self::BatchSize {
+                expected,
+                inputs,
+                labels,
+            } => write!(
+                f,
+                "batch size mismatch: the step takes {expected} examples, got {inputs} inputs and {labels} labels"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for StepError {}

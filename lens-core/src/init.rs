@@ -1,0 +1,27 @@
+//! Seeded parameter initialisation.
+
+use rand::{Rng, SeedableRng, rngs::StdRng};
+
+/// Models that can create their initial parameters from a random source.
+///
+/// Composites initialise their parts in order from one generator, so a seed fixes every
+/// weight of a model.
+pub trait Init {
+    /// The parameter type created.
+    type Param;
+
+    /// Draws the parameters from `rng`.
+    fn init_with<R: Rng + ?Sized>(&self, rng: &mut R) -> Self::Param;
+
+    /// Draws the parameters from a generator seeded with `seed` (deterministic).
+    fn init(&self, seed: u64) -> Self::Param {
+        self.init_with(&mut StdRng::seed_from_u64(seed))
+    }
+}
+
+impl<M: Init + ?Sized> Init for &M {
+    type Param = M::Param;
+    fn init_with<R: Rng + ?Sized>(&self, rng: &mut R) -> Self::Param {
+        (**self).init_with(rng)
+    }
+}

@@ -1,0 +1,335 @@
+//! The learner: one training step is one composite lens run forward and back.
+
+use crate::optim::Optimizer;
+use crate::{Batch, Flat, Lens, Loss, Para, Real, StepError, Tangent};
+use core::marker::PhantomData;
+use nalgebra::SVector;
+
+/// Supervised learning as composition: `model ; loss ; learning rate`, with the optimizer
+/// on the parameter port.
+///
+/// A step runs the composite forward (the optimizer's view of the parameters, the model, the
+/// loss, the learning-rate lens) and back (the learning rate emits `-eta`, the loss and the
+/// model pull it back to a parameter change), then the optimizer puts the new parameters
+/// and state. Nothing is allocated after construction.
+///
+/// ```
+/// use lens_core::{optim::Adam, Dense, Init, Learner, ParaExt, Relu, SoftmaxCrossEntropy};
+/// use nalgebra::SVector;
+///
+/// let model = Dense::<2, 8>::new().then(Relu).then(Dense::<8, 2>::glorot());
+/// let params = model.init(0);
+/// let mut learner = Learner::new(model, params, SoftmaxCrossEntropy, Adam::new(0.05));
+/// let data = [(SVector::<f32, 2>::new(1.0, 0.0), 0), (SVector::<f32, 2>::new(0.0, 1.0), 1)];
+/// for _ in 0..100 {
+///     for (x, y) in &data {
+///         learner.step(x, y);
+///     }
+/// }
+/// assert_eq!(learner.predict_class(&data[1].0), 1);
+/// assert!(learner.try_step(&data[0].0, &7).is_err()); // label out of range
+/// ```
+pub struct Learner<M, X, L, O>
+where
+    M: Para<X>,
+    O: Optimizer<M::Param>,
+{
+    model: M,
+    params: M::Param,
+    loss: L,
+    optimizer: O,
+    state: O::State,
+    scratch: M::Param,
+    _input: PhantomData<fn(X)>,
+}
+
+impl<M, X, L, O, T> Learner<M, X, L, O>
+where
+    T: Real,
+    X: Clone,
+    M: Para<X>,
+    M::Param: Flat<T>,
+    L: Loss<M::Out, Scalar = T>,
+    M::Out: Clone,
+    O: Optimizer<M::Param, Scalar = T>,
+{
+    /// Builds a learner from a model, its initial parameters, a loss and an optimizer.
+    pub fn new(model: M, params: M::Param, loss: L, optimizer: O) -> Self {
+        let state = optimizer.init_state(&params);
+        let scratch = params.clone();
+        Self {
+            model,
+            params,
+            loss,
+            optimizer,
+            state,
+            scratch,
+            _input: PhantomData,
+        }
+    }
+
+    /// The current parameters.
+    pub fn params(&self) -> &M::Param {
+        &self.params
+    }
+
+    /// The current parameters, mutably (e.g. to load saved weights).
+    pub fn params_mut(&mut self) -> &mut M::Param {
+        &mut self.params
+    }
+
+    /// The model.
+    pub fn model(&self) -> &M {
+        &self.model
+    }
+
+    /// The optimizer's state.
+    pub fn optimizer_state(&self) -> &O::State {
+        &self.state
+    }
+
+    /// Gives back the model and the parameters.
+    pub fn into_parts(self) -> (M, M::Param) {
+        (self.model, self.params)
+    }
+
+    /// The model's output at the current parameters.
+    pub fn predict(&self, x: &X) -> M::Out {
+        self.model.forward(&self.params, x.clone())
+    }
+
+    /// The loss of one example at the current parameters.
+    ///
+    /// # Errors
+    /// [`StepError::Label`] for a label the loss cannot take.
+    pub fn try_loss(&self, x: &X, label: &L::Label) -> Result<T, StepError> {
+        check(&self.loss, 0, label)?;
+        Ok(self.loss.loss(&self.predict(x), label))
+    }
+
+    /// One training step on one example; returns the loss before the step.
+    ///
+    /// # Errors
+    /// A label the loss cannot take, a non-finite loss or a non-finite parameter change.
+    /// On error the parameters and optimizer state are unchanged.
+    pub fn try_step(&mut self, x: &X, label: &L::Label) -> Result<T, StepError> {
+        check(&self.loss, 0, label)?;
+        let p = self
+            .optimizer
+            .view(&self.state, &self.params, &mut self.scratch);
+        // Forward through model ; loss ; learning rate.
+        let (y, pull_model) = self.model.vjp(p, x.clone());
+        let (loss, pull_loss) = self.loss.vjp(y, label);
+        let rate = self.optimizer.rate();
+        let ((), pull_rate) = rate.vjp(loss);
+        // Backward: the learning rate emits -eta, which lands on the parameter port.
+        let (dp, _) = pull_model(pull_loss(pull_rate(())));
+        self.put(loss, &dp)?;
+        Ok(loss)
+    }
+
+    /// One training step on one example; returns the loss before the step.
+    ///
+    /// # Panics
+    /// With the message of [`Learner::try_step`]'s error.
+    pub fn step(&mut self, x: &X, label: &L::Label) -> T {
+        self.try_step(x, label).unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    /// One step on a minibatch of exactly `B` examples (the model batched with [`Batch`]);
+    /// the loss is the batch mean. Returns the mean loss before the step.
+    ///
+    /// # Errors
+    /// A batch whose length is not `B`, a label the loss cannot take (with its position), a
+    /// non-finite loss or parameter change. On error nothing is changed.
+    pub fn try_step_batch<const B: usize>(
+        &mut self,
+        xs: &[X],
+        labels: &[L::Label],
+    ) -> Result<T, StepError>
+    where
+        M::Param: Tangent,
+        M::Out: Tangent,
+    {
+        if xs.len() != B || labels.len() != B || B == 0 {
+            return Err(StepError::BatchSize {
+                expected: B,
+                inputs: xs.len(),
+                labels: labels.len(),
+            });
+        }
+        for (i, label) in labels.iter().enumerate() {
+            check(&self.loss, i, label)?;
+        }
+        let p = self
+            .optimizer
+            .view(&self.state, &self.params, &mut self.scratch);
+        let batch = Batch::<&M, B>::new(&self.model);
+        let (ys, pull_model) = batch.vjp(p, core::array::from_fn(|i| xs[i].clone()));
+        let mean = T::one() / T::cst(B as f64);
+        let rate = self.optimizer.rate();
+        let ((), pull_rate) = rate.vjp(T::zero());
+        let dl = pull_rate(()) * mean;
+        let mut total = T::zero();
+        let mut i = 0;
+        let dys = ys.map(|y| {
+            let (l, pull_loss) = self.loss.vjp(y, &labels[i]);
+            i += 1;
+            total += l;
+            pull_loss(dl)
+        });
+        let (dp, _) = pull_model(dys);
+        let loss = total * mean;
+        self.put(loss, &dp)?;
+        Ok(loss)
+    }
+
+    /// One step on a minibatch of exactly `B` examples.
+    ///
+    /// # Panics
+    /// With the message of [`Learner::try_step_batch`]'s error.
+    pub fn step_batch<const B: usize>(&mut self, xs: &[X], labels: &[L::Label]) -> T
+    where
+        M::Param: Tangent,
+        M::Out: Tangent,
+    {
+        self.try_step_batch::<B>(xs, labels)
+            .unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    /// The mean loss over a data set at the current parameters.
+    ///
+    /// # Errors
+    /// Inputs and labels of different lengths, or a label the loss cannot take.
+    pub fn try_mean_loss(&self, xs: &[X], labels: &[L::Label]) -> Result<T, StepError> {
+        same_len(xs.len(), labels.len())?;
+        let mut total = T::zero();
+        for (i, (x, label)) in xs.iter().zip(labels).enumerate() {
+            check(&self.loss, i, label)?;
+            total += self.loss.loss(&self.predict(x), label);
+        }
+        Ok(total / T::cst(xs.len().max(1) as f64))
+    }
+
+    /// Optimises an *input* with the parameters fixed: the input port of the composite is
+    /// opened and the optimizer is put there instead (deep dreaming, adversarial examples).
+    /// Runs `steps` steps from `x` towards `label` and returns the learned input.
+    ///
+    /// # Errors
+    /// A label the loss cannot take, or a non-finite loss or input change.
+    pub fn try_learn_input<O2>(
+        &self,
+        x: X,
+        label: &L::Label,
+        optimizer: &O2,
+        steps: usize,
+    ) -> Result<X, StepError>
+    where
+        X: Flat<T>,
+        O2: Optimizer<X, Scalar = T>,
+    {
+        check(&self.loss, 0, label)?;
+        let mut x = x;
+        let mut state = optimizer.init_state(&x);
+        let mut scratch = x.clone();
+        for _ in 0..steps {
+            let seen = optimizer.view(&state, &x, &mut scratch).clone();
+            let (y, pull_model) = self.model.vjp(&self.params, seen);
+            let (loss, pull_loss) = self.loss.vjp(y, label);
+            if !loss.finite() {
+                return Err(StepError::NonFiniteLoss {
+                    loss: loss.to_f64(),
+                });
+            }
+            let rate = optimizer.rate();
+            let ((), pull_rate) = rate.vjp(loss);
+            let (_, dx) = pull_model(pull_loss(pull_rate(())));
+            if !dx.all_finite() {
+                return Err(StepError::NonFiniteGradient);
+            }
+            optimizer.update(&mut state, &mut x, &dx);
+        }
+        Ok(x)
+    }
+
+    fn put(&mut self, loss: T, dp: &M::Param) -> Result<(), StepError> {
+        if !loss.finite() {
+            return Err(StepError::NonFiniteLoss {
+                loss: loss.to_f64(),
+            });
+        }
+        if !dp.all_finite() {
+            return Err(StepError::NonFiniteGradient);
+        }
+        self.optimizer.update(&mut self.state, &mut self.params, dp);
+        Ok(())
+    }
+}
+
+impl<M, X, L, O, T> Learner<M, X, L, O>
+where
+    T: Real,
+    X: Clone,
+    M: Para<X>,
+    M::Param: Flat<T>,
+    L: Loss<M::Out, Scalar = T>,
+    M::Out: Clone + Argmax,
+    O: Optimizer<M::Param, Scalar = T>,
+{
+    /// The predicted class: the index of the largest output.
+    pub fn predict_class(&self, x: &X) -> usize {
+        self.predict(x).argmax()
+    }
+
+    /// The fraction of examples whose predicted class equals the label.
+    ///
+    /// # Panics
+    /// If `xs` and `labels` have different lengths.
+    pub fn accuracy(&self, xs: &[X], labels: &[usize]) -> f64 {
+        same_len(xs.len(), labels.len()).unwrap_or_else(|e| panic!("{e}"));
+        if xs.is_empty() {
+            return 0.0;
+        }
+        let hits = xs
+            .iter()
+            .zip(labels)
+            .filter(|(x, y)| self.predict_class(x) == **y)
+            .count();
+        hits as f64 / xs.len() as f64
+    }
+}
+
+fn check<Y: Clone, L: Loss<Y>>(loss: &L, index: usize, label: &L::Label) -> Result<(), StepError> {
+    loss.check_label(label)
+        .map_err(|error| StepError::Label { index, error })
+}
+
+fn same_len(inputs: usize, labels: usize) -> Result<(), StepError> {
+    if inputs == labels {
+        Ok(())
+    } else {
+        Err(StepError::BatchSize {
+            expected: inputs,
+            inputs,
+            labels,
+        })
+    }
+}
+
+/// Outputs that name a class: the index of their largest entry.
+pub trait Argmax {
+    /// The index of the largest entry (the first on ties; NaN entries are never chosen).
+    fn argmax(&self) -> usize;
+}
+
+impl<T: Real, const N: usize> Argmax for SVector<T, N> {
+    fn argmax(&self) -> usize {
+        let mut best = 0;
+        for i in 1..N {
+            if self[i] > self[best] || self[best].is_nan_value() {
+                best = i;
+            }
+        }
+        best
+    }
+}

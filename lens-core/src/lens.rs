@@ -1,0 +1,74 @@
+//! The lens: a forward map together with its reverse derivative.
+
+/// A lens on inputs of type `X`: a forward map `X -> Out` and its reverse derivative.
+///
+/// `vjp` runs the forward map and returns the output with its *pullback*: a closure that
+/// takes a change of the output and returns the change of the input (for smooth maps the
+/// vector-Jacobian product `J(x)^T d`). Values the reverse needs are captured by the closure,
+/// computed once.
+///
+/// ```
+/// use lens_core::{Lens, Sigmoid};
+///
+/// let (y, pullback) = Sigmoid.vjp(0.0_f64);
+/// assert_eq!(y, 0.5);
+/// assert_eq!(pullback(1.0), 0.25); // sigma'(0) = 1/4
+/// ```
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a lens on inputs of type `{X}`",
+    label = "`{Self}` cannot take a `{X}`",
+    note = "a lens's input type must be exactly the output type of the stage before it"
+)]
+pub trait Lens<X> {
+    /// The output type (its own change space).
+    type Out;
+
+    /// The forward map.
+    fn forward(&self, x: X) -> Self::Out {
+        self.vjp(x).0
+    }
+
+    /// The forward map together with its pullback (the reverse derivative at `x`).
+    fn vjp(&self, x: X) -> (Self::Out, impl FnOnce(Self::Out) -> X);
+
+    /// The reverse derivative `R[f](x, d)`.
+    fn reverse(&self, x: X, d: Self::Out) -> X {
+        let (_, pullback) = self.vjp(x);
+        pullback(d)
+    }
+}
+
+/// Makes lenses (no parameters) usable wherever a [`crate::Para`] is expected, with the
+/// unit parameter `()`; also gives them [`crate::Init`].
+macro_rules! lens_is_para {
+    ($($ty:ty),* $(,)?) => {$(
+        impl<X> $crate::Para<X> for $ty
+        where
+            $ty: $crate::Lens<X>,
+        {
+            type Param = ();
+            type Out = <$ty as $crate::Lens<X>>::Out;
+
+            #[inline]
+            fn forward(&self, _p: &(), x: X) -> Self::Out {
+                $crate::Lens::forward(self, x)
+            }
+
+            #[inline]
+            fn vjp(
+                &self,
+                _p: &(),
+                x: X,
+            ) -> (Self::Out, impl FnOnce(Self::Out) -> ((), X)) {
+                let (y, pullback) = $crate::Lens::vjp(self, x);
+                (y, move |d| ((), pullback(d)))
+            }
+        }
+
+        impl $crate::Init for $ty {
+            type Param = ();
+            fn init_with<R: rand::Rng + ?Sized>(&self, _rng: &mut R) {}
+        }
+    )*};
+}
+pub(crate) use lens_is_para;

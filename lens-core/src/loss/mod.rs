@@ -1,0 +1,34 @@
+//! Losses as parametric lenses whose parameter is the label.
+//!
+//! A loss `B x Label -> L` runs forward to a scalar and back to the change of the prediction;
+//! the label port is closed (labels get no change). Each loss validates its labels, so a
+//! class index out of range is an error, never a silent clamp.
+
+mod bce;
+mod cross_entropy;
+mod mse;
+
+pub use bce::BinaryCrossEntropy;
+pub use cross_entropy::SoftmaxCrossEntropy;
+pub use mse::Mse;
+
+use crate::{LabelError, Real};
+
+/// A loss on predictions of type `Y`.
+pub trait Loss<Y: Clone> {
+    /// The label (the loss's parameter).
+    type Label;
+    /// The scalar the loss is measured in.
+    type Scalar: Real;
+
+    /// Checks that `label` is one this loss can take for predictions of type `Y`.
+    fn check_label(&self, label: &Self::Label) -> Result<(), LabelError>;
+
+    /// The loss value.
+    fn loss(&self, y: &Y, label: &Self::Label) -> Self::Scalar {
+        self.vjp(y.clone(), label).0
+    }
+
+    /// The loss value and its pullback: a change of the loss to a change of the prediction.
+    fn vjp(&self, y: Y, label: &Self::Label) -> (Self::Scalar, impl FnOnce(Self::Scalar) -> Y);
+}

@@ -1,0 +1,144 @@
+//! Adam and AdamW.
+
+use super::{Optimizer, zip2, zip4};
+use crate::{Flat, LearningRate, Real};
+
+/// Adam: with `dp = -grad`, `m <- b1 m + (1 - b1) dp`, `v <- b2 v + (1 - b2) dp^2`, and
+/// `p <- p + lr m^ / (sqrt(v^) + eps)` where `m^`, `v^` are the bias-corrected averages.
+///
+/// ```
+/// use lens_core::optim::{Adam, Optimizer};
+/// let adam = Adam::new(0.1_f64);
+/// let mut p = 1.0_f64;
+/// let mut s = adam.init_state(&p);
+/// adam.update(&mut s, &mut p, &-2.0); // gradient 2 at p = 1
+/// assert!((p - 0.9).abs() < 1e-9);  // the first Adam step has length lr
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Adam<T> {
+    /// The step size.
+    pub lr: T,
+    /// Decay of the first moment (0.9).
+    pub beta1: T,
+    /// Decay of the second moment (0.999).
+    pub beta2: T,
+    /// Added to the denominator (1e-8).
+    pub eps: T,
+}
+
+impl<T: Real> Adam<T> {
+    /// Adam with step size `lr` and the usual `beta1 = 0.9`, `beta2 = 0.999`, `eps = 1e-8`.
+    #[must_use]
+    pub fn new(lr: T) -> Self {
+        Self {
+            lr,
+            beta1: T::cst(0.9),
+            beta2: T::cst(0.999),
+            eps: T::cst(1e-8),
+        }
+    }
+}
+
+/// The state of [`Adam`] and [`AdamW`]: both running averages and the step count.
+#[derive(Clone, Debug, PartialEq)]
+pub struct AdamState<P, T> {
+    /// The first moment (running average of changes).
+    pub m: P,
+    /// The second moment (running average of squared changes).
+    pub v: P,
+    /// `beta1^t` after `t` steps.
+    pub beta1_t: T,
+    /// `beta2^t` after `t` steps.
+    pub beta2_t: T,
+}
+
+impl<T: Real> Adam<T> {
+    fn state<P: Flat<T>>(&self) -> AdamState<P, T> {
+        AdamState {
+            m: P::zero(),
+            v: P::zero(),
+            beta1_t: T::one(),
+            beta2_t: T::one(),
+        }
+    }
+
+    #[inline]
+    fn adam_update<P: Flat<T>>(&self, s: &mut AdamState<P, T>, p: &mut P, dp: &P) {
+        let Self {
+            lr,
+            beta1,
+            beta2,
+            eps,
+        } = *self;
+        s.beta1_t *= beta1;
+        s.beta2_t *= beta2;
+        // Fold both bias corrections into the step and epsilon: one division per entry.
+        let c2 = (T::one() - s.beta2_t).sqrt();
+        let step = lr * c2 / (T::one() - s.beta1_t);
+        let eps_hat = eps * c2;
+        let (k1, k2) = (T::one() - beta1, T::one() - beta2);
+        zip4(p, dp, &mut s.m, &mut s.v, |x, d, m, v| {
+            *m = beta1 * *m + k1 * d;
+            *v = beta2 * *v + k2 * d * d;
+            *x += step * *m / (v.sqrt() + eps_hat);
+        });
+    }
+}
+
+impl<T: Real, P: Flat<T>> Optimizer<P> for Adam<T> {
+    type Scalar = T;
+    type State = AdamState<P, T>;
+
+    fn init_state(&self, _p: &P) -> Self::State {
+        self.state()
+    }
+
+    fn rate(&self) -> LearningRate<T> {
+        LearningRate(T::one())
+    }
+
+    #[inline]
+    fn update(&self, s: &mut Self::State, p: &mut P, dp: &P) {
+        self.adam_update(s, p, dp);
+    }
+}
+
+/// AdamW: Adam with decoupled weight decay, `p <- p - lr wd p` before the Adam step.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct AdamW<T> {
+    /// The Adam part.
+    pub adam: Adam<T>,
+    /// The weight decay coefficient (e.g. 0.01).
+    pub weight_decay: T,
+}
+
+impl<T: Real> AdamW<T> {
+    /// AdamW with step size `lr`, weight decay `weight_decay` and Adam's usual constants.
+    #[must_use]
+    pub fn new(lr: T, weight_decay: T) -> Self {
+        Self {
+            adam: Adam::new(lr),
+            weight_decay,
+        }
+    }
+}
+
+impl<T: Real, P: Flat<T>> Optimizer<P> for AdamW<T> {
+    type Scalar = T;
+    type State = AdamState<P, T>;
+
+    fn init_state(&self, _p: &P) -> Self::State {
+        self.adam.state()
+    }
+
+    fn rate(&self) -> LearningRate<T> {
+        LearningRate(T::one())
+    }
+
+    #[inline]
+    fn update(&self, s: &mut Self::State, p: &mut P, dp: &P) {
+        let keep = T::one() - self.adam.lr * self.weight_decay;
+        zip2(p, dp, |x, _| *x *= keep);
+        self.adam.adam_update(s, p, dp);
+    }
+}

@@ -1,0 +1,94 @@
+//! Optimizers as lenses on the parameter port.
+//!
+//! An optimizer with state `S` is a lens `(S x P, S x P) -> (P, P)`: its forward shows the
+//! model a parameter (the stored one, or Nesterov's look-ahead), its backward `update` takes
+//! the parameter change that came back through model, loss and learning rate and puts the
+//! new parameters and state. The change arrives already scaled by the learning-rate lens
+//! ([`Optimizer::rate`]): `-eta` times the gradient for the plain methods, `-1` times the
+//! gradient for the adaptive ones, which carry their own step size.
+//!
+//! Every optimizer walks the parameters through [`Flat`]: one loop over flat slices, whatever
+//! the model's shape.
+
+mod adagrad;
+mod adam;
+mod momentum;
+mod rmsprop;
+mod sgd;
+
+pub use adagrad::AdaGrad;
+pub use adam::{Adam, AdamState, AdamW};
+pub use momentum::{Momentum, Nesterov};
+pub use rmsprop::RmsProp;
+pub use sgd::Sgd;
+
+use crate::{Flat, LearningRate, Real};
+
+/// An optimizer for parameters of type `P`.
+pub trait Optimizer<P> {
+    /// The scalar type of the parameters.
+    type Scalar: Real;
+    /// The optimizer's state (velocities, running averages, step count).
+    type State;
+
+    /// The state before the first step.
+    fn init_state(&self, p: &P) -> Self::State;
+
+    /// The learning-rate lens placed after the loss.
+    fn rate(&self) -> LearningRate<Self::Scalar>;
+
+    /// The parameter the model runs with (the optimizer lens's forward). Most optimizers
+    /// show `p` itself; Nesterov writes its look-ahead into `scratch` and shows that.
+    fn view<'p>(&self, _state: &Self::State, p: &'p P, _scratch: &'p mut P) -> &'p P {
+        p
+    }
+
+    /// Puts the change `dp` (already scaled by [`Optimizer::rate`]) onto `p` and the state.
+    fn update(&self, state: &mut Self::State, p: &mut P, dp: &P);
+}
+
+/// Applies `f` to corresponding scalars of `a` (mutable) and `b`.
+#[inline]
+pub(crate) fn zip2<T: Real, P: Flat<T>>(a: &mut P, b: &P, mut f: impl FnMut(&mut T, T)) {
+    for (sa, sb) in a.slices_mut().zip(b.slices()) {
+        for (x, &y) in sa.iter_mut().zip(sb) {
+            f(x, y);
+        }
+    }
+}
+
+/// Applies `f` to corresponding scalars of `p` (mutable), `dp` and the state `s` (mutable).
+#[inline]
+pub(crate) fn zip3<T: Real, P: Flat<T>>(
+    p: &mut P,
+    dp: &P,
+    s: &mut P,
+    mut f: impl FnMut(&mut T, T, &mut T),
+) {
+    for ((sp, sd), ss) in p.slices_mut().zip(dp.slices()).zip(s.slices_mut()) {
+        for ((x, &d), v) in sp.iter_mut().zip(sd).zip(ss.iter_mut()) {
+            f(x, d, v);
+        }
+    }
+}
+
+/// Applies `f` to corresponding scalars of `p`, `dp` and two states `m`, `v`.
+#[inline]
+pub(crate) fn zip4<T: Real, P: Flat<T>>(
+    p: &mut P,
+    dp: &P,
+    m: &mut P,
+    v: &mut P,
+    mut f: impl FnMut(&mut T, T, &mut T, &mut T),
+) {
+    let slices = p
+        .slices_mut()
+        .zip(dp.slices())
+        .zip(m.slices_mut())
+        .zip(v.slices_mut());
+    for (((sp, sd), sm), sv) in slices {
+        for (((x, &d), a), b) in sp.iter_mut().zip(sd).zip(sm.iter_mut()).zip(sv.iter_mut()) {
+            f(x, d, a, b);
+        }
+    }
+}

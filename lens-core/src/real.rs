@@ -1,0 +1,62 @@
+//! The scalar field of smooth lenses.
+
+use core::fmt::{Debug, Display};
+
+/// A real scalar: `f32` or `f64`.
+///
+/// Everything smooth in paralens is generic over this trait, so a model written once runs in
+/// both precisions (tests use `f64` for finite differences, training uses `f32`).
+pub trait Real:
+    nalgebra::RealField + Copy + Default + Debug + Display + Send + Sync + PartialOrd + 'static
+{
+    /// Converts an `f64` constant (rounding for `f32`).
+    #[must_use]
+    fn cst(x: f64) -> Self;
+    /// Widens to `f64` (for reporting and checks).
+    #[must_use]
+    fn to_f64(self) -> f64;
+    /// `true` unless the value is NaN or infinite.
+    #[must_use]
+    fn finite(self) -> bool;
+    /// `true` for NaN.
+    #[must_use]
+    fn is_nan_value(self) -> bool;
+}
+
+impl Real for f32 {
+    #[inline]
+    fn cst(x: f64) -> Self {
+        x as f32
+    }
+    #[inline]
+    fn to_f64(self) -> f64 {
+        f64::from(self)
+    }
+    #[inline]
+    fn finite(self) -> bool {
+        self.is_finite()
+    }
+    #[inline]
+    fn is_nan_value(self) -> bool {
+        self.is_nan()
+    }
+}
+
+impl Real for f64 {
+    #[inline]
+    fn cst(x: f64) -> Self {
+        x
+    }
+    #[inline]
+    fn to_f64(self) -> f64 {
+        self
+    }
+    #[inline]
+    fn finite(self) -> bool {
+        self.is_finite()
+    }
+    #[inline]
+    fn is_nan_value(self) -> bool {
+        self.is_nan()
+    }
+}

@@ -1,0 +1,160 @@
+//! `+ - * /` and unary `-`, on scalars and nalgebra matrices.
+
+use crate::Real;
+use nalgebra::SMatrix;
+
+/// Reverse rule of `x + y`: `R(x, y; d) = (d, d)`.
+pub trait AddRule<Rhs = Self>: Sized {
+    /// The sum's type.
+    type Out;
+    /// `x + y` and its pullback.
+    fn add_vjp(self, rhs: Rhs) -> (Self::Out, impl FnOnce(Self::Out) -> (Self, Rhs));
+}
+
+/// Reverse rule of `x - y`: `R(x, y; d) = (d, -d)`.
+pub trait SubRule<Rhs = Self>: Sized {
+    /// The difference's type.
+    type Out;
+    /// `x - y` and its pullback.
+    fn sub_vjp(self, rhs: Rhs) -> (Self::Out, impl FnOnce(Self::Out) -> (Self, Rhs));
+}
+
+/// Reverse rule of `x * y`: `(d y, x d)` for scalars, `(d y^T, x^T d)` for matrices.
+pub trait MulRule<Rhs = Self>: Sized {
+    /// The product's type.
+    type Out;
+    /// `x * y` and its pullback.
+    fn mul_vjp(self, rhs: Rhs) -> (Self::Out, impl FnOnce(Self::Out) -> (Self, Rhs));
+}
+
+/// Reverse rule of `x / y`: `(d / y, -d x / y^2)`.
+pub trait DivRule<Rhs = Self>: Sized {
+    /// The quotient's type.
+    type Out;
+    /// `x / y` and its pullback.
+    fn div_vjp(self, rhs: Rhs) -> (Self::Out, impl FnOnce(Self::Out) -> (Self, Rhs));
+}
+
+/// Reverse rule of `-x`: `-d`.
+pub trait NegRule: Sized {
+    /// `-x` and its pullback.
+    fn neg_vjp(self) -> (Self, impl FnOnce(Self) -> Self);
+}
+
+macro_rules! scalar_binary {
+    ($($t:ty),*) => {$(
+        impl AddRule for $t {
+            type Out = $t;
+            #[inline]
+            fn add_vjp(self, y: $t) -> ($t, impl FnOnce($t) -> ($t, $t)) {
+                (self + y, |d| (d, d))
+            }
+        }
+        impl SubRule for $t {
+            type Out = $t;
+            #[inline]
+            fn sub_vjp(self, y: $t) -> ($t, impl FnOnce($t) -> ($t, $t)) {
+                (self - y, |d| (d, -d))
+            }
+        }
+        impl MulRule for $t {
+            type Out = $t;
+            #[inline]
+            fn mul_vjp(self, y: $t) -> ($t, impl FnOnce($t) -> ($t, $t)) {
+                (self * y, move |d| (d * y, self * d))
+            }
+        }
+        impl DivRule for $t {
+            type Out = $t;
+            #[inline]
+            fn div_vjp(self, y: $t) -> ($t, impl FnOnce($t) -> ($t, $t)) {
+                let q = self / y;
+                (q, move |d| (d / y, -d * q / y))
+            }
+        }
+        impl NegRule for $t {
+            #[inline]
+            fn neg_vjp(self) -> ($t, impl FnOnce($t) -> $t) {
+                (-self, |d: $t| -d)
+            }
+        }
+    )*};
+}
+scalar_binary!(f32, f64);
+
+impl<T: Real, const R: usize, const C: usize> AddRule for SMatrix<T, R, C> {
+    type Out = Self;
+    #[inline]
+    fn add_vjp(self, y: Self) -> (Self, impl FnOnce(Self) -> (Self, Self)) {
+        (self + y, |d| (d, d))
+    }
+}
+
+impl<T: Real, const R: usize, const C: usize> SubRule for SMatrix<T, R, C> {
+    type Out = Self;
+    #[inline]
+    fn sub_vjp(self, y: Self) -> (Self, impl FnOnce(Self) -> (Self, Self)) {
+        (self - y, |d: Self| (d, -d))
+    }
+}
+
+impl<T: Real, const R: usize, const C: usize> NegRule for SMatrix<T, R, C> {
+    #[inline]
+    fn neg_vjp(self) -> (Self, impl FnOnce(Self) -> Self) {
+        (-self, |d: Self| -d)
+    }
+}
+
+/// Matrix product (matrix-vector when `C = 1`): `R(a, b; d) = (d b^T, a^T d)`.
+impl<T: Real, const R: usize, const K: usize, const C: usize> MulRule<SMatrix<T, K, C>>
+    for SMatrix<T, R, K>
+{
+    type Out = SMatrix<T, R, C>;
+    #[inline]
+    fn mul_vjp(
+        self,
+        b: SMatrix<T, K, C>,
+    ) -> (
+        SMatrix<T, R, C>,
+        impl FnOnce(SMatrix<T, R, C>) -> (Self, SMatrix<T, K, C>),
+    ) {
+        (self * b, move |d: SMatrix<T, R, C>| {
+            (d * b.transpose(), self.tr_mul(&d))
+        })
+    }
+}
+
+/// Scaling on the right, `m * s`: `R(m, s; d) = (s d, <m, d>)`.
+macro_rules! scaling {
+    ($($t:ty),*) => {$(
+        impl<const R: usize, const C: usize> MulRule<$t> for SMatrix<$t, R, C> {
+            type Out = Self;
+            #[inline]
+            fn mul_vjp(self, s: $t) -> (Self, impl FnOnce(Self) -> (Self, $t)) {
+                (self * s, move |d: Self| (d * s, self.dot(&d)))
+            }
+        }
+
+        /// Scaling on the left, `s * m`.
+        impl<const R: usize, const C: usize> MulRule<SMatrix<$t, R, C>> for $t {
+            type Out = SMatrix<$t, R, C>;
+            #[inline]
+            fn mul_vjp(
+                self,
+                m: SMatrix<$t, R, C>,
+            ) -> (SMatrix<$t, R, C>, impl FnOnce(SMatrix<$t, R, C>) -> ($t, SMatrix<$t, R, C>)) {
+                (m * self, move |d: SMatrix<$t, R, C>| (m.dot(&d), d * self))
+            }
+        }
+
+        /// Division by a scalar, `m / s`: `R(m, s; d) = (d / s, -<m, d> / s^2)`.
+        impl<const R: usize, const C: usize> DivRule<$t> for SMatrix<$t, R, C> {
+            type Out = Self;
+            #[inline]
+            fn div_vjp(self, s: $t) -> (Self, impl FnOnce(Self) -> (Self, $t)) {
+                (self / s, move |d: Self| (d / s, -self.dot(&d) / (s * s)))
+            }
+        }
+    )*};
+}
+scaling!(f32, f64);

@@ -1,0 +1,50 @@
+//! nalgebra operations used by models: transpose, dot, component-wise product, sum.
+
+use crate::Real;
+use nalgebra::SMatrix;
+
+/// `a^T`; reverse: `d^T`.
+#[inline]
+#[must_use]
+pub fn transpose<T: Real, const R: usize, const C: usize>(
+    a: SMatrix<T, R, C>,
+) -> (
+    SMatrix<T, C, R>,
+    impl FnOnce(SMatrix<T, C, R>) -> SMatrix<T, R, C>,
+) {
+    (a.transpose(), |d: SMatrix<T, C, R>| d.transpose())
+}
+
+/// `<a, b>` (sum of products); reverse: `(d b, d a)`.
+#[inline]
+#[must_use]
+pub fn dot<T: Real, const R: usize, const C: usize>(
+    a: SMatrix<T, R, C>,
+    b: SMatrix<T, R, C>,
+) -> (T, impl FnOnce(T) -> (SMatrix<T, R, C>, SMatrix<T, R, C>)) {
+    (a.dot(&b), move |d: T| (b * d, a * d))
+}
+
+/// `a ∘ b` (component-wise); reverse: `(d ∘ b, d ∘ a)`.
+#[inline]
+#[must_use]
+pub fn component_mul<T: Real, const R: usize, const C: usize>(
+    a: SMatrix<T, R, C>,
+    b: SMatrix<T, R, C>,
+) -> (
+    SMatrix<T, R, C>,
+    impl FnOnce(SMatrix<T, R, C>) -> (SMatrix<T, R, C>, SMatrix<T, R, C>),
+) {
+    (a.component_mul(&b), move |d: SMatrix<T, R, C>| {
+        (d.component_mul(&b), d.component_mul(&a))
+    })
+}
+
+/// The sum of all entries; reverse: `d` in every entry.
+#[inline]
+#[must_use]
+pub fn sum<T: Real, const R: usize, const C: usize>(
+    a: SMatrix<T, R, C>,
+) -> (T, impl FnOnce(T) -> SMatrix<T, R, C>) {
+    (a.sum(), |d: T| SMatrix::from_element(d))
+}

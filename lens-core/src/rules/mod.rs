@@ -1,0 +1,33 @@
+//! Primitive reverse rules: one item per primitive, forward and reverse side by side.
+//!
+//! Every rule returns the forward value together with its pullback, the reverse derivative
+//! at that point. The `#[lens]` macro maps each operation of a body to one of these items
+//! (the operator to a trait, the operand types pick the impl), so this module reads as the
+//! table of reverse rules of the category:
+//!
+//! | primitive | forward | reverse (given change `d`) |
+//! |---|---|---|
+//! | `x + y` | sum | `(d, d)` |
+//! | `x - y` | difference | `(d, -d)` |
+//! | `x * y` | product | `(d y, x d)` (matrices: `(d y^T, x^T d)`) |
+//! | `x / y` | quotient | `(d / y, -d x / y^2)` |
+//! | `-x` | negation | `-d` |
+//! | `exp ln sqrt sin cos tanh abs recip` | the function | `d f'(x)` |
+//! | `powi(n)`, `powf(a)` | powers | `d n x^(n-1)`; `(d a x^(a-1), d y ln x)` |
+//! | `max`, `min` | the chosen operand | `d` to the chosen operand (ties: the first) |
+//! | `transpose`, `dot`, `component_mul`, `sum` | nalgebra | transpose; `(d y, d x)`; `(d∘y, d∘x)`; broadcast |
+//! | activations | see [`activation`] | |
+//!
+//! Every rule is checked against central finite differences in `tests/rules.rs`.
+
+pub mod activation;
+mod binary;
+mod matrix;
+mod unary;
+
+pub use binary::{AddRule, DivRule, MulRule, NegRule, SubRule};
+pub use matrix::{component_mul, dot, sum, transpose};
+pub use unary::{
+    AbsRule, CosRule, ExpRule, LnRule, MaxRule, MinRule, PowfRule, PowiRule, RecipRule, SinRule,
+    SqrtRule, TanhRule,
+};

@@ -1,0 +1,89 @@
+//! `#[derive(Tangent)]`: change-space structure of a parameter struct, field by field.
+
+use proc_macro2::TokenStream;
+use quote::quote;
+use syn::{Data, DeriveInput, Fields, Index, Member};
+
+pub fn expand(input: &DeriveInput) -> syn::Result<TokenStream> {
+    let Data::Struct(data) = &input.data else {
+        return Err(syn::Error::new_spanned(
+            &input.ident,
+            "`Tangent` can only be derived for structs; write the impl by hand for enums and unions",
+        ));
+    };
+    let name = &input.ident;
+    let members: Vec<Member> = match &data.fields {
+        Fields::Named(f) => f
+            .named
+            .iter()
+            .map(|f| Member::Named(f.ident.clone().expect("named field")))
+            .collect(),
+        Fields::Unnamed(f) => (0..f.unnamed.len())
+            .map(|i| Member::Unnamed(Index::from(i)))
+            .collect(),
+        Fields::Unit => Vec::new(),
+    };
+    let types: Vec<&syn::Type> = data.fields.iter().map(|f| &f.ty).collect();
+    let p = quote!(::paralens::__private);
+
+    let (impl_generics, ty_generics, where_clause) = input.generics.split_for_impl();
+    let mut tangent_where = where_clause
+        .cloned()
+        .unwrap_or_else(|| syn::parse_quote!(where));
+    for ty in &types {
+        tangent_where
+            .predicates
+            .push(syn::parse_quote!(#ty: #p::Tangent));
+    }
+
+    let mut flat_generics = input.generics.clone();
+    flat_generics
+        .params
+        .insert(0, syn::parse_quote!(__S: ::core::marker::Copy + 'static));
+    let (flat_impl_generics, _, _) = flat_generics.split_for_impl();
+    let mut flat_where = where_clause
+        .cloned()
+        .unwrap_or_else(|| syn::parse_quote!(where));
+    for ty in &types {
+        flat_where
+            .predicates
+            .push(syn::parse_quote!(#ty: #p::Flat<__S>));
+    }
+
+    let zero = match &data.fields {
+        Fields::Named(_) => quote!(Self { #(#members: #p::Tangent::zero()),* }),
+        Fields::Unnamed(_) => quote!(Self ( #(<#types as #p::Tangent>::zero()),* )),
+        Fields::Unit => quote!(Self),
+    };
+    let mut slices = quote!(#p::empty());
+    let mut slices_mut = quote!(#p::empty());
+    for m in &members {
+        slices = quote!(#p::Iterator::chain(#slices, #p::Flat::<__S>::slices(&self.#m)));
+        slices_mut =
+            quote!(#p::Iterator::chain(#slices_mut, #p::Flat::<__S>::slices_mut(&mut self.#m)));
+    }
+
+    Ok(quote! {
+        impl #impl_generics #p::Tangent for #name #ty_generics #tangent_where {
+            #[inline]
+            fn zero() -> Self {
+                #zero
+            }
+            #[inline]
+            fn accumulate(&mut self, other: &Self) {
+                #(#p::Tangent::accumulate(&mut self.#members, &other.#members);)*
+            }
+        }
+
+        impl #flat_impl_generics #p::Flat<__S> for #name #ty_generics #flat_where {
+            #[inline]
+            fn slices(&self) -> impl #p::Iterator<Item = &[__S]> {
+                #slices
+            }
+            #[inline]
+            fn slices_mut(&mut self) -> impl #p::Iterator<Item = &mut [__S]> {
+                #slices_mut
+            }
+        }
+    })
+}
