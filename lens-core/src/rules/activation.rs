@@ -4,12 +4,12 @@
 use crate::Real;
 use nalgebra::SVector;
 
-/// `max(x, 0)`; reverse `d [x > 0]`.
+/// `max(x, 0)`; reverse `d [x > 0]`. NaN passes through (it is not hidden as 0).
 #[inline]
 #[must_use]
 pub fn relu<T: Real>(x: T) -> (T, impl FnOnce(T) -> T) {
     let on = x > T::zero();
-    (if on { x } else { T::zero() }, move |d| {
+    (if x <= T::zero() { T::zero() } else { x }, move |d| {
         if on { d } else { T::zero() }
     })
 }
@@ -19,7 +19,7 @@ pub fn relu<T: Real>(x: T) -> (T, impl FnOnce(T) -> T) {
 #[must_use]
 pub fn leaky_relu<T: Real>(x: T, alpha: T) -> (T, impl FnOnce(T) -> T) {
     let on = x > T::zero();
-    (if on { x } else { alpha * x }, move |d| {
+    (if x <= T::zero() { alpha * x } else { x }, move |d| {
         if on { d } else { alpha * d }
     })
 }

@@ -1,0 +1,107 @@
+//! A training step allocates nothing after construction: proven with a counting global
+//! allocator (counts are per thread, so the test harness's own threads do not interfere).
+
+use paralens::prelude::*;
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::cell::Cell;
+
+struct Counting;
+
+thread_local! {
+    static ALLOCATIONS: Cell<usize> = const { Cell::new(0) };
+}
+
+// SAFETY: every call is forwarded unchanged to the system allocator, which upholds the
+// `GlobalAlloc` contract; the only addition is a thread-local counter (a const-initialised
+// `Cell`, which itself never allocates).
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        ALLOCATIONS.with(|c| c.set(c.get() + 1));
+        // SAFETY: same contract as ours, forwarded.
+        unsafe { System.alloc(layout) }
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        // SAFETY: `ptr` came from `System.alloc` with this layout.
+        unsafe { System.dealloc(ptr, layout) }
+    }
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        ALLOCATIONS.with(|c| c.set(c.get() + 1));
+        // SAFETY: forwarded with the caller's guarantees.
+        unsafe { System.realloc(ptr, layout, new_size) }
+    }
+}
+
+#[global_allocator]
+static GLOBAL: Counting = Counting;
+
+fn allocations_during(f: impl FnOnce()) -> usize {
+    let before = ALLOCATIONS.with(Cell::get);
+    f();
+    ALLOCATIONS.with(Cell::get) - before
+}
+
+fn iris_data() -> (Vec<SVector<f32, 4>>, Vec<usize>) {
+    let d = paralens::data::iris();
+    let xs = d
+        .features
+        .iter()
+        .map(|r| SVector::<f32, 4>::from_fn(|j, _| r[j] as f32))
+        .collect();
+    (xs, d.labels)
+}
+
+#[test]
+fn the_counter_sees_allocations() {
+    // The instrument works: a Vec allocates.
+    assert!(allocations_during(|| drop(std::hint::black_box(vec![1u8; 64]))) >= 1);
+}
+
+#[test]
+fn iris_step_allocates_nothing() {
+    let (xs, ys) = iris_data();
+    let model = Dense::<4, 16>::new()
+        .then(Relu)
+        .then(Dense::<16, 3>::glorot());
+    let mut adam = Learner::new(model, model.init(0), SoftmaxCrossEntropy, Adam::new(0.01));
+    let mut nesterov = Learner::new(
+        model,
+        model.init(0),
+        SoftmaxCrossEntropy,
+        Nesterov::new(0.01, 0.9),
+    );
+    let n = allocations_during(|| {
+        for (x, y) in xs.iter().zip(&ys) {
+            std::hint::black_box(adam.step(x, y));
+            std::hint::black_box(nesterov.step(x, y));
+        }
+    });
+    assert_eq!(n, 0, "single-example steps allocated {n} times");
+}
+
+#[test]
+fn iris_minibatch_step_allocates_nothing() {
+    let (xs, ys) = iris_data();
+    let model = Dense::<4, 16>::new()
+        .then(Relu)
+        .then(Dense::<16, 3>::glorot());
+    let mut learner = Learner::new(
+        model,
+        model.init(0),
+        SoftmaxCrossEntropy,
+        AdamW::new(0.01, 0.01),
+    );
+    let n = allocations_during(|| {
+        for start in (0..xs.len() - 32).step_by(32) {
+            let loss = learner.step_batch::<32>(&xs[start..start + 32], &ys[start..start + 32]);
+            std::hint::black_box(loss);
+        }
+        std::hint::black_box(learner.accuracy(&xs, &ys));
+    });
+    assert_eq!(n, 0, "minibatch steps allocated {n} times");
+    // Refusing a bad batch does not allocate either.
+    let n = allocations_during(|| {
+        let e = learner.try_step_batch::<32>(&xs[..31], &ys[..31]);
+        assert!(std::hint::black_box(e).is_err());
+    });
+    assert_eq!(n, 0);
+}

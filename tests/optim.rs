@@ -1,0 +1,123 @@
+//! Optimizers against update sequences computed by hand, through the learner, on
+//! `f(p) = p^2` (gradient `2p`) from `p0 = 1`.
+//!
+//! The model is the identity on its parameter and the loss is MSE against 0, so the
+//! composite `model ; loss ; learning rate` is exactly `f(p) = p^2`.
+
+use paralens::optim::{AdaGrad, Adam, AdamW, Momentum, Nesterov, Optimizer, RmsProp, Sgd};
+use paralens::{Learner, Mse, Para};
+
+/// `(p, ()) -> p`: a model whose output is its parameter.
+struct Param;
+
+impl Para<()> for Param {
+    type Param = f64;
+    type Out = f64;
+    fn vjp(&self, p: &f64, _x: ()) -> (f64, impl FnOnce(f64) -> (f64, ())) {
+        (*p, |d| (d, ()))
+    }
+}
+
+/// Runs three steps and returns the parameters after each.
+fn three_steps<O: Optimizer<f64, Scalar = f64>>(opt: O) -> [f64; 3] {
+    let mut learner = Learner::new(Param, 1.0, Mse, opt);
+    core::array::from_fn(|_| {
+        learner.step(&(), &0.0);
+        *learner.params()
+    })
+}
+
+fn close(got: [f64; 3], want: [f64; 3]) {
+    for (g, w) in got.iter().zip(want) {
+        assert!((g - w).abs() < 1e-12, "got {got:?}, want {want:?}");
+    }
+}
+
+#[test]
+fn sgd() {
+    // p <- p - 0.1 * 2p = 0.8 p
+    close(three_steps(Sgd::new(0.1)), [0.8, 0.64, 0.512]);
+}
+
+#[test]
+fn momentum() {
+    // v1 = -0.2, p1 = 0.8; v2 = 0.9 v1 - 0.1*1.6 = -0.34, p2 = 0.46;
+    // v3 = 0.9 v2 - 0.1*0.92 = -0.398, p3 = 0.062
+    close(three_steps(Momentum::new(0.1, 0.9)), [0.8, 0.46, 0.062]);
+}
+
+#[test]
+fn nesterov_reads_the_look_ahead() {
+    // step 1: look-ahead 1, g = 2, v1 = -0.2, p1 = 0.8
+    // step 2: look-ahead 0.8 - 0.18 = 0.62, g = 1.24, v2 = -0.18 - 0.124 = -0.304, p2 = 0.496
+    // step 3: look-ahead 0.496 - 0.2736 = 0.2224, g = 0.4448, v3 = -0.31808, p3 = 0.17792
+    close(three_steps(Nesterov::new(0.1, 0.9)), [0.8, 0.496, 0.17792]);
+}
+
+#[test]
+fn adagrad() {
+    // G += g^2; p -= 0.1 g / sqrt(G)
+    let mut p = 1.0_f64;
+    let mut g2 = 0.0;
+    let want: [f64; 3] = core::array::from_fn(|_| {
+        let g = 2.0 * p;
+        g2 += g * g;
+        p -= 0.1 * g / (g2.sqrt() + 1e-10);
+        p
+    });
+    assert!((want[0] - 0.9).abs() < 1e-9); // the first step has length lr (up to eps)
+    close(three_steps(AdaGrad::new(0.1)), want);
+}
+
+#[test]
+fn rmsprop() {
+    // s = 0.9 s + 0.1 g^2; p -= 0.01 g / (sqrt(s) + 1e-8)
+    let mut p = 1.0_f64;
+    let mut s = 0.0;
+    let want: [f64; 3] = core::array::from_fn(|_| {
+        let g = 2.0 * p;
+        s = 0.9 * s + 0.1 * g * g;
+        p -= 0.01 * g / (s.sqrt() + 1e-8);
+        p
+    });
+    close(three_steps(RmsProp::new(0.01)), want);
+}
+
+/// Textbook Adam (Kingma and Ba, Algorithm 1), with explicit bias correction.
+fn adam_by_hand(lr: f64, weight_decay: f64) -> [f64; 3] {
+    let (b1, b2, eps) = (0.9_f64, 0.999_f64, 1e-8);
+    let (mut p, mut m, mut v) = (1.0_f64, 0.0, 0.0);
+    let mut t = 0;
+    core::array::from_fn(|_| {
+        t += 1;
+        let g = 2.0 * p;
+        p -= lr * weight_decay * p;
+        m = b1 * m + (1.0 - b1) * g;
+        v = b2 * v + (1.0 - b2) * g * g;
+        let m_hat = m / (1.0 - b1.powi(t));
+        let v_hat = v / (1.0 - b2.powi(t));
+        p -= lr * m_hat / (v_hat.sqrt() + eps);
+        p
+    })
+}
+
+#[test]
+fn adam() {
+    let want = adam_by_hand(0.1, 0.0);
+    assert!((want[0] - 0.9).abs() < 1e-9);
+    let got = three_steps(Adam::new(0.1));
+    for (g, w) in got.iter().zip(want) {
+        // eps enters folded into the bias correction: equal up to ~eps.
+        assert!((g - w).abs() < 1e-9, "got {got:?}, want {want:?}");
+    }
+}
+
+#[test]
+fn adamw_decays_weights_decoupled() {
+    let want = adam_by_hand(0.1, 0.5);
+    let got = three_steps(AdamW::new(0.1, 0.5));
+    for (g, w) in got.iter().zip(want) {
+        assert!((g - w).abs() < 1e-9, "got {got:?}, want {want:?}");
+    }
+    assert!(got[2] < three_steps(Adam::new(0.1))[2]);
+}

@@ -1,0 +1,177 @@
+//! Every primitive reverse rule against central finite differences in f64.
+//!
+//! Each test states the analytic derivative in a comment; `check_gradient` compares the
+//! rule's pullback with the numeric Jacobian entry by entry.
+
+use nalgebra::{SMatrix, SVector};
+use paralens::rules::activation as act;
+use paralens::rules::*;
+use paralens::{GradCheck, check_gradient};
+
+const H: f64 = 1e-6;
+const TOL: f64 = 1e-7;
+
+fn assert_ok(name: &str, r: GradCheck) {
+    assert!(r.passes(TOL), "{name}: {r}");
+}
+
+/// Checks a binary rule `rule(x, y)` at several points.
+fn binary<X, Y, Z, P>(name: &str, rule: impl Fn(X, Y) -> (Z, P) + Copy, points: &[(X, Y)])
+where
+    X: paralens::Flat<f64>,
+    Y: paralens::Flat<f64>,
+    Z: paralens::Flat<f64>,
+    P: FnOnce(Z) -> (X, Y),
+{
+    for p in points {
+        let r = check_gradient(
+            |(x, y): (X, Y)| rule(x, y).0,
+            |(x, y): (X, Y), d: Z| rule(x, y).1(d),
+            p.clone(),
+            H,
+        );
+        assert_ok(name, r);
+    }
+}
+
+/// Checks a unary rule at several points.
+fn unary<X, Z, P>(name: &str, rule: impl Fn(X) -> (Z, P) + Copy, points: &[X])
+where
+    X: paralens::Flat<f64>,
+    Z: paralens::Flat<f64>,
+    P: FnOnce(Z) -> X,
+{
+    for p in points {
+        assert_ok(
+            name,
+            check_gradient(|x| rule(x).0, |x, d| rule(x).1(d), p.clone(), H),
+        );
+    }
+}
+
+const PTS: [(f64, f64); 4] = [(1.3, -0.7), (-2.0, 0.5), (0.25, 3.0), (4.0, 1.5)];
+
+#[test]
+fn scalar_arithmetic() {
+    // d(x+y) = (1, 1); d(x-y) = (1, -1); d(xy) = (y, x); d(x/y) = (1/y, -x/y^2)
+    binary("add", AddRule::add_vjp, &PTS);
+    binary("sub", SubRule::sub_vjp, &PTS);
+    binary("mul", MulRule::mul_vjp, &PTS);
+    binary("div", DivRule::div_vjp, &PTS);
+    // d(-x) = -1
+    unary("neg", NegRule::neg_vjp, &[1.5, -0.3]);
+}
+
+#[test]
+fn scalar_functions() {
+    let pos = [0.3, 1.0, 2.7];
+    let any = [-1.9, -0.4, 0.6, 2.2];
+    unary("exp", ExpRule::exp_vjp, &any); // e^x
+    unary("ln", LnRule::ln_vjp, &pos); // 1/x
+    unary("sqrt", SqrtRule::sqrt_vjp, &pos); // 1/(2 sqrt x)
+    unary("sin", SinRule::sin_vjp, &any); // cos x
+    unary("cos", CosRule::cos_vjp, &any); // -sin x
+    unary("tanh", TanhRule::tanh_vjp, &any); // 1 - tanh^2
+    unary("abs", AbsRule::abs_vjp, &any); // sign x (away from 0)
+    unary("recip", RecipRule::recip_vjp, &any); // -1/x^2
+    for n in [0, 1, 2, 3, -2] {
+        unary("powi", |x: f64| x.powi_vjp(n), &any); // n x^(n-1)
+    }
+    // d x^a = (a x^(a-1), x^a ln x)
+    binary(
+        "powf",
+        PowfRule::powf_vjp,
+        &[(1.5, 2.3), (0.4, -1.2), (2.0, 0.5)],
+    );
+    // max/min: the change goes to the chosen operand (points away from ties)
+    binary("max", MaxRule::max_vjp, &PTS);
+    binary("min", MinRule::min_vjp, &PTS);
+}
+
+#[test]
+fn kinks_take_the_documented_subgradient() {
+    assert_eq!(0.0_f64.abs_vjp().1(1.0), 0.0);
+    assert_eq!(2.0_f64.max_vjp(2.0).1(1.0), (1.0, 0.0));
+    assert_eq!(2.0_f64.min_vjp(2.0).1(1.0), (1.0, 0.0));
+    assert_eq!(act::relu(0.0_f64).1(1.0), 0.0);
+    // NaN is propagated, never hidden as 0, so a NaN input shows up in the loss.
+    assert!(act::relu(f64::NAN).0.is_nan());
+    // x^a at x <= 0 has no real derivative in a: the rule returns 0 there, not NaN.
+    assert_eq!((-1.0_f64).powf_vjp(2.0).1(1.0).1, 0.0);
+}
+
+fn m<const R: usize, const C: usize>(seed: f64) -> SMatrix<f64, R, C> {
+    SMatrix::from_fn(|i, j| ((i * 7 + j * 3) as f64 * 0.37 + seed).sin() * 1.5)
+}
+
+#[test]
+fn matrix_products_and_sums() {
+    // (A B): dA = D B^T, dB = A^T D
+    binary(
+        "mat*mat",
+        MulRule::mul_vjp,
+        &[(m::<3, 4>(0.1), m::<4, 2>(0.7))],
+    );
+    binary(
+        "mat*vec",
+        MulRule::mul_vjp,
+        &[(m::<3, 4>(0.2), m::<4, 1>(0.9))],
+    );
+    // scaling: d(M s) = (s D, <M, D>)
+    binary("mat*s", MulRule::mul_vjp, &[(m::<2, 3>(0.3), 1.7)]);
+    binary("s*mat", MulRule::mul_vjp, &[(-0.8, m::<2, 3>(0.4))]);
+    binary("mat/s", DivRule::div_vjp, &[(m::<2, 3>(0.5), 1.3)]);
+    binary(
+        "mat+mat",
+        AddRule::add_vjp,
+        &[(m::<2, 2>(0.1), m::<2, 2>(0.2))],
+    );
+    binary(
+        "mat-mat",
+        SubRule::sub_vjp,
+        &[(m::<2, 2>(0.1), m::<2, 2>(0.2))],
+    );
+    unary("-mat", NegRule::neg_vjp, &[m::<3, 1>(0.6)]);
+    unary("transpose", transpose, &[m::<2, 3>(0.6)]); // D^T
+    binary("dot", dot, &[(m::<4, 1>(0.1), m::<4, 1>(1.1))]); // (d b, d a)
+    binary(
+        "component_mul",
+        component_mul,
+        &[(m::<2, 3>(0.1), m::<2, 3>(1.1))],
+    );
+    unary("sum", sum, &[m::<3, 2>(0.8)]); // all ones
+}
+
+#[test]
+fn activations() {
+    let pts = [-2.1, -0.3, 0.4, 1.7];
+    unary("relu", act::relu, &pts); // [x > 0]
+    unary("leaky_relu", |x| act::leaky_relu(x, 0.1), &pts); // 1 or 0.1
+    unary("sigmoid", act::sigmoid, &pts); // s (1 - s)
+    unary("tanh", act::tanh, &pts); // 1 - t^2
+    unary("softplus", act::softplus, &[-30.0, -2.1, 0.4, 25.0]); // sigmoid(x)
+    unary("gelu", act::gelu, &pts);
+    let v = SVector::<f64, 5>::new(0.3, -1.2, 2.5, 0.0, 0.9);
+    unary("softmax", act::softmax, &[v, v * 40.0]); // y ∘ (d - <y, d>)
+    unary("log_softmax", act::log_softmax, &[v, v * 40.0]); // d - softmax sum d
+}
+
+#[test]
+fn softmax_and_softplus_do_not_overflow() {
+    let big = SVector::<f64, 3>::new(1000.0, 999.0, -1000.0);
+    let (y, _) = act::softmax(big);
+    assert!(y.iter().all(|v| v.is_finite()));
+    assert!((y.sum() - 1.0).abs() < 1e-12);
+    let (l, _) = act::log_softmax(big);
+    assert!(l.iter().all(|v| v.is_finite()));
+    assert_eq!(act::softplus(1000.0_f64).0, 1000.0);
+    assert!(act::sigmoid(-1000.0_f64).0 >= 0.0);
+}
+
+#[test]
+fn rules_also_run_in_f32() {
+    let (y, pb) = 2.0_f32.mul_vjp(3.0);
+    assert_eq!((y, pb(1.0)), (6.0, (3.0, 2.0)));
+    let (y, pb) = act::sigmoid(0.0_f32);
+    assert_eq!((y, pb(1.0)), (0.5, 0.25));
+}
