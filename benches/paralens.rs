@@ -1,1 +1,9 @@
-fn main() {}
+//! Criterion benchmarks. One binary; each area is a module. Run with
+//! `cargo bench --bench paralens` (add `RUSTFLAGS="-C target-cpu=native"` for the native build).
+
+use criterion::{criterion_group, criterion_main};
+
+mod iris_step;
+
+criterion_group!(benches, iris_step::bench);
+criterion_main!(benches);

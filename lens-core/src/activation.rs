@@ -45,8 +45,8 @@ impl<T: Real, const R: usize, const C: usize> Elementwise for SMatrix<T, R, C> {
         self.map(f)
     }
     #[inline]
-    fn zip_entries(self, o: Self, mut f: impl FnMut(T, T) -> T) -> Self {
-        self.zip_map(&o, |a, b| f(a, b))
+    fn zip_entries(self, o: Self, f: impl FnMut(T, T) -> T) -> Self {
+        self.zip_map(&o, f)
     }
 }
 

@@ -21,9 +21,20 @@ pub trait Real:
     /// `true` for NaN.
     #[must_use]
     fn is_nan_value(self) -> bool;
+    /// `true` for NaN or an infinity, from the exponent bits alone (so that scans over many
+    /// values vectorise).
+    #[must_use]
+    fn non_finite(self) -> bool;
+    /// The smallest positive normal value; below it arithmetic turns subnormal and slow.
+    const MIN_NORMAL: Self;
 }
 
 impl Real for f32 {
+    #[inline]
+    fn non_finite(self) -> bool {
+        self.to_bits() & 0x7f80_0000 == 0x7f80_0000
+    }
+    const MIN_NORMAL: Self = f32::MIN_POSITIVE;
     #[inline]
     fn cst(x: f64) -> Self {
         x as f32
@@ -43,6 +54,11 @@ impl Real for f32 {
 }
 
 impl Real for f64 {
+    #[inline]
+    fn non_finite(self) -> bool {
+        self.to_bits() & 0x7ff0_0000_0000_0000 == 0x7ff0_0000_0000_0000
+    }
+    const MIN_NORMAL: Self = f64::MIN_POSITIVE;
     #[inline]
     fn cst(x: f64) -> Self {
         x

@@ -86,7 +86,10 @@ pub trait Flat<T: Copy + 'static>: Tangent {
     where
         T: Real,
     {
-        self.slices().all(|s| s.iter().all(|v| v.finite()))
+        // No early exit: a branch-free scan vectorises, and the common case scans it all.
+        !self
+            .slices()
+            .any(|s| s.iter().fold(false, |bad, v| bad | v.non_finite()))
     }
 }
 
@@ -254,8 +257,8 @@ mod tests {
         assert_eq!(flat, [1.0, 2.0, 3.0, 4.0, 4.0]);
         p.scale(2.0);
         assert_eq!(p.1.1, 6.0);
-        assert_eq!(p.dot_flat(&p.clone()), 4.0 + 16.0 + 36.0 + 64.0 + 64.0);
-        let q = p.clone();
+        assert_eq!(p.dot_flat(&p), 4.0 + 16.0 + 36.0 + 64.0 + 64.0);
+        let q = p;
         p.accumulate(&q);
         assert_eq!(p.2[1][0], 16.0);
     }
@@ -266,5 +269,11 @@ mod tests {
         assert!(p.all_finite());
         p.0[2] = f32::NAN;
         assert!(!p.all_finite());
+        p.0[2] = 1.0;
+        p.1 = f32::NEG_INFINITY;
+        assert!(!p.all_finite());
+        let q = (f64::MAX, f64::MIN_POSITIVE / 2.0, -0.0_f64);
+        assert!(q.all_finite());
+        assert!(!(q.0, f64::INFINITY).all_finite());
     }
 }

@@ -38,8 +38,14 @@ impl<T: Real, const N: usize> Loss<SVector<T, N>> for SoftmaxCrossEntropy {
             "label {c} is out of range: the model has {N} classes"
         );
         let loss = lse - y[c];
+        // Probabilities below the normal range are taken as zero: computing them would go
+        // through exp's slow underflow path and seed the reverse pass with subnormals.
+        let floor = T::MIN_NORMAL.ln();
         (loss, move |dl: T| {
-            let mut d = y.map(|v| (v - lse).exp() * dl);
+            let mut d = y.map(|v| {
+                let e = v - lse;
+                if e < floor { T::zero() } else { e.exp() * dl }
+            });
             d[c] -= dl;
             d
         })

@@ -77,9 +77,29 @@ impl<T: Real> Adam<T> {
         let step = lr * c2 / (T::one() - s.beta1_t);
         let eps_hat = eps * c2;
         let (k1, k2) = (T::one() - beta1, T::one() - beta2);
+        let tiny = T::MIN_NORMAL;
+        // Below this, (1 - b2) d^2 is subnormal.
+        let tiny_change = if k2 > T::zero() {
+            (tiny / k2).sqrt()
+        } else {
+            tiny.sqrt()
+        };
+        let tiny_square = tiny_change * tiny_change;
         zip4(p, dp, &mut s.m, &mut s.v, |x, d, m, v| {
-            *m = beta1 * *m + k1 * d;
-            *v = beta2 * *v + k2 * d * d;
+            // Subnormal arithmetic is slow (a confident model's changes square into it, and
+            // averages of zero changes decay into it). A change below sqrt(MIN_NORMAL / (1 -
+            // b2)) (3e-18 in f32) moves p by at most lr * change / eps, far below rounding,
+            // so it is taken as zero; so are averages whose update (at most lr m / eps) or
+            // denominator term (sqrt v, against eps) is as small.
+            let d = if d.abs() < tiny_change { T::zero() } else { d };
+            let m1 = beta1 * *m + k1 * d;
+            let v1 = beta2 * *v + k2 * d * d;
+            *m = if m1.abs() < tiny_change {
+                T::zero()
+            } else {
+                m1
+            };
+            *v = if v1 < tiny_square { T::zero() } else { v1 };
             *x += step * *m / (v.sqrt() + eps_hat);
         });
     }

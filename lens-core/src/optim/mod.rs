@@ -87,8 +87,11 @@ pub(crate) fn zip4<T: Real, P: Flat<T>>(
         .zip(m.slices_mut())
         .zip(v.slices_mut());
     for (((sp, sd), sm), sv) in slices {
-        for (((x, &d), a), b) in sp.iter_mut().zip(sd).zip(sm.iter_mut()).zip(sv.iter_mut()) {
-            f(x, d, a, b);
+        // Equal lengths stated up front let the loop vectorise without bounds checks.
+        let n = sp.len();
+        let (sd, sm, sv) = (&sd[..n], &mut sm[..n], &mut sv[..n]);
+        for i in 0..n {
+            f(&mut sp[i], sd[i], &mut sm[i], &mut sv[i]);
         }
     }
 }

@@ -6,7 +6,6 @@ use nalgebra::SVector;
 
 /// `max(x, 0)`; reverse `d [x > 0]`. NaN passes through (it is not hidden as 0).
 #[inline]
-#[must_use]
 pub fn relu<T: Real>(x: T) -> (T, impl FnOnce(T) -> T) {
     let on = x > T::zero();
     (if x <= T::zero() { T::zero() } else { x }, move |d| {
@@ -16,7 +15,6 @@ pub fn relu<T: Real>(x: T) -> (T, impl FnOnce(T) -> T) {
 
 /// `x` for `x > 0`, else `alpha x`; reverse `d` or `alpha d`.
 #[inline]
-#[must_use]
 pub fn leaky_relu<T: Real>(x: T, alpha: T) -> (T, impl FnOnce(T) -> T) {
     let on = x > T::zero();
     (if x <= T::zero() { alpha * x } else { x }, move |d| {
@@ -38,7 +36,6 @@ pub fn sigmoid_value<T: Real>(x: T) -> T {
 
 /// `sigma(x)`; reverse `d sigma(x) (1 - sigma(x))`.
 #[inline]
-#[must_use]
 pub fn sigmoid<T: Real>(x: T) -> (T, impl FnOnce(T) -> T) {
     let y = sigmoid_value(x);
     (y, move |d| d * y * (T::one() - y))
@@ -46,7 +43,6 @@ pub fn sigmoid<T: Real>(x: T) -> (T, impl FnOnce(T) -> T) {
 
 /// `tanh x`; reverse `d (1 - tanh^2 x)`.
 #[inline]
-#[must_use]
 pub fn tanh<T: Real>(x: T) -> (T, impl FnOnce(T) -> T) {
     let y = x.tanh();
     (y, move |d| d * (T::one() - y * y))
@@ -54,7 +50,6 @@ pub fn tanh<T: Real>(x: T) -> (T, impl FnOnce(T) -> T) {
 
 /// `ln(1 + e^x)`, computed as `max(x, 0) + ln(1 + e^-|x|)`; reverse `d sigma(x)`.
 #[inline]
-#[must_use]
 pub fn softplus<T: Real>(x: T) -> (T, impl FnOnce(T) -> T) {
     let y = x.max(T::zero()) + (-x.abs()).exp().ln_1p();
     (y, move |d| d * sigmoid_value(x))
@@ -63,7 +58,6 @@ pub fn softplus<T: Real>(x: T) -> (T, impl FnOnce(T) -> T) {
 /// GELU, tanh form: `x/2 (1 + tanh(k (x + c x^3)))` with `k = sqrt(2/pi)`, `c = 0.044715`;
 /// reverse `d (1/2 (1 + t) + x/2 (1 - t^2) k (1 + 3 c x^2))`.
 #[inline]
-#[must_use]
 pub fn gelu<T: Real>(x: T) -> (T, impl FnOnce(T) -> T) {
     let k = T::cst((2.0 / core::f64::consts::PI).sqrt());
     let c = T::cst(0.044_715);
@@ -81,13 +75,18 @@ pub fn gelu<T: Real>(x: T) -> (T, impl FnOnce(T) -> T) {
 #[must_use]
 pub fn log_sum_exp<T: Real, const N: usize>(x: &SVector<T, N>) -> T {
     let m = x.max();
-    let s = x.iter().fold(T::zero(), |acc, &v| acc + (v - m).exp());
+    // Terms below the normal range cannot change a sum that holds e^0 = 1; skipping them
+    // avoids exp's slow underflow path.
+    let floor = T::MIN_NORMAL.ln();
+    let s = x.iter().fold(T::zero(), |acc, &v| {
+        let e = v - m;
+        if e < floor { acc } else { acc + e.exp() }
+    });
     m + s.ln()
 }
 
 /// `softmax(x)_i = e^x_i / sum e^x`; reverse `y ∘ (d - <y, d>)`.
 #[inline]
-#[must_use]
 pub fn softmax<T: Real, const N: usize>(
     x: SVector<T, N>,
 ) -> (SVector<T, N>, impl FnOnce(SVector<T, N>) -> SVector<T, N>) {
@@ -101,7 +100,6 @@ pub fn softmax<T: Real, const N: usize>(
 
 /// `log_softmax(x) = x - ln sum exp x`; reverse `d - softmax(x) sum d`.
 #[inline]
-#[must_use]
 pub fn log_softmax<T: Real, const N: usize>(
     x: SVector<T, N>,
 ) -> (SVector<T, N>, impl FnOnce(SVector<T, N>) -> SVector<T, N>) {

@@ -5,7 +5,6 @@ use nalgebra::SMatrix;
 
 /// `a^T`; reverse: `d^T`.
 #[inline]
-#[must_use]
 pub fn transpose<T: Real, const R: usize, const C: usize>(
     a: SMatrix<T, R, C>,
 ) -> (
@@ -17,7 +16,6 @@ pub fn transpose<T: Real, const R: usize, const C: usize>(
 
 /// `<a, b>` (sum of products); reverse: `(d b, d a)`.
 #[inline]
-#[must_use]
 pub fn dot<T: Real, const R: usize, const C: usize>(
     a: SMatrix<T, R, C>,
     b: SMatrix<T, R, C>,
@@ -27,7 +25,6 @@ pub fn dot<T: Real, const R: usize, const C: usize>(
 
 /// `a ∘ b` (component-wise); reverse: `(d ∘ b, d ∘ a)`.
 #[inline]
-#[must_use]
 pub fn component_mul<T: Real, const R: usize, const C: usize>(
     a: SMatrix<T, R, C>,
     b: SMatrix<T, R, C>,
@@ -42,7 +39,6 @@ pub fn component_mul<T: Real, const R: usize, const C: usize>(
 
 /// The sum of all entries; reverse: `d` in every entry.
 #[inline]
-#[must_use]
 pub fn sum<T: Real, const R: usize, const C: usize>(
     a: SMatrix<T, R, C>,
 ) -> (T, impl FnOnce(T) -> SMatrix<T, R, C>) {

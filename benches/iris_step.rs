@@ -1,0 +1,231 @@
+//! The Iris training step (4-16-3 MLP, ReLU, softmax cross-entropy, Adam) built from
+//! lenses, beside a hand-written nalgebra step doing the same arithmetic.
+
+use criterion::{Criterion, Throughput};
+use nalgebra::{SMatrix, SVector};
+use paralens::prelude::*;
+use std::hint::black_box;
+
+type X = SVector<f32, 4>;
+
+fn data() -> (Vec<X>, Vec<usize>) {
+    let d = paralens::data::iris();
+    let s = paralens::data::Standardizer::fit(&d.features);
+    let xs = d
+        .features
+        .iter()
+        .map(|r| {
+            let r = s.apply(r);
+            X::from_fn(|j, _| r[j] as f32)
+        })
+        .collect();
+    (xs, d.labels)
+}
+
+/// Adam's state for one array, written out by hand.
+#[derive(Clone)]
+struct Moments<const R: usize, const C: usize> {
+    m: SMatrix<f32, R, C>,
+    v: SMatrix<f32, R, C>,
+}
+
+impl<const R: usize, const C: usize> Moments<R, C> {
+    fn new() -> Self {
+        Self {
+            m: SMatrix::zeros(),
+            v: SMatrix::zeros(),
+        }
+    }
+
+    #[inline]
+    fn update(&mut self, p: &mut SMatrix<f32, R, C>, g: &SMatrix<f32, R, C>, step: f32, eps: f32) {
+        let slices = p.as_mut_slice().iter_mut().zip(g.as_slice()).zip(
+            self.m
+                .as_mut_slice()
+                .iter_mut()
+                .zip(self.v.as_mut_slice().iter_mut()),
+        );
+        for ((x, &g), (m, v)) in slices {
+            let tiny = (f32::MIN_POSITIVE / 0.001).sqrt();
+            let g = if g.abs() < tiny { 0.0 } else { g };
+            let m1 = 0.9 * *m + 0.1 * g;
+            let v1 = 0.999 * *v + 0.001 * g * g;
+            *m = if m1.abs() < tiny { 0.0 } else { m1 };
+            *v = if v1 < tiny * tiny { 0.0 } else { v1 };
+            *x -= step * *m / (v.sqrt() + eps);
+        }
+    }
+}
+
+/// The hand-written reference: forward, backward and Adam for the same MLP.
+struct Hand {
+    w1: SMatrix<f32, 16, 4>,
+    b1: SVector<f32, 16>,
+    w2: SMatrix<f32, 3, 16>,
+    b2: SVector<f32, 3>,
+    s: (
+        Moments<16, 4>,
+        Moments<16, 1>,
+        Moments<3, 16>,
+        Moments<3, 1>,
+    ),
+    b1t: f32,
+    b2t: f32,
+}
+
+struct Grads {
+    w1: SMatrix<f32, 16, 4>,
+    b1: SVector<f32, 16>,
+    w2: SMatrix<f32, 3, 16>,
+    b2: SVector<f32, 3>,
+}
+
+impl Hand {
+    fn new(p: &((DenseParams<f32, 4, 16>, ()), DenseParams<f32, 16, 3>)) -> Self {
+        Self {
+            w1: p.0.0.w,
+            b1: p.0.0.b,
+            w2: p.1.w,
+            b2: p.1.b,
+            s: (
+                Moments::new(),
+                Moments::new(),
+                Moments::new(),
+                Moments::new(),
+            ),
+            b1t: 1.0,
+            b2t: 1.0,
+        }
+    }
+
+    #[inline]
+    fn grads(&self, x: &X, y: usize) -> (f32, Grads) {
+        let z1 = self.w1 * x + self.b1;
+        let h = z1.map(|v| if v <= 0.0 { 0.0 } else { v });
+        let z2 = self.w2 * h + self.b2;
+        let m = z2.max();
+        let lse = m + z2.iter().map(|v| (v - m).exp()).sum::<f32>().ln();
+        let loss = lse - z2[y];
+        let floor = f32::MIN_POSITIVE.ln();
+        let mut dz2 = z2.map(|v| {
+            let e = v - lse;
+            if e < floor { 0.0 } else { e.exp() }
+        });
+        dz2[y] -= 1.0;
+        let dh = self.w2.tr_mul(&dz2);
+        let dz1 = dh.zip_map(&z1, |d, z| if z > 0.0 { d } else { 0.0 });
+        let g = Grads {
+            w1: dz1 * x.transpose(),
+            b1: dz1,
+            w2: dz2 * h.transpose(),
+            b2: dz2,
+        };
+        (loss, g)
+    }
+
+    #[inline]
+    fn adam(&mut self, g: &Grads) {
+        self.b1t *= 0.9;
+        self.b2t *= 0.999;
+        let c2 = (1.0 - self.b2t).sqrt();
+        let step = 0.01 * c2 / (1.0 - self.b1t);
+        let eps = 1e-8 * c2;
+        self.s.0.update(&mut self.w1, &g.w1, step, eps);
+        self.s.1.update(&mut self.b1, &g.b1, step, eps);
+        self.s.2.update(&mut self.w2, &g.w2, step, eps);
+        self.s.3.update(&mut self.b2, &g.b2, step, eps);
+    }
+
+    fn step(&mut self, x: &X, y: usize) -> f32 {
+        let (loss, g) = self.grads(x, y);
+        self.adam(&g);
+        loss
+    }
+
+    /// The batch as matrices: `Z1 = W1 X + b1`, ..., gradients by matrix products.
+    fn step_batch(&mut self, xs: &[X], ys: &[usize]) -> f32 {
+        let x = SMatrix::<f32, 4, 32>::from_fn(|i, j| xs[j][i]);
+        let mut z1 = self.w1 * x;
+        for mut col in z1.column_iter_mut() {
+            col += self.b1;
+        }
+        let h = z1.map(|v| if v <= 0.0 { 0.0 } else { v });
+        let mut z2 = self.w2 * h;
+        for mut col in z2.column_iter_mut() {
+            col += self.b2;
+        }
+        let k = 1.0 / 32.0;
+        let floor = f32::MIN_POSITIVE.ln();
+        let mut total = 0.0;
+        let mut dz2 = SMatrix::<f32, 3, 32>::zeros();
+        for j in 0..32 {
+            let z = z2.column(j);
+            let m = z.max();
+            let lse = m + z.iter().map(|v| (v - m).exp()).sum::<f32>().ln();
+            total += lse - z[ys[j]];
+            for i in 0..3 {
+                let e = z[i] - lse;
+                dz2[(i, j)] = if e < floor { 0.0 } else { e.exp() * k };
+            }
+            dz2[(ys[j], j)] -= k;
+        }
+        let dh = self.w2.tr_mul(&dz2);
+        let dz1 = dh.zip_map(&z1, |d, z| if z > 0.0 { d } else { 0.0 });
+        let g = Grads {
+            w1: dz1 * x.transpose(),
+            b1: dz1.column_sum(),
+            w2: dz2 * h.transpose(),
+            b2: dz2.column_sum(),
+        };
+        self.adam(&g);
+        total * k
+    }
+}
+
+pub fn bench(c: &mut Criterion) {
+    let (xs, ys) = data();
+    let model = Dense::<4, 16>::new()
+        .then(Relu)
+        .then(Dense::<16, 3>::glorot());
+    let params = model.init(0);
+
+    let mut g = c.benchmark_group("iris_step_batch1_adam");
+    g.throughput(Throughput::Elements(1));
+    let mut learner = Learner::new(model, params.clone(), SoftmaxCrossEntropy, Adam::new(0.01));
+    let mut i = 0;
+    g.bench_function("paralens", |b| {
+        b.iter(|| {
+            i = (i + 1) % xs.len();
+            black_box(learner.step(black_box(&xs[i]), &ys[i]))
+        })
+    });
+    let mut hand = Hand::new(&params);
+    let mut i = 0;
+    g.bench_function("hand_written", |b| {
+        b.iter(|| {
+            i = (i + 1) % xs.len();
+            black_box(hand.step(black_box(&xs[i]), ys[i]))
+        })
+    });
+    g.finish();
+
+    let mut g = c.benchmark_group("iris_step_batch32_adam");
+    g.throughput(Throughput::Elements(32));
+    let mut learner = Learner::new(model, params.clone(), SoftmaxCrossEntropy, Adam::new(0.01));
+    let mut i = 0;
+    g.bench_function("paralens", |b| {
+        b.iter(|| {
+            i = (i + 32) % (xs.len() - 32);
+            black_box(learner.step_batch::<32>(black_box(&xs[i..i + 32]), &ys[i..i + 32]))
+        })
+    });
+    let mut hand = Hand::new(&params);
+    let mut i = 0;
+    g.bench_function("hand_written", |b| {
+        b.iter(|| {
+            i = (i + 32) % (xs.len() - 32);
+            black_box(hand.step_batch(black_box(&xs[i..i + 32]), &ys[i..i + 32]))
+        })
+    });
+    g.finish();
+}

@@ -1,0 +1,9 @@
+//! Compile-fail tests: compositions that do not fit are rejected with readable messages.
+//! Regenerate the expected output with `TRYBUILD=overwrite cargo test --test ui` and review
+//! the diff of `tests/ui/*.stderr`.
+
+#[test]
+fn ui() {
+    let t = trybuild::TestCases::new();
+    t.compile_fail("tests/ui/*.rs");
+}
