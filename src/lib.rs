@@ -31,11 +31,13 @@ pub use nalgebra;
 /// Everything a model needs in scope: traits, layers, activations, losses, optimizers, the
 /// learner and nalgebra's static matrix aliases.
 pub mod prelude {
+    pub use lens_core::fns::*;
     pub use lens_core::optim::{AdaGrad, Adam, AdamW, Momentum, Nesterov, Optimizer, RmsProp, Sgd};
     pub use lens_core::{
         BinaryCrossEntropy, Dense, DenseParams, Flat, Gelu, Init, LeakyRelu, Learner, Lens,
         LogSoftmax, Loss, Mse, Para, ParaExt, Real, Relu, Sigmoid, Softmax, SoftmaxCrossEntropy,
         Softplus, Tangent, Tanh,
     };
+    pub use lens_core::{lens, para};
     pub use nalgebra::{SMatrix, SVector};
 }

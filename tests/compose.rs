@@ -111,7 +111,7 @@ struct ScaleOf {
 
 impl Lens<f64> for ScaleOf {
     type Out = DenseParams<f64, 3, 2>;
-    fn vjp(&self, s: f64) -> (Self::Out, impl FnOnce(Self::Out) -> f64) {
+    fn apply_vjp(&self, s: f64) -> (Self::Out, impl FnOnce(Self::Out) -> f64) {
         let p = DenseParams {
             w: self.w0 * s,
             b: self.b0,

@@ -59,12 +59,12 @@ macro_rules! entrywise_lens {
         impl<V: Elementwise> Lens<V> for $name {
             type Out = V;
             #[inline]
-            fn forward(&self, x: V) -> V {
+            fn apply(&self, x: V) -> V {
                 x.map_entries(|v| $rule(v).0)
             }
             #[inline]
-            fn vjp(&self, x: V) -> (V, impl FnOnce(V) -> V) {
-                (self.forward(x), move |d: V| x.zip_entries(d, |v, dv| $rule(v).1(dv)))
+            fn apply_vjp(&self, x: V) -> (V, impl FnOnce(V) -> V) {
+                (self.apply(x), move |d: V| x.zip_entries(d, |v, dv| $rule(v).1(dv)))
             }
         }
     };
@@ -77,7 +77,7 @@ entrywise_lens!(
     /// use lens_core::{Lens, Relu};
     /// use nalgebra::SVector;
     /// let x = SVector::<f32, 2>::new(-1.0, 2.0);
-    /// assert_eq!(Relu.forward(x), SVector::<f32, 2>::new(0.0, 2.0));
+    /// assert_eq!(Relu.apply(x), SVector::<f32, 2>::new(0.0, 2.0));
     /// assert_eq!(Relu.reverse(x, SVector::repeat(1.0)), SVector::<f32, 2>::new(0.0, 1.0));
     /// ```
     Relu, rule::relu);
@@ -98,7 +98,7 @@ entrywise_lens!(
 ///
 /// ```
 /// use lens_core::{Lens, LeakyRelu};
-/// assert_eq!(LeakyRelu(0.1_f64).forward(-2.0_f64), -0.2);
+/// assert_eq!(LeakyRelu(0.1_f64).apply(-2.0_f64), -0.2);
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct LeakyRelu<T>(pub T);
@@ -106,13 +106,13 @@ pub struct LeakyRelu<T>(pub T);
 impl<V: Elementwise> Lens<V> for LeakyRelu<V::Scalar> {
     type Out = V;
     #[inline]
-    fn forward(&self, x: V) -> V {
+    fn apply(&self, x: V) -> V {
         x.map_entries(|v| rule::leaky_relu(v, self.0).0)
     }
     #[inline]
-    fn vjp(&self, x: V) -> (V, impl FnOnce(V) -> V) {
+    fn apply_vjp(&self, x: V) -> (V, impl FnOnce(V) -> V) {
         let a = self.0;
-        (self.forward(x), move |d: V| {
+        (self.apply(x), move |d: V| {
             x.zip_entries(d, |v, dv| rule::leaky_relu(v, a).1(dv))
         })
     }
@@ -123,7 +123,7 @@ impl<V: Elementwise> Lens<V> for LeakyRelu<V::Scalar> {
 /// ```
 /// use lens_core::{Lens, Softmax};
 /// use nalgebra::SVector;
-/// let y = Softmax.forward(SVector::<f64, 3>::new(1.0, 1.0, 1.0));
+/// let y = Softmax.apply(SVector::<f64, 3>::new(1.0, 1.0, 1.0));
 /// assert!((y.sum() - 1.0).abs() < 1e-15);
 /// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -132,7 +132,7 @@ pub struct Softmax;
 impl<T: Real, const N: usize> Lens<SVector<T, N>> for Softmax {
     type Out = SVector<T, N>;
     #[inline]
-    fn vjp(&self, x: SVector<T, N>) -> (Self::Out, impl FnOnce(Self::Out) -> SVector<T, N>) {
+    fn apply_vjp(&self, x: SVector<T, N>) -> (Self::Out, impl FnOnce(Self::Out) -> SVector<T, N>) {
         rule::softmax(x)
     }
 }
@@ -144,7 +144,7 @@ pub struct LogSoftmax;
 impl<T: Real, const N: usize> Lens<SVector<T, N>> for LogSoftmax {
     type Out = SVector<T, N>;
     #[inline]
-    fn vjp(&self, x: SVector<T, N>) -> (Self::Out, impl FnOnce(Self::Out) -> SVector<T, N>) {
+    fn apply_vjp(&self, x: SVector<T, N>) -> (Self::Out, impl FnOnce(Self::Out) -> SVector<T, N>) {
         rule::log_softmax(x)
     }
 }
@@ -159,11 +159,11 @@ where
     type Out = <Self as Lens<X>>::Out;
     #[inline]
     fn forward(&self, _p: &(), x: X) -> Self::Out {
-        Lens::forward(self, x)
+        Lens::apply(self, x)
     }
     #[inline]
     fn vjp(&self, _p: &(), x: X) -> (Self::Out, impl FnOnce(Self::Out) -> ((), X)) {
-        let (y, pullback) = Lens::vjp(self, x);
+        let (y, pullback) = Lens::apply_vjp(self, x);
         (y, move |d| ((), pullback(d)))
     }
 }

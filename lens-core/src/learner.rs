@@ -121,7 +121,7 @@ where
         let (y, pull_model) = self.model.vjp(p, x.clone());
         let (loss, pull_loss) = self.loss.vjp(y, label);
         let rate = self.optimizer.rate();
-        let ((), pull_rate) = rate.vjp(loss);
+        let ((), pull_rate) = rate.apply_vjp(loss);
         // Backward: the learning rate emits -eta, which lands on the parameter port.
         let (dp, _) = pull_model(pull_loss(pull_rate(())));
         self.put(loss, &dp)?;
@@ -168,7 +168,7 @@ where
         let (ys, pull_model) = batch.vjp(p, core::array::from_fn(|i| xs[i].clone()));
         let mean = T::one() / T::cst(B as f64);
         let rate = self.optimizer.rate();
-        let ((), pull_rate) = rate.vjp(T::zero());
+        let ((), pull_rate) = rate.apply_vjp(T::zero());
         let dl = pull_rate(()) * mean;
         let mut total = T::zero();
         let mut i = 0;
@@ -242,7 +242,7 @@ where
                 });
             }
             let rate = optimizer.rate();
-            let ((), pull_rate) = rate.vjp(loss);
+            let ((), pull_rate) = rate.apply_vjp(loss);
             let (_, dx) = pull_model(pull_loss(pull_rate(())));
             if !dx.all_finite() {
                 return Err(StepError::NonFiniteGradient);

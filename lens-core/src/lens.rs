@@ -2,7 +2,11 @@
 
 /// A lens on inputs of type `X`: a forward map `X -> Out` and its reverse derivative.
 ///
-/// `vjp` runs the forward map and returns the output with its *pullback*: a closure that
+/// The methods are named `apply`/`apply_vjp` (not `forward`/`vjp` as on [`crate::Para`])
+/// because every lens is also a `Para` with parameter `()`, and both traits are usually in
+/// scope: distinct names keep `Relu.apply(x)` unambiguous.
+///
+/// `apply_vjp` runs the forward map and returns the output with its *pullback*: a closure that
 /// takes a change of the output and returns the change of the input (for smooth maps the
 /// vector-Jacobian product `J(x)^T d`). Values the reverse needs are captured by the closure,
 /// computed once.
@@ -10,7 +14,7 @@
 /// ```
 /// use lens_core::{Lens, Sigmoid};
 ///
-/// let (y, pullback) = Sigmoid.vjp(0.0_f64);
+/// let (y, pullback) = Sigmoid.apply_vjp(0.0_f64);
 /// assert_eq!(y, 0.5);
 /// assert_eq!(pullback(1.0), 0.25); // sigma'(0) = 1/4
 /// ```
@@ -24,16 +28,16 @@ pub trait Lens<X> {
     type Out;
 
     /// The forward map.
-    fn forward(&self, x: X) -> Self::Out {
-        self.vjp(x).0
+    fn apply(&self, x: X) -> Self::Out {
+        self.apply_vjp(x).0
     }
 
     /// The forward map together with its pullback (the reverse derivative at `x`).
-    fn vjp(&self, x: X) -> (Self::Out, impl FnOnce(Self::Out) -> X);
+    fn apply_vjp(&self, x: X) -> (Self::Out, impl FnOnce(Self::Out) -> X);
 
     /// The reverse derivative `R[f](x, d)`.
     fn reverse(&self, x: X, d: Self::Out) -> X {
-        let (_, pullback) = self.vjp(x);
+        let (_, pullback) = self.apply_vjp(x);
         pullback(d)
     }
 }
@@ -51,7 +55,7 @@ macro_rules! lens_is_para {
 
             #[inline]
             fn forward(&self, _p: &(), x: X) -> Self::Out {
-                $crate::Lens::forward(self, x)
+                $crate::Lens::apply(self, x)
             }
 
             #[inline]
@@ -60,7 +64,7 @@ macro_rules! lens_is_para {
                 _p: &(),
                 x: X,
             ) -> (Self::Out, impl FnOnce(Self::Out) -> ((), X)) {
-                let (y, pullback) = $crate::Lens::vjp(self, x);
+                let (y, pullback) = $crate::Lens::apply_vjp(self, x);
                 (y, move |d| ((), pullback(d)))
             }
         }

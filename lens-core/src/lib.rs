@@ -34,6 +34,7 @@ pub mod compose;
 pub mod data;
 mod dense;
 mod error;
+pub mod fns;
 pub mod gradcheck;
 mod init;
 mod learner;
@@ -63,10 +64,29 @@ pub use tangent::{Flat, Tangent};
 
 /// Derives [`Tangent`] and [`Flat`] for a parameter struct, field by field.
 pub use lens_macros::Tangent;
+/// Makes a function a lens: see the `paralens` crate documentation.
+pub use lens_macros::lens;
+/// Declares a model of sub-models: see the `paralens` crate documentation.
+pub use lens_macros::para;
 
 /// Items that generated code names by absolute path; not part of the public API.
 #[doc(hidden)]
 pub mod __private {
+    pub use crate::init::Init;
+    pub use crate::lens::Lens;
+    pub use crate::para::Para;
+    pub use crate::rules;
     pub use crate::tangent::{Flat, Tangent};
+    pub use core::clone::Clone;
+    pub use core::default::Default;
     pub use core::iter::{Iterator, empty};
+    pub use rand::Rng;
+
+    /// The pullback of one branch of an `if` or `match`, chosen in the forward pass.
+    pub enum Either<L, R> {
+        /// The first branch.
+        Left(L),
+        /// Any later branch.
+        Right(R),
+    }
 }

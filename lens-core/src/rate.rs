@@ -8,7 +8,7 @@ use crate::{Lens, Real};
 ///
 /// ```
 /// use lens_core::{LearningRate, Lens};
-/// let (unit, pullback) = LearningRate(0.1_f64).vjp(3.7);
+/// let (unit, pullback) = LearningRate(0.1_f64).apply_vjp(3.7);
 /// assert_eq!(unit, ());
 /// assert_eq!(pullback(()), -0.1);
 /// ```
@@ -18,9 +18,9 @@ pub struct LearningRate<T>(pub T);
 impl<T: Real> Lens<T> for LearningRate<T> {
     type Out = ();
     #[inline]
-    fn forward(&self, _loss: T) {}
+    fn apply(&self, _loss: T) {}
     #[inline]
-    fn vjp(&self, _loss: T) -> ((), impl FnOnce(()) -> T) {
+    fn apply_vjp(&self, _loss: T) -> ((), impl FnOnce(()) -> T) {
         let eta = self.0;
         ((), move |()| -eta)
     }

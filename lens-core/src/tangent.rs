@@ -120,6 +120,29 @@ macro_rules! scalar_tangent {
 }
 scalar_tangent!(f32, f64);
 
+/// A Z2 word: 64 bits, each its own example; changes add by XOR.
+impl Tangent for u64 {
+    #[inline]
+    fn zero() -> Self {
+        0
+    }
+    #[inline]
+    fn accumulate(&mut self, other: &Self) {
+        *self ^= *other;
+    }
+}
+
+impl Flat<u64> for u64 {
+    #[inline]
+    fn slices(&self) -> impl Iterator<Item = &[u64]> {
+        core::iter::once(core::slice::from_ref(self))
+    }
+    #[inline]
+    fn slices_mut(&mut self) -> impl Iterator<Item = &mut [u64]> {
+        core::iter::once(core::slice::from_mut(self))
+    }
+}
+
 impl<T: Real, const R: usize, const C: usize> Tangent for SMatrix<T, R, C> {
     #[inline]
     fn zero() -> Self {

@@ -1,10 +1,55 @@
-//! Procedural macros of paralens. Use them through the `paralens` crate, which re-exports
-//! them; the generated code names runtime items through `::paralens::__private`.
+//! Procedural macros of paralens: `#[lens]`, `para!` and `#[derive(Tangent)]`. Use them
+//! through the `paralens` crate, which re-exports them; generated code names runtime items
+//! through `::paralens::__private`.
+//!
+//! Stages: [`parse`] reads the item into a small IR that keeps the syntax nodes, [`analyse`]
+//! puts the body in A-normal form and checks what can be differentiated, `expand` writes
+//! the forward and reverse sweeps.
 #![deny(missing_docs)]
 
 use proc_macro::TokenStream;
+use quote::ToTokens;
 
+mod analyse;
+mod errors;
+mod expand;
+mod parse;
 mod tangent;
+
+/// Makes a function a lens: keeps it as written and generates `name_vjp`, `name_rev` and a
+/// zero-sized type `Name` implementing `Lens` (or `Para` when arguments are `#[param]`).
+/// See the `paralens` crate documentation.
+#[proc_macro_attribute]
+pub fn lens(attr: TokenStream, item: TokenStream) -> TokenStream {
+    let mut errors = errors::Errors::default();
+    if !attr.is_empty() {
+        errors.push(syn::Error::new(
+            proc_macro2::TokenStream::from(attr)
+                .into_iter()
+                .next()
+                .map_or_else(proc_macro2::Span::call_site, |t| t.span()),
+            "`#[lens]` takes no arguments; mark arguments with `#[param]` or `#[nodiff]`",
+        ));
+    }
+    let item = syn::parse_macro_input!(item as syn::ItemFn);
+    let f = parse::lens_fn(item, &mut errors);
+    let generated = expand::lens(&f, &mut errors);
+    let mut out = f.original.to_token_stream();
+    out.extend(generated);
+    out.extend(errors.into_compile_errors());
+    out.into()
+}
+
+/// Declares a model as a struct of sub-models and a forward function calling them; see the
+/// `paralens` crate documentation.
+#[proc_macro]
+pub fn para(input: TokenStream) -> TokenStream {
+    let def = syn::parse_macro_input!(input as parse::ParaDef);
+    let mut errors = errors::Errors::default();
+    let mut out = expand::para(def, &mut errors);
+    out.extend(errors.into_compile_errors());
+    out.into()
+}
 
 /// Derives `Tangent` (zero, accumulate) and `Flat<S>` (the flat-slice view) for a struct
 /// whose fields all have them, field by field in declaration order.

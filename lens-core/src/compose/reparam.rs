@@ -17,7 +17,7 @@ use core::marker::PhantomData;
 /// struct Scale;
 /// impl Lens<f64> for Scale {
 ///     type Out = lens_core::DenseParams<f64, 1, 1>;
-///     fn vjp(&self, s: f64) -> (Self::Out, impl FnOnce(Self::Out) -> f64) {
+///     fn apply_vjp(&self, s: f64) -> (Self::Out, impl FnOnce(Self::Out) -> f64) {
 ///         let p = lens_core::DenseParams { w: [[s]].into(), b: SVector::zeros() };
 ///         (p, |d: Self::Out| d.w[(0, 0)])
 ///     }
@@ -65,13 +65,13 @@ where
 
     #[inline]
     fn forward(&self, q: &Q, x: X) -> Self::Out {
-        let p = self.r.forward(q.clone());
+        let p = self.r.apply(q.clone());
         self.model.forward(&p, x)
     }
 
     #[inline]
     fn vjp(&self, q: &Q, x: X) -> (Self::Out, impl FnOnce(Self::Out) -> (Q, X)) {
-        let (p, pull_r) = self.r.vjp(q.clone());
+        let (p, pull_r) = self.r.apply_vjp(q.clone());
         let y = self.model.forward(&p, x.clone());
         (y, move |dy| {
             let (_, pull_m) = self.model.vjp(&p, x);

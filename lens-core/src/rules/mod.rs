@@ -16,7 +16,9 @@
 //! | `powi(n)`, `powf(a)` | powers | `d n x^(n-1)`; `(d a x^(a-1), d y ln x)` |
 //! | `max`, `min` | the chosen operand | `d` to the chosen operand (ties: the first) |
 //! | `transpose`, `dot`, `component_mul`, `sum` | nalgebra | transpose; `(d y, d x)`; `(d∘y, d∘x)`; broadcast |
+//! | `map(f)` | entry-wise `f` | entry-wise `f_rev` |
 //! | activations | see [`activation`] | |
+//! | `x ^ y`, `x & y`, `x \| y`, `!x` on `u64` | Z2 words | `(d, d)`, `(y&d, x&d)`, `(!y&d, !x&d)`, `d` |
 //!
 //! Every rule is checked against central finite differences in `tests/rules.rs`.
 
@@ -24,6 +26,7 @@ pub mod activation;
 mod binary;
 mod matrix;
 mod unary;
+mod z2;
 
 pub use binary::{AddRule, DivRule, MulRule, NegRule, SubRule};
 pub use matrix::{component_mul, dot, sum, transpose};
@@ -31,3 +34,15 @@ pub use unary::{
     AbsRule, CosRule, ExpRule, LnRule, MaxRule, MinRule, PowfRule, PowiRule, RecipRule, SinRule,
     SqrtRule, TanhRule,
 };
+pub use z2::{AndRule, NotRule, OrRule, XorRule};
+
+/// `v.map(f)` for a scalar lens function `f` with reverse `f_rev`: entry-wise forward, and
+/// reverse `d_i f'(v_i)` entry by entry.
+#[inline]
+pub fn map_vjp<V: crate::activation::Elementwise>(
+    v: V,
+    f: impl Fn(V::Scalar) -> V::Scalar,
+    f_rev: impl Fn(V::Scalar, V::Scalar) -> V::Scalar,
+) -> (V, impl FnOnce(V) -> V) {
+    (v.map_entries(f), move |d: V| v.zip_entries(d, f_rev))
+}

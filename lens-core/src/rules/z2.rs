@@ -1,0 +1,54 @@
+//! Z2 words: `u64` holds 64 independent bits (64 examples), and the change space's addition
+//! is XOR. The rules act bitwise, so lane `i` of a result depends only on lane `i`.
+
+/// `x ^ y` (addition in Z2); reverse `(d, d)`.
+pub trait XorRule: Sized {
+    /// The forward value and its pullback.
+    fn xor_vjp(self, y: Self) -> (Self, impl FnOnce(Self) -> (Self, Self));
+}
+
+/// `x & y` (multiplication in Z2); reverse `(y & d, x & d)`.
+pub trait AndRule: Sized {
+    /// The forward value and its pullback.
+    fn and_vjp(self, y: Self) -> (Self, impl FnOnce(Self) -> (Self, Self));
+}
+
+/// `x | y = x ^ y ^ xy`; reverse `(!y & d, !x & d)`.
+pub trait OrRule: Sized {
+    /// The forward value and its pullback.
+    fn or_vjp(self, y: Self) -> (Self, impl FnOnce(Self) -> (Self, Self));
+}
+
+/// `!x = x ^ 1`; reverse `d`.
+pub trait NotRule: Sized {
+    /// The forward value and its pullback.
+    fn not_vjp(self) -> (Self, impl FnOnce(Self) -> Self);
+}
+
+impl XorRule for u64 {
+    #[inline]
+    fn xor_vjp(self, y: u64) -> (u64, impl FnOnce(u64) -> (u64, u64)) {
+        (self ^ y, |d| (d, d))
+    }
+}
+
+impl AndRule for u64 {
+    #[inline]
+    fn and_vjp(self, y: u64) -> (u64, impl FnOnce(u64) -> (u64, u64)) {
+        (self & y, move |d| (y & d, self & d))
+    }
+}
+
+impl OrRule for u64 {
+    #[inline]
+    fn or_vjp(self, y: u64) -> (u64, impl FnOnce(u64) -> (u64, u64)) {
+        (self | y, move |d| (!y & d, !self & d))
+    }
+}
+
+impl NotRule for u64 {
+    #[inline]
+    fn not_vjp(self) -> (u64, impl FnOnce(u64) -> u64) {
+        (!self, |d| d)
+    }
+}

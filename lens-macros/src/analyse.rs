@@ -1,0 +1,923 @@
+//! Analysis: a function body into A-normal form (one operation per `let`), with every
+//! variable resolved to the binding it refers to and marked differentiated or not.
+//!
+//! Values that depend on no differentiated variable stay as the user wrote them
+//! (`Operand::Const`) and run in the forward pass only. Everything the engine cannot
+//! differentiate is an error at that expression, saying what to write instead.
+
+use crate::errors::Errors;
+use proc_macro2::{Span, TokenStream, TokenTree};
+use quote::{ToTokens, format_ident, quote, quote_spanned};
+use std::collections::BTreeSet;
+use syn::spanned::Spanned;
+use syn::{BinOp, Expr, Ident, Pat, Path, Stmt as SynStmt, Type, UnOp};
+
+/// Index of a variable in [`Analyser::vars`].
+pub type VarId = usize;
+
+/// One binding: a user variable (its forward name is the user's identifier) or a temporary.
+pub struct Var {
+    pub ident: Ident,
+    pub diff: bool,
+    /// Fresh temporary created by the analysis (may be renamed to a user binding).
+    temp: bool,
+}
+
+/// An operand of an operation: a differentiated variable or a forward-only expression.
+#[derive(Clone)]
+pub enum Operand {
+    Var(VarId),
+    Const(TokenStream),
+}
+
+/// A block: its statements, its value and the differentiated variables from outside it
+/// that it uses (its pullback returns their changes, in this order).
+pub struct Block {
+    pub stmts: Vec<Stmt>,
+    pub result: Operand,
+    pub free: Vec<VarId>,
+}
+
+pub struct Stmt {
+    pub kind: StmtKind,
+    pub span: Span,
+}
+
+pub enum StmtKind {
+    /// A forward-only statement, emitted as written.
+    Verbatim(TokenStream),
+    /// `let target = op;`
+    Let {
+        target: VarId,
+        ty: Option<Type>,
+        op: Op,
+    },
+    /// `let (a, _, c) = src;` on a differentiated tuple.
+    Destructure {
+        src: VarId,
+        targets: Vec<Option<VarId>>,
+    },
+}
+
+pub enum Op {
+    /// `let x = y;`
+    Alias(Operand),
+    /// A primitive reverse rule: `func(args..., extra...)` returns `(value, pullback)`;
+    /// the pullback returns one change per arg (a tuple when there are several).
+    Rule {
+        func: TokenStream,
+        args: Vec<Operand>,
+        extra: Vec<TokenStream>,
+    },
+    /// A call of another lens function through its `_vjp`.
+    Call { path: Path, args: Vec<Operand> },
+    /// `(a, b, ...)`
+    Tuple(Vec<Operand>),
+    /// `self.field(args)` inside `para!`.
+    Sub { field: Ident, args: Vec<Operand> },
+    /// `if` / `match` / a nested block: one pullback per branch, chosen in the forward pass.
+    Branch(Branch),
+}
+
+pub struct Branch {
+    pub head: BranchHead,
+    pub blocks: Vec<Block>,
+    /// Union of the blocks' free variables: what every branch's pullback returns.
+    pub free: Vec<VarId>,
+}
+
+pub enum BranchHead {
+    /// A plain nested block.
+    Plain,
+    /// `if <cond>` (the condition as written, including `let pat = e` for `if let`).
+    If(TokenStream),
+    /// `match <scrutinee> { <pat> [if guard] => ... }`.
+    Match {
+        scrutinee: TokenStream,
+        arms: Vec<TokenStream>,
+    },
+}
+
+/// Methods whose value carries no change (counts, tests, signs).
+const NO_CHANGE_METHODS: &[&str] = &[
+    "len",
+    "nrows",
+    "ncols",
+    "shape",
+    "is_empty",
+    "is_nan",
+    "is_finite",
+    "is_infinite",
+    "is_sign_negative",
+    "is_sign_positive",
+    "signum",
+    "argmax",
+    "argmin",
+    "imax",
+    "imin",
+    "count_ones",
+];
+
+const SUPPORTED_METHODS: &str = "exp, ln, sqrt, powi, powf, sin, cos, tanh, abs, max, min, recip, transpose, dot, component_mul, sum, map, clone";
+
+struct Frame {
+    defined: BTreeSet<VarId>,
+    used: BTreeSet<VarId>,
+}
+
+/// Walks a body, building A-normal form.
+pub struct Analyser<'e> {
+    pub vars: Vec<Var>,
+    scopes: Vec<Vec<(String, VarId)>>,
+    frames: Vec<Frame>,
+    errors: &'e mut Errors,
+    /// Sub-model fields and their parameter-change pseudo-variables (inside `para!`).
+    pub fields: Vec<(Ident, VarId)>,
+    para: bool,
+}
+
+fn rules_path(span: Span, item: TokenStream) -> TokenStream {
+    quote_spanned!(span=> ::paralens::__private::rules::#item)
+}
+
+impl<'e> Analyser<'e> {
+    pub fn new(errors: &'e mut Errors) -> Self {
+        Self {
+            vars: Vec::new(),
+            scopes: vec![Vec::new()],
+            frames: Vec::new(),
+            errors,
+            fields: Vec::new(),
+            para: false,
+        }
+    }
+
+    /// Declares the sub-model fields of a `para!` model.
+    pub fn declare_fields(&mut self, fields: &[Ident]) {
+        self.para = true;
+        for f in fields {
+            let id = self.new_var(format_ident!("__dp_{}", f), true, false);
+            self.fields.push((f.clone(), id));
+        }
+    }
+
+    /// Declares a function argument in the outermost scope.
+    pub fn declare_arg(&mut self, ident: &Ident, diff: bool) -> VarId {
+        let id = self.new_var(ident.clone(), diff, false);
+        self.scopes[0].push((ident.to_string(), id));
+        id
+    }
+
+    fn new_var(&mut self, ident: Ident, diff: bool, temp: bool) -> VarId {
+        self.vars.push(Var { ident, diff, temp });
+        self.vars.len() - 1
+    }
+
+    fn temp(&mut self, span: Span) -> VarId {
+        let n = self.vars.len();
+        let id = self.new_var(Ident::new(&format!("__t{n}"), span), true, true);
+        if let Some(f) = self.frames.last_mut() {
+            f.defined.insert(id);
+        }
+        id
+    }
+
+    fn bind(&mut self, ident: &Ident, diff: bool) -> VarId {
+        let id = self.new_var(ident.clone(), diff, false);
+        self.scopes
+            .last_mut()
+            .expect("a scope is open")
+            .push((ident.to_string(), id));
+        if let Some(f) = self.frames.last_mut() {
+            f.defined.insert(id);
+        }
+        id
+    }
+
+    fn lookup(&self, name: &str) -> Option<VarId> {
+        self.scopes
+            .iter()
+            .rev()
+            .flat_map(|s| s.iter().rev())
+            .find(|(n, _)| n == name)
+            .map(|(_, id)| *id)
+    }
+
+    fn use_var(&mut self, id: VarId) -> Operand {
+        if let Some(f) = self.frames.last_mut() {
+            f.used.insert(id);
+        }
+        Operand::Var(id)
+    }
+
+    /// `true` when `tokens` name a differentiated variable in scope.
+    fn mentions_diff(&self, tokens: TokenStream) -> bool {
+        tokens.into_iter().any(|tt| match tt {
+            TokenTree::Ident(i) => self
+                .lookup(&i.to_string())
+                .is_some_and(|id| self.vars[id].diff),
+            TokenTree::Group(g) => self.mentions_diff(g.stream()),
+            _ => false,
+        })
+    }
+
+    /// Analyses a function body: the outermost block, whose free variables are the
+    /// arguments (and, in `para!`, the sub-model parameters).
+    pub fn body(&mut self, block: &syn::Block) -> Block {
+        self.block_with(block, Vec::new())
+    }
+
+    fn block_with(&mut self, block: &syn::Block, bindings: Vec<(Ident, bool)>) -> Block {
+        self.scopes.push(Vec::new());
+        self.frames.push(Frame {
+            defined: BTreeSet::new(),
+            used: BTreeSet::new(),
+        });
+        for (ident, diff) in bindings {
+            self.bind(&ident, diff);
+        }
+        let mut stmts = Vec::new();
+        let mut result = Operand::Const(quote!(()));
+        let n = block.stmts.len();
+        for (i, stmt) in block.stmts.iter().enumerate() {
+            match stmt {
+                SynStmt::Expr(e, None) if i + 1 == n => result = self.expr(e, &mut stmts),
+                other => self.stmt(other, &mut stmts),
+            }
+        }
+        self.scopes.pop();
+        let frame = self.frames.pop().expect("frame pushed above");
+        let free: Vec<VarId> = frame.used.difference(&frame.defined).copied().collect();
+        if let Some(parent) = self.frames.last_mut() {
+            parent.used.extend(free.iter().copied());
+        }
+        Block {
+            stmts,
+            result,
+            free,
+        }
+    }
+
+    fn stmt(&mut self, stmt: &SynStmt, out: &mut Vec<Stmt>) {
+        let span = stmt.span();
+        match stmt {
+            SynStmt::Local(local) => self.local(local, out),
+            SynStmt::Expr(e, semi) => {
+                if let Expr::Return(r) = e {
+                    self.errors.at(
+                        r,
+                        "`return` is not supported in a `#[lens]` body; make the value the block's last expression",
+                    );
+                    return;
+                }
+                match self.expr(e, out) {
+                    Operand::Const(ts) => out.push(Stmt {
+                        kind: StmtKind::Verbatim(quote!(#ts #semi)),
+                        span,
+                    }),
+                    Operand::Var(_) => {}
+                }
+            }
+            SynStmt::Macro(m) => out.push(Stmt {
+                kind: StmtKind::Verbatim(m.to_token_stream()),
+                span,
+            }),
+            SynStmt::Item(item) => self.errors.at(
+                item,
+                "items inside a `#[lens]` body are not supported; move them outside the function",
+            ),
+        }
+    }
+
+    fn local(&mut self, local: &syn::Local, out: &mut Vec<Stmt>) {
+        let span = local.span();
+        let Some(init) = &local.init else {
+            self.errors.at(
+                local,
+                "a `let` without a value is not supported; bind the value where it is computed",
+            );
+            return;
+        };
+        if let Some((_, diverge)) = &init.diverge {
+            if self.mentions_diff(init.expr.to_token_stream()) {
+                self.errors.at(
+                    diverge,
+                    "`let ... else` on a differentiated value is not supported; use `match`",
+                );
+                return;
+            }
+        }
+        let (pat, ty) = match &local.pat {
+            Pat::Type(pt) => (&*pt.pat, Some((*pt.ty).clone())),
+            p => (p, None),
+        };
+        let value = if init.diverge.is_some() {
+            Operand::Const(init.expr.to_token_stream())
+        } else {
+            self.expr(&init.expr, out)
+        };
+        match value {
+            Operand::Const(ts) => {
+                // Forward only: emit as written, with the bindings not differentiated.
+                let attrs = &local.attrs;
+                let pat_tokens = &local.pat;
+                let diverge = init.diverge.as_ref().map(|(e, b)| quote!(#e #b));
+                out.push(Stmt {
+                    kind: StmtKind::Verbatim(quote!(#(#attrs)* let #pat_tokens = #ts #diverge;)),
+                    span,
+                });
+                for ident in pattern_idents(pat) {
+                    self.bind(&ident, false);
+                }
+            }
+            Operand::Var(src) => self.bind_pattern(pat, ty, src, out, span),
+        }
+    }
+
+    /// Binds a differentiated value to a pattern.
+    fn bind_pattern(
+        &mut self,
+        pat: &Pat,
+        ty: Option<Type>,
+        src: VarId,
+        out: &mut Vec<Stmt>,
+        span: Span,
+    ) {
+        match pat {
+            Pat::Ident(pi) if pi.by_ref.is_none() && pi.subpat.is_none() => {
+                if self.vars[src].temp && ty.is_none() && self.last_defines(out, src) {
+                    // The value was just computed into a temporary: give it the user's name.
+                    self.vars[src].ident = pi.ident.clone();
+                    self.vars[src].temp = false;
+                    self.scopes
+                        .last_mut()
+                        .expect("scope")
+                        .push((pi.ident.to_string(), src));
+                } else {
+                    let target = self.bind(&pi.ident, true);
+                    let op = Op::Alias(self.use_var(src));
+                    out.push(Stmt {
+                        kind: StmtKind::Let { target, ty, op },
+                        span,
+                    });
+                }
+            }
+            Pat::Wild(_) => {}
+            Pat::Paren(p) => self.bind_pattern(&p.pat, ty, src, out, span),
+            Pat::Tuple(t) => {
+                if ty.is_some() {
+                    self.errors.at(
+                        pat,
+                        "annotate the parts of a differentiated tuple, not the whole (`let (a, b) = ...;` then `let a: T = a;`)",
+                    );
+                }
+                let mut targets = Vec::new();
+                let mut nested = Vec::new();
+                for elem in &t.elems {
+                    match elem {
+                        Pat::Wild(_) => targets.push(None),
+                        Pat::Ident(pi) if pi.by_ref.is_none() && pi.subpat.is_none() => {
+                            targets.push(Some(self.bind(&pi.ident, true)));
+                        }
+                        Pat::Rest(r) => {
+                            self.errors.at(
+                                r,
+                                "`..` in a pattern of a differentiated tuple is not supported; name or `_` every element",
+                            );
+                            return;
+                        }
+                        other => {
+                            let tmp = self.temp(other.span());
+                            targets.push(Some(tmp));
+                            nested.push((other.clone(), tmp));
+                        }
+                    }
+                }
+                let src_op = self.use_var(src);
+                let Operand::Var(src) = src_op else {
+                    unreachable!()
+                };
+                out.push(Stmt {
+                    kind: StmtKind::Destructure { src, targets },
+                    span,
+                });
+                for (p, tmp) in nested {
+                    self.bind_pattern(&p, None, tmp, out, span);
+                }
+            }
+            other => self.errors.at(
+                other,
+                "this pattern cannot bind a differentiated value; use a name or a tuple pattern",
+            ),
+        }
+    }
+
+    fn last_defines(&self, out: &[Stmt], id: VarId) -> bool {
+        matches!(out.last(), Some(Stmt { kind: StmtKind::Let { target, .. }, .. }) if *target == id)
+    }
+
+    /// Pushes `let tmp = op;` and returns the temporary.
+    fn push_op(&mut self, op: Op, span: Span, out: &mut Vec<Stmt>) -> Operand {
+        let target = self.temp(span);
+        out.push(Stmt {
+            kind: StmtKind::Let {
+                target,
+                ty: None,
+                op,
+            },
+            span,
+        });
+        Operand::Var(target)
+    }
+
+    fn expr(&mut self, e: &Expr, out: &mut Vec<Stmt>) -> Operand {
+        if !self.mentions_diff(e.to_token_stream()) && !self.has_sub_call(e) {
+            return Operand::Const(e.to_token_stream());
+        }
+        let span = e.span();
+        match e {
+            Expr::Paren(p) => self.expr(&p.expr, out),
+            Expr::Group(g) => self.expr(&g.expr, out),
+            Expr::Path(p) => match p.path.get_ident().and_then(|i| self.lookup(&i.to_string())) {
+                Some(id) if self.vars[id].diff => self.use_var(id),
+                _ => Operand::Const(e.to_token_stream()),
+            },
+            Expr::Lit(_) => Operand::Const(e.to_token_stream()),
+            Expr::Binary(b) => self.binary(b, out),
+            Expr::Unary(u) => {
+                let rule = match u.op {
+                    UnOp::Neg(_) => quote!(NegRule::neg_vjp),
+                    UnOp::Not(_) => quote!(NotRule::not_vjp),
+                    _ => {
+                        self.errors.at(
+                            u,
+                            "dereferencing is not differentiated; lens bodies work on values",
+                        );
+                        return Operand::Const(e.to_token_stream());
+                    }
+                };
+                let arg = self.expr(&u.expr, out);
+                let func = rules_path(span, rule);
+                self.push_op(
+                    Op::Rule {
+                        func,
+                        args: vec![arg],
+                        extra: vec![],
+                    },
+                    span,
+                    out,
+                )
+            }
+            Expr::MethodCall(m) => self.method(m, out),
+            Expr::Call(c) => self.call(c, out),
+            Expr::Tuple(t) => {
+                let elems = t.elems.iter().map(|x| self.expr(x, out)).collect();
+                self.push_op(Op::Tuple(elems), span, out)
+            }
+            Expr::Block(b) if b.label.is_none() => {
+                let block = self.block_with(&b.block, Vec::new());
+                self.branch(BranchHead::Plain, vec![block], span, out)
+            }
+            Expr::If(i) => self.if_expr(i, out),
+            Expr::Match(m) => self.match_expr(m, out),
+            Expr::ForLoop(_) | Expr::While(_) | Expr::Loop(_) => {
+                self.errors.at(
+                    e,
+                    "loops are not differentiated (yet): write one step as a `#[lens]` function and compose the steps, or unroll the loop",
+                );
+                Operand::Const(e.to_token_stream())
+            }
+            Expr::Return(_) => {
+                self.errors.at(
+                    e,
+                    "`return` is not supported in a `#[lens]` body; make the value the block's last expression",
+                );
+                Operand::Const(e.to_token_stream())
+            }
+            Expr::Assign(_) => {
+                self.errors.at(
+                    e,
+                    "mutation is not differentiated: bind a new value with `let x = ...;` (shadowing is fine)",
+                );
+                Operand::Const(e.to_token_stream())
+            }
+            Expr::Field(f) => {
+                self.errors.at(
+                    f,
+                    "fields of differentiated values are not supported; destructure tuples with `let (a, b) = t;`",
+                );
+                Operand::Const(e.to_token_stream())
+            }
+            Expr::Index(_) => {
+                self.errors.at(
+                    e,
+                    "indexing a differentiated value is not supported; use `dot` with a basis vector, or a `#[lens]` function",
+                );
+                Operand::Const(e.to_token_stream())
+            }
+            Expr::Cast(c) if matches!(self.expr(&c.expr, out), Operand::Const(_)) => {
+                Operand::Const(e.to_token_stream())
+            }
+            Expr::Cast(_) => {
+                self.errors.at(
+                    e,
+                    "`as` casts of differentiated values are not supported; keep one float type through the lens",
+                );
+                Operand::Const(e.to_token_stream())
+            }
+            Expr::Reference(r) => {
+                self.errors.at(
+                    r,
+                    "references to differentiated values are only supported as method arguments (`x.dot(&y)`)",
+                );
+                Operand::Const(e.to_token_stream())
+            }
+            _ => {
+                self.errors.at(
+                    e,
+                    "this expression cannot be differentiated; compute it from non-differentiated values, or move it into a `#[lens]` function",
+                );
+                Operand::Const(e.to_token_stream())
+            }
+        }
+    }
+
+    fn has_sub_call(&self, e: &Expr) -> bool {
+        self.para && e.to_token_stream().into_iter().any(|t| is_self(&t))
+    }
+
+    fn binary(&mut self, b: &syn::ExprBinary, out: &mut Vec<Stmt>) -> Operand {
+        let span = b.span();
+        let rule = match b.op {
+            BinOp::Add(_) => quote!(AddRule::add_vjp),
+            BinOp::Sub(_) => quote!(SubRule::sub_vjp),
+            BinOp::Mul(_) => quote!(MulRule::mul_vjp),
+            BinOp::Div(_) => quote!(DivRule::div_vjp),
+            BinOp::BitXor(_) => quote!(XorRule::xor_vjp),
+            BinOp::BitAnd(_) => quote!(AndRule::and_vjp),
+            BinOp::BitOr(_) => quote!(OrRule::or_vjp),
+            BinOp::Eq(_)
+            | BinOp::Ne(_)
+            | BinOp::Lt(_)
+            | BinOp::Le(_)
+            | BinOp::Gt(_)
+            | BinOp::Ge(_)
+            | BinOp::And(_)
+            | BinOp::Or(_) => return Operand::Const(b.to_token_stream()),
+            BinOp::Rem(_) => {
+                self.errors.at(
+                    b,
+                    "`%` has no reverse rule; write the operation as a `#[lens]` function",
+                );
+                return Operand::Const(b.to_token_stream());
+            }
+            BinOp::Shl(_) | BinOp::Shr(_) => {
+                self.errors.at(
+                    b,
+                    "shifts of differentiated words are not supported; shift non-differentiated values",
+                );
+                return Operand::Const(b.to_token_stream());
+            }
+            _ => {
+                self.errors.at(
+                    b,
+                    "mutation is not differentiated: write `let x = x + y;` instead of `x += y`",
+                );
+                return Operand::Const(b.to_token_stream());
+            }
+        };
+        let l = self.expr(&b.left, out);
+        let r = self.expr(&b.right, out);
+        let func = rules_path(span, rule);
+        self.push_op(
+            Op::Rule {
+                func,
+                args: vec![l, r],
+                extra: vec![],
+            },
+            span,
+            out,
+        )
+    }
+
+    fn method(&mut self, m: &syn::ExprMethodCall, out: &mut Vec<Stmt>) -> Operand {
+        let span = m.span();
+        let name = m.method.to_string();
+        if is_self_expr(&m.receiver) {
+            return self.sub_call(m, out);
+        }
+        if NO_CHANGE_METHODS.contains(&name.as_str()) {
+            return Operand::Const(m.to_token_stream());
+        }
+        if let Some(t) = &m.turbofish {
+            self.errors
+                .at(t, "turbofish on a differentiated method is not supported");
+        }
+        let args: Vec<&Expr> = m.args.iter().collect();
+        let want = |n: usize, this: &mut Self| {
+            if args.len() != n {
+                this.errors.at(
+                    m,
+                    format!("`{name}` takes {n} argument(s) here, found {}", args.len()),
+                );
+                false
+            } else {
+                true
+            }
+        };
+        let unary_trait = |t: &str| -> TokenStream {
+            let tr = format_ident!("{}Rule", t);
+            let f = format_ident!("{}_vjp", name);
+            quote!(#tr::#f)
+        };
+        let (func, arity, extra): (TokenStream, usize, Vec<TokenStream>) = match name.as_str() {
+            "exp" | "ln" | "sqrt" | "sin" | "cos" | "tanh" | "abs" | "recip" => {
+                if !want(0, self) {
+                    return Operand::Const(m.to_token_stream());
+                }
+                let mut t = name.clone();
+                t[..1].make_ascii_uppercase();
+                (unary_trait(&t), 1, vec![])
+            }
+            "powi" => {
+                if !want(1, self) {
+                    return Operand::Const(m.to_token_stream());
+                }
+                if self.mentions_diff(args[0].to_token_stream()) {
+                    self.errors.at(
+                        args[0],
+                        "the exponent of `powi` is an integer and is not differentiated; use `powf` for a differentiated exponent",
+                    );
+                }
+                (
+                    quote!(PowiRule::powi_vjp),
+                    1,
+                    vec![args[0].to_token_stream()],
+                )
+            }
+            "powf" | "max" | "min" => {
+                if !want(1, self) {
+                    return Operand::Const(m.to_token_stream());
+                }
+                let mut t = name.clone();
+                t[..1].make_ascii_uppercase();
+                (unary_trait(&t), 2, vec![])
+            }
+            "transpose" | "sum" => {
+                if !want(0, self) {
+                    return Operand::Const(m.to_token_stream());
+                }
+                let f = &m.method;
+                (quote!(#f), 1, vec![])
+            }
+            "dot" | "component_mul" => {
+                if !want(1, self) {
+                    return Operand::Const(m.to_token_stream());
+                }
+                let f = &m.method;
+                (quote!(#f), 2, vec![])
+            }
+            "map" => {
+                if !want(1, self) {
+                    return Operand::Const(m.to_token_stream());
+                }
+                let Expr::Path(p) = args[0] else {
+                    self.errors.at(
+                        args[0],
+                        "`map` on a differentiated value takes the name of a `#[lens]` function (`x.map(f)`), not a closure",
+                    );
+                    return Operand::Const(m.to_token_stream());
+                };
+                let f = &p.path;
+                let f_rev = suffixed(&p.path, "_rev");
+                (quote!(map_vjp), 1, vec![quote!(#f), quote!(#f_rev)])
+            }
+            "clone" => {
+                let recv = self.expr(&m.receiver, out);
+                return self.push_op(Op::Alias(recv), span, out);
+            }
+            _ => {
+                self.errors.at(
+                    &m.method,
+                    format!(
+                        "no reverse rule for the method `{name}`; supported: {SUPPORTED_METHODS}; or write `{name}` as a `#[lens]` function and call it as `{name}(x)`"
+                    ),
+                );
+                return Operand::Const(m.to_token_stream());
+            }
+        };
+        let recv = self.expr(&m.receiver, out);
+        let mut ops = vec![recv];
+        if arity == 2 {
+            let a = match args[0] {
+                Expr::Reference(r) if r.mutability.is_none() => &*r.expr,
+                other => other,
+            };
+            ops.push(self.expr(a, out));
+        }
+        let func = rules_path(span, func);
+        self.push_op(
+            Op::Rule {
+                func,
+                args: ops,
+                extra,
+            },
+            span,
+            out,
+        )
+    }
+
+    fn sub_call(&mut self, m: &syn::ExprMethodCall, out: &mut Vec<Stmt>) -> Operand {
+        if !self.para {
+            self.errors.at(
+                &m.receiver,
+                "`self` is not available in a `#[lens]` function; declare models with sub-models with `para!`",
+            );
+            return Operand::Const(m.to_token_stream());
+        }
+        let Some(pseudo) = self
+            .fields
+            .iter()
+            .find(|(f, _)| *f == m.method)
+            .map(|(_, id)| *id)
+        else {
+            let names: Vec<String> = self.fields.iter().map(|(f, _)| f.to_string()).collect();
+            self.errors.at(
+                &m.method,
+                format!(
+                    "`{}` is not a sub-model of this model; its sub-models are: {}",
+                    m.method,
+                    names.join(", ")
+                ),
+            );
+            return Operand::Const(m.to_token_stream());
+        };
+        let args = m.args.iter().map(|a| self.expr(a, out)).collect();
+        self.use_var(pseudo);
+        self.push_op(
+            Op::Sub {
+                field: m.method.clone(),
+                args,
+            },
+            m.span(),
+            out,
+        )
+    }
+
+    fn call(&mut self, c: &syn::ExprCall, out: &mut Vec<Stmt>) -> Operand {
+        let Expr::Path(p) = &*c.func else {
+            self.errors.at(
+                &c.func,
+                "only calls of named `#[lens]` functions are differentiated",
+            );
+            return Operand::Const(c.to_token_stream());
+        };
+        if p.qself.is_some() {
+            self.errors.at(
+                p,
+                "qualified paths (`<T as Trait>::f`) are not supported; call a `#[lens]` function by name",
+            );
+            return Operand::Const(c.to_token_stream());
+        }
+        let args = c.args.iter().map(|a| self.expr(a, out)).collect();
+        let path = suffixed(&p.path, "_vjp");
+        self.push_op(Op::Call { path, args }, c.span(), out)
+    }
+
+    fn if_expr(&mut self, i: &syn::ExprIf, out: &mut Vec<Stmt>) -> Operand {
+        let span = i.span();
+        let Some((_, else_branch)) = &i.else_branch else {
+            // No `else`: the value is `()`, so nothing can flow back through it.
+            return Operand::Const(i.to_token_stream());
+        };
+        let (head, bindings) = match &*i.cond {
+            Expr::Let(l) => {
+                if self.mentions_diff(l.expr.to_token_stream()) {
+                    self.errors.at(
+                        &l.expr,
+                        "`if let` on a differentiated value is not supported; destructure it with `let`",
+                    );
+                }
+                let names = pattern_idents(&l.pat)
+                    .into_iter()
+                    .map(|n| (n, false))
+                    .collect();
+                (l.to_token_stream(), names)
+            }
+            cond => (cond.to_token_stream(), Vec::new()),
+        };
+        let then = self.block_with(&i.then_branch, bindings);
+        let other = match &**else_branch {
+            Expr::Block(b) => self.block_with(&b.block, Vec::new()),
+            e => {
+                let wrapped = syn::Block {
+                    brace_token: Default::default(),
+                    stmts: vec![SynStmt::Expr(e.clone(), None)],
+                };
+                self.block_with(&wrapped, Vec::new())
+            }
+        };
+        self.branch(BranchHead::If(head), vec![then, other], span, out)
+    }
+
+    fn match_expr(&mut self, m: &syn::ExprMatch, out: &mut Vec<Stmt>) -> Operand {
+        if self.mentions_diff(m.expr.to_token_stream()) {
+            self.errors.at(
+                &m.expr,
+                "matching on a differentiated value is not supported; match on a condition computed from it (`match x > 0.0 { ... }`)",
+            );
+            return Operand::Const(m.to_token_stream());
+        }
+        let mut arms = Vec::new();
+        let mut blocks = Vec::new();
+        for arm in &m.arms {
+            let pat = &arm.pat;
+            let guard = arm.guard.as_ref().map(|(i, g)| quote!(#i #g));
+            arms.push(quote!(#pat #guard));
+            let names = pattern_idents(&arm.pat)
+                .into_iter()
+                .map(|n| (n, false))
+                .collect();
+            let block = match &*arm.body {
+                Expr::Block(b) if b.label.is_none() => self.block_with(&b.block, names),
+                e => {
+                    let wrapped = syn::Block {
+                        brace_token: Default::default(),
+                        stmts: vec![SynStmt::Expr(e.clone(), None)],
+                    };
+                    self.block_with(&wrapped, names)
+                }
+            };
+            blocks.push(block);
+        }
+        let scrutinee = m.expr.to_token_stream();
+        self.branch(BranchHead::Match { scrutinee, arms }, blocks, m.span(), out)
+    }
+
+    fn branch(
+        &mut self,
+        head: BranchHead,
+        blocks: Vec<Block>,
+        span: Span,
+        out: &mut Vec<Stmt>,
+    ) -> Operand {
+        let free: BTreeSet<VarId> = blocks.iter().flat_map(|b| b.free.iter().copied()).collect();
+        let free: Vec<VarId> = free.into_iter().collect();
+        for &v in &free {
+            self.use_var(v);
+        }
+        self.push_op(Op::Branch(Branch { head, blocks, free }), span, out)
+    }
+}
+
+fn is_self(t: &TokenTree) -> bool {
+    match t {
+        TokenTree::Ident(i) => i == "self",
+        TokenTree::Group(g) => g.stream().into_iter().any(|t| is_self(&t)),
+        _ => false,
+    }
+}
+
+fn is_self_expr(e: &Expr) -> bool {
+    matches!(e, Expr::Path(p) if p.path.is_ident("self"))
+}
+
+/// `a::b::f` with `suffix` appended to the last segment's name (`a::b::f_rev`).
+pub fn suffixed(path: &Path, suffix: &str) -> Path {
+    let mut p = path.clone();
+    if let Some(last) = p.segments.last_mut() {
+        last.ident = Ident::new(&format!("{}{suffix}", last.ident), last.ident.span());
+    }
+    p
+}
+
+/// The identifiers a pattern binds.
+pub fn pattern_idents(pat: &Pat) -> Vec<Ident> {
+    let mut out = Vec::new();
+    collect_idents(pat, &mut out);
+    out
+}
+
+fn collect_idents(pat: &Pat, out: &mut Vec<Ident>) {
+    match pat {
+        Pat::Ident(pi) => {
+            out.push(pi.ident.clone());
+            if let Some((_, sub)) = &pi.subpat {
+                collect_idents(sub, out);
+            }
+        }
+        Pat::Tuple(t) => t.elems.iter().for_each(|p| collect_idents(p, out)),
+        Pat::TupleStruct(t) => t.elems.iter().for_each(|p| collect_idents(p, out)),
+        Pat::Struct(s) => s.fields.iter().for_each(|f| collect_idents(&f.pat, out)),
+        Pat::Slice(s) => s.elems.iter().for_each(|p| collect_idents(p, out)),
+        Pat::Or(o) => {
+            if let Some(first) = o.cases.first() {
+                collect_idents(first, out);
+            }
+        }
+        Pat::Paren(p) => collect_idents(&p.pat, out),
+        Pat::Reference(r) => collect_idents(&r.pat, out),
+        Pat::Type(t) => collect_idents(&t.pat, out),
+        _ => {}
+    }
+}

@@ -1,0 +1,129 @@
+//! The forward sweep: each A-normal-form statement computes its value and keeps its
+//! pullback (`__pb<n>`) for the reverse sweep.
+
+use super::{Cx, block};
+use crate::analyse::{BranchHead, Op, Operand, Stmt, StmtKind};
+use proc_macro2::TokenStream;
+use quote::{format_ident, quote, quote_spanned};
+
+pub fn operand(cx: &Cx, o: &Operand) -> TokenStream {
+    match o {
+        Operand::Var(id) => cx.vars[*id].ident.to_token_stream_owned(),
+        Operand::Const(ts) => ts.clone(),
+    }
+}
+
+trait IdentTokens {
+    fn to_token_stream_owned(&self) -> TokenStream;
+}
+
+impl IdentTokens for syn::Ident {
+    fn to_token_stream_owned(&self) -> TokenStream {
+        quote!(#self)
+    }
+}
+
+/// The pullback variable of the statement defining `target`.
+pub fn pullback(target: usize) -> syn::Ident {
+    format_ident!("__pb{}", target)
+}
+
+pub fn stmt(cx: &Cx, s: &Stmt) -> TokenStream {
+    let span = s.span;
+    match &s.kind {
+        StmtKind::Verbatim(ts) => ts.clone(),
+        StmtKind::Destructure { src, targets } => {
+            let src = &cx.vars[*src].ident;
+            let pats = targets.iter().map(|t| match t {
+                Some(id) => {
+                    let i = &cx.vars[*id].ident;
+                    quote!(#i)
+                }
+                None => quote!(_),
+            });
+            quote_spanned!(span=> let (#(#pats,)*) = #src;)
+        }
+        StmtKind::Let { target, ty, op } => {
+            let x = &cx.vars[*target].ident;
+            let pb = pullback(*target);
+            let ann = ty.as_ref().map(|t| quote!(: #t));
+            let pair_ann = ty.as_ref().map(|t| quote!(: (#t, _)));
+            match op {
+                Op::Alias(o) => {
+                    let o = operand(cx, o);
+                    quote_spanned!(span=> let #x #ann = #o;)
+                }
+                Op::Tuple(elems) => {
+                    let elems = elems.iter().map(|e| operand(cx, e));
+                    quote_spanned!(span=> let #x #ann = (#(#elems,)*);)
+                }
+                Op::Rule { func, args, extra } => {
+                    let args = args.iter().map(|a| operand(cx, a));
+                    quote_spanned!(span=> let (#x, #pb) #pair_ann = #func(#(#args,)* #(#extra,)*);)
+                }
+                Op::Call { path, args } => {
+                    let args = args.iter().map(|a| operand(cx, a));
+                    quote_spanned!(span=> let (#x, #pb) #pair_ann = #path(#(#args),*);)
+                }
+                Op::Sub { field, args } => {
+                    let input = match args.as_slice() {
+                        [one] => operand(cx, one),
+                        many => {
+                            let many = many.iter().map(|a| operand(cx, a));
+                            quote!((#(#many,)*))
+                        }
+                    };
+                    quote_spanned!(span=>
+                        let (#x, #pb) #pair_ann =
+                            ::paralens::__private::Para::vjp(&self.#field, &__p.#field, #input);
+                    )
+                }
+                Op::Branch(b) => {
+                    let k = b.blocks.len();
+                    let arms: Vec<TokenStream> = b
+                        .blocks
+                        .iter()
+                        .enumerate()
+                        .map(|(i, blk)| {
+                            let body = block(cx, blk, &super::rets(&b.free), None, true);
+                            let wrapped = wrap(i, k, quote!(__b));
+                            quote!({ let (__v, __b) = #body; (__v, #wrapped) })
+                        })
+                        .collect();
+                    let value = match &b.head {
+                        BranchHead::Plain => arms[0].clone(),
+                        BranchHead::If(cond) => {
+                            let (a, e) = (&arms[0], &arms[1]);
+                            quote!(if #cond #a else #e)
+                        }
+                        BranchHead::Match {
+                            scrutinee,
+                            arms: pats,
+                        } => {
+                            quote!(match #scrutinee { #(#pats => #arms)* })
+                        }
+                    };
+                    quote_spanned!(span=> let (#x, #pb) #pair_ann = #value;)
+                }
+            }
+        }
+    }
+}
+
+/// The pullback of branch `i` of `k`, wrapped so that all branches have one type:
+/// `Left(b)`, `Right(Left(b))`, ..., and the last `Right(...Right(b))`.
+pub fn wrap(i: usize, k: usize, inner: TokenStream) -> TokenStream {
+    if k == 1 {
+        return inner;
+    }
+    let either = quote!(::paralens::__private::Either);
+    let mut t = if i == k - 1 {
+        inner
+    } else {
+        quote!(#either::Left(#inner))
+    };
+    for _ in 0..i {
+        t = quote!(#either::Right(#t));
+    }
+    t
+}

@@ -1,0 +1,99 @@
+//! Expansion: A-normal form into Rust. A block becomes
+//! `{ forward sweep; (value, move |__d| { reverse sweep; changes }) }`.
+
+mod forward;
+mod lens;
+mod para;
+mod reverse;
+
+pub use lens::lens;
+pub use para::para;
+
+use crate::analyse::{Block, Var, VarId};
+use proc_macro2::TokenStream;
+use quote::quote;
+use reverse::{Sweep, adjoint, contributions};
+use std::collections::HashSet;
+use syn::{Ident, Type};
+
+/// What expansion needs from analysis.
+pub struct Cx<'a> {
+    pub vars: &'a [Var],
+    pub fields: &'a [(Ident, VarId)],
+}
+
+/// One value a block's pullback returns.
+pub enum Ret<'a> {
+    /// The change of a variable; zero of the given type (or inferred) if it got none.
+    Var(VarId, Option<&'a Type>),
+    /// `()` for a slot that is not differentiated.
+    Unit,
+}
+
+pub fn rets(free: &[VarId]) -> Vec<Ret<'static>> {
+    free.iter().map(|v| Ret::Var(*v, None)).collect()
+}
+
+/// Expands a block to an expression evaluating to `(value, pullback)`. The pullback
+/// returns `returns` as a tuple (or the single value when `tuple` is false and there is
+/// exactly one).
+pub fn block(
+    cx: &Cx,
+    b: &Block,
+    returns: &[Ret],
+    d_type: Option<&Type>,
+    tuple: bool,
+) -> TokenStream {
+    let forward: Vec<TokenStream> = b.stmts.iter().map(|s| forward::stmt(cx, s)).collect();
+    let value = forward::operand(cx, &b.result);
+    let mut sweep = Sweep {
+        cx,
+        have: HashSet::new(),
+        counts: contributions(b),
+        out: TokenStream::new(),
+    };
+    sweep.contribute(&b.result, quote!(__d));
+    for s in b.stmts.iter().rev() {
+        sweep.stmt(s);
+    }
+    let changes: Vec<TokenStream> = returns
+        .iter()
+        .map(|r| match r {
+            Ret::Unit => quote!(()),
+            Ret::Var(id, ty) if sweep.have.contains(id) => {
+                let d = adjoint(*id);
+                quote!(#d)
+            }
+            Ret::Var(_, Some(ty)) => quote!(<#ty as ::paralens::__private::Tangent>::zero()),
+            Ret::Var(_, None) => quote!(::paralens::__private::Tangent::zero()),
+        })
+        .collect();
+    let changes = match (tuple, changes.as_slice()) {
+        (false, [one]) => one.clone(),
+        _ => quote!((#(#changes,)*)),
+    };
+    let reverse = sweep.out;
+    let param = match d_type {
+        Some(t) => quote!(__d: #t),
+        None => quote!(__d),
+    };
+    quote!({
+        #(#forward)*
+        (#value, move |#param| {
+            #reverse
+            #changes
+        })
+    })
+}
+
+/// Lints that generated code may trip without a fault of the user's.
+pub fn allows() -> TokenStream {
+    quote!(#[allow(
+        dead_code,
+        unused_variables,
+        unused_mut,
+        unused_parens,
+        clippy::all,
+        clippy::pedantic
+    )])
+}

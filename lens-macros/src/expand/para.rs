@@ -1,0 +1,227 @@
+//! `para!`: the model struct, its parameter struct, `Init` and `Para`.
+
+use super::{Cx, Ret, allows, block};
+use crate::analyse::Analyser;
+use crate::errors::Errors;
+use crate::parse::{ParaDef, nodiff_type};
+use proc_macro2::TokenStream;
+use quote::{format_ident, quote, quote_spanned};
+use syn::fold::{self, Fold};
+use syn::spanned::Spanned;
+use syn::{Expr, FnArg, Ident, Pat, ReturnType, Type};
+
+/// Rewrites `self.sub(x)` to a forward call of the sub-model with its parameters.
+struct ForwardCalls<'a> {
+    fields: &'a [Ident],
+}
+
+impl Fold for ForwardCalls<'_> {
+    fn fold_expr(&mut self, e: Expr) -> Expr {
+        match e {
+            Expr::MethodCall(m)
+                if matches!(&*m.receiver, Expr::Path(p) if p.path.is_ident("self"))
+                    && self.fields.contains(&m.method) =>
+            {
+                let span = m.span();
+                let field = m.method.clone();
+                let args: Vec<Expr> = m.args.into_iter().map(|a| self.fold_expr(a)).collect();
+                let input = match args.as_slice() {
+                    [one] => quote!(#one),
+                    many => quote!((#(#many,)*)),
+                };
+                syn::parse2(quote_spanned!(span=>
+                    ::paralens::__private::Para::forward(&self.#field, &__p.#field, #input)
+                ))
+                .expect("a call expression parses")
+            }
+            other => fold::fold_expr(self, other),
+        }
+    }
+}
+
+pub fn para(def: ParaDef, errors: &mut Errors) -> TokenStream {
+    let ParaDef { item, forward } = def;
+    if !item.generics.params.is_empty() {
+        errors.at(
+            &item.generics,
+            "`para!` models take no generic parameters yet; fix the sizes in the sub-model types",
+        );
+    }
+    let syn::Fields::Named(named) = &item.fields else {
+        errors.at(
+            &item.ident,
+            "a `para!` model is a struct with named sub-model fields (`struct Mlp { l1: Dense<4, 16>, ... }`)",
+        );
+        return errors_only(item.to_owned_tokens());
+    };
+    let fields: Vec<Ident> = named
+        .named
+        .iter()
+        .map(|f| f.ident.clone().expect("named field"))
+        .collect();
+    let field_types: Vec<&Type> = named.named.iter().map(|f| &f.ty).collect();
+
+    // The forward function's signature.
+    let sig = &forward.sig;
+    let mut inputs = sig.inputs.iter();
+    match inputs.next() {
+        Some(FnArg::Receiver(r)) if r.reference.is_some() && r.mutability.is_none() => {}
+        _ => errors.at(
+            sig,
+            "the function in `para!` takes `&self` first: `fn forward(&self, x: T) -> U`",
+        ),
+    }
+    let mut args: Vec<(Ident, Type)> = Vec::new();
+    for input in inputs {
+        match input {
+            FnArg::Typed(pt) => match &*pt.pat {
+                Pat::Ident(pi) => args.push((pi.ident.clone(), (*pt.ty).clone())),
+                other => errors.at(other, "name each input (`x: T`)"),
+            },
+            FnArg::Receiver(r) => errors.at(r, "`self` can only come first"),
+        }
+    }
+    let ret: Type = match &sig.output {
+        ReturnType::Type(_, t) => (**t).clone(),
+        ReturnType::Default => {
+            errors.at(sig, "the forward function must return a value (`-> T`)");
+            syn::parse_quote!(())
+        }
+    };
+
+    let mut an = Analyser::new(errors);
+    an.declare_fields(&fields);
+    let arg_ids: Vec<usize> = args
+        .iter()
+        .map(|(i, t)| an.declare_arg(i, !nodiff_type(t)))
+        .collect();
+    let body = an.body(&forward.block);
+    let vars = std::mem::take(&mut an.vars);
+    let field_vars = std::mem::take(&mut an.fields);
+    drop(an);
+    if !errors.is_empty() {
+        return item.to_owned_tokens();
+    }
+    let cx = Cx {
+        vars: &vars,
+        fields: &field_vars,
+    };
+
+    let name = &item.ident;
+    let vis = &item.vis;
+    let attrs = &item.attrs;
+    let params = format_ident!("{}Params", name);
+    let param_types: Vec<TokenStream> = field_types
+        .iter()
+        .map(|t| quote!(<#t as ::paralens::__private::Init>::Param))
+        .collect();
+    let param_type_values: Vec<Type> = param_types
+        .iter()
+        .map(|t| syn::parse2(t.clone()).expect("a type parses"))
+        .collect();
+    let mut returns: Vec<Ret> = field_vars
+        .iter()
+        .zip(&param_type_values)
+        .map(|((_, id), t)| Ret::Var(*id, Some(t)))
+        .collect();
+    for ((_, t), id) in args.iter().zip(&arg_ids) {
+        if nodiff_type(t) {
+            returns.push(Ret::Unit);
+        } else {
+            returns.push(Ret::Var(*id, Some(t)));
+        }
+    }
+    let body_tokens = block(&cx, &body, &returns, Some(&ret), true);
+
+    let arg_names: Vec<&Ident> = args.iter().map(|(i, _)| i).collect();
+    let arg_types: Vec<&Type> = args.iter().map(|(_, t)| t).collect();
+    let (in_ty, in_pat) = match args.len() {
+        1 => {
+            let (i, t) = &args[0];
+            (quote!(#t), quote!(#i))
+        }
+        _ => (quote!((#(#arg_types),*)), quote!((#(#arg_names),*))),
+    };
+    let fgs: Vec<Ident> = fields.iter().map(|f| format_ident!("__gf_{}", f)).collect();
+    let ags: Vec<Ident> = (0..args.len())
+        .map(|i| format_ident!("__ga{}", i))
+        .collect();
+    let in_changes: Vec<TokenStream> = args
+        .iter()
+        .zip(&ags)
+        .map(|((_, t), g)| {
+            if nodiff_type(t) {
+                quote!(::paralens::__private::Default::default())
+            } else {
+                quote!(#g)
+            }
+        })
+        .collect();
+    let in_changes = match in_changes.as_slice() {
+        [one] => one.clone(),
+        many => quote!((#(#many),*)),
+    };
+    let forward_body = ForwardCalls { fields: &fields }.fold_block((*forward.block).clone());
+    let allow = allows();
+    let field_vis: Vec<&syn::Visibility> = named.named.iter().map(|f| &f.vis).collect();
+    let field_attrs: Vec<&Vec<syn::Attribute>> = named.named.iter().map(|f| &f.attrs).collect();
+    let doc_params = format!("The parameters of [`{name}`]: one field per sub-model.");
+
+    quote! {
+        #(#attrs)*
+        #[derive(Clone, Copy, Debug, Default)]
+        #vis struct #name {
+            #(#(#field_attrs)* #field_vis #fields: #field_types,)*
+        }
+
+        #[doc = #doc_params]
+        #[derive(Clone, Debug, PartialEq, ::paralens::Tangent)]
+        #vis struct #params {
+            #(#[doc = "The parameters of this sub-model."] pub #fields: #param_types,)*
+        }
+
+        impl ::paralens::__private::Init for #name {
+            type Param = #params;
+            fn init_with<R: ::paralens::__private::Rng + ?Sized>(&self, rng: &mut R) -> #params {
+                #params { #(#fields: ::paralens::__private::Init::init_with(&self.#fields, rng),)* }
+            }
+        }
+
+        impl ::paralens::__private::Para<#in_ty> for #name {
+            type Param = #params;
+            type Out = #ret;
+
+            #[inline]
+            #allow
+            fn forward(&self, __p: &#params, __x: #in_ty) -> #ret {
+                let #in_pat = __x;
+                #forward_body
+            }
+
+            #[inline]
+            #allow
+            fn vjp(&self, __p: &#params, __x: #in_ty) -> (#ret, impl FnOnce(#ret) -> (#params, #in_ty)) {
+                let #in_pat = __x;
+                let (__y, __pb) = #body_tokens;
+                (__y, move |__d: #ret| {
+                    let (#(#fgs,)* #(#ags,)*) = __pb(__d);
+                    (#params { #(#fields: #fgs,)* }, #in_changes)
+                })
+            }
+        }
+    }
+}
+
+trait OwnedTokens {
+    fn to_owned_tokens(&self) -> TokenStream;
+}
+
+impl OwnedTokens for syn::ItemStruct {
+    fn to_owned_tokens(&self) -> TokenStream {
+        quote!(#self)
+    }
+}
+
+fn errors_only(t: TokenStream) -> TokenStream {
+    t
+}

@@ -1,0 +1,176 @@
+//! Parsing: the annotated function or the `para!` block into a small IR that keeps the
+//! original syntax nodes (for spans).
+
+use crate::errors::Errors;
+use syn::parse::{Parse, ParseStream};
+use syn::{
+    Attribute, Block, FnArg, Generics, Ident, ItemFn, ItemStruct, Pat, ReturnType, Signature, Type,
+    Visibility,
+};
+
+/// How an argument takes part in differentiation.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum ArgKind {
+    /// Differentiated input: gets a change back.
+    Diff,
+    /// Not differentiated (integers, `bool`, `usize`, references, `#[nodiff]`).
+    NoDiff,
+    /// Differentiated parameter (`#[param]`): part of the `Para` parameter port.
+    Param,
+}
+
+/// One argument of a lens function.
+pub struct Arg {
+    pub ident: Ident,
+    pub ty: Type,
+    pub kind: ArgKind,
+}
+
+/// A function under `#[lens]`.
+pub struct LensFn {
+    /// The function as written, minus our argument attributes.
+    pub original: ItemFn,
+    pub vis: Visibility,
+    pub name: Ident,
+    pub generics: Generics,
+    pub args: Vec<Arg>,
+    pub ret: Type,
+    pub body: Block,
+}
+
+/// Integer-like types that get no change (`u64` is a Z2 word and does).
+const NODIFF_TYPES: &[&str] = &[
+    "usize", "isize", "i8", "i16", "i32", "i64", "i128", "u8", "u16", "u32", "u128", "bool", "char",
+];
+
+/// `true` for the types that never get a change back.
+pub fn nodiff_type(ty: &Type) -> bool {
+    match ty {
+        Type::Path(p) if p.qself.is_none() => p
+            .path
+            .get_ident()
+            .is_some_and(|i| NODIFF_TYPES.iter().any(|n| i == n)),
+        Type::Reference(_) => true,
+        Type::Paren(p) => nodiff_type(&p.elem),
+        Type::Group(g) => nodiff_type(&g.elem),
+        _ => false,
+    }
+}
+
+fn take_marker(attrs: &mut Vec<Attribute>, name: &str) -> Option<Attribute> {
+    let i = attrs.iter().position(|a| a.path().is_ident(name))?;
+    Some(attrs.remove(i))
+}
+
+/// Reads a function under `#[lens]`; records what it cannot take in `errors`.
+pub fn lens_fn(mut item: ItemFn, errors: &mut Errors) -> LensFn {
+    let sig = &item.sig;
+    check_signature(sig, errors);
+    let mut args = Vec::new();
+    for input in &mut item.sig.inputs {
+        match input {
+            FnArg::Receiver(r) => errors.at(
+                &*r,
+                "`#[lens]` functions take no `self`; declare a model with sub-models with `para!`",
+            ),
+            FnArg::Typed(pt) => {
+                let param = take_marker(&mut pt.attrs, "param");
+                let nodiff = take_marker(&mut pt.attrs, "nodiff");
+                let ident = match &*pt.pat {
+                    Pat::Ident(pi) if pi.by_ref.is_none() && pi.subpat.is_none() => {
+                        pi.ident.clone()
+                    }
+                    other => {
+                        errors.at(
+                            other,
+                            "name each argument of a `#[lens]` function (`x: T`); destructure it in the body with `let`",
+                        );
+                        continue;
+                    }
+                };
+                let ty = (*pt.ty).clone();
+                let kind = match (param, nodiff) {
+                    (Some(p), Some(_)) => {
+                        errors.at(p, "an argument cannot be both `#[param]` and `#[nodiff]`");
+                        ArgKind::NoDiff
+                    }
+                    (Some(p), None) if nodiff_type(&ty) => {
+                        errors.at(
+                            &pt.ty,
+                            format!(
+                                "`#[param]` on `{ident}: {}`: a parameter must receive changes, and this type gets none; use a float, a static matrix or a Z2 word (`u64`), or drop `#[param]`",
+                                quote::quote!(#ty)
+                            ),
+                        );
+                        let _ = p;
+                        ArgKind::NoDiff
+                    }
+                    (Some(_), None) => ArgKind::Param,
+                    (None, Some(_)) => ArgKind::NoDiff,
+                    (None, None) if nodiff_type(&ty) => ArgKind::NoDiff,
+                    (None, None) => ArgKind::Diff,
+                };
+                args.push(Arg { ident, ty, kind });
+            }
+        }
+    }
+    let ret = match &item.sig.output {
+        ReturnType::Type(_, t) => (**t).clone(),
+        ReturnType::Default => {
+            errors.at(
+                &item.sig,
+                "a `#[lens]` function must return a value (`-> T`)",
+            );
+            syn::parse_quote!(())
+        }
+    };
+    LensFn {
+        vis: item.vis.clone(),
+        name: item.sig.ident.clone(),
+        generics: item.sig.generics.clone(),
+        args,
+        ret,
+        body: (*item.block).clone(),
+        original: item,
+    }
+}
+
+fn check_signature(sig: &Signature, errors: &mut Errors) {
+    if let Some(t) = &sig.constness {
+        errors.at(t, "`#[lens]` does not support `const fn`");
+    }
+    if let Some(t) = &sig.asyncness {
+        errors.at(t, "`#[lens]` does not support `async fn`");
+    }
+    if let Some(t) = &sig.unsafety {
+        errors.at(t, "`#[lens]` does not support `unsafe fn`");
+    }
+    if let Some(t) = &sig.variadic {
+        errors.at(t, "`#[lens]` does not support variadic functions");
+    }
+    if let Some(l) = sig.generics.lifetimes().next() {
+        errors.at(
+            l,
+            "`#[lens]` functions take values, not borrows: remove the lifetime parameter",
+        );
+    }
+}
+
+/// The input of `para!`: a struct of sub-models and its forward function.
+pub struct ParaDef {
+    pub item: ItemStruct,
+    pub forward: ItemFn,
+}
+
+impl Parse for ParaDef {
+    fn parse(input: ParseStream) -> syn::Result<Self> {
+        let item: ItemStruct = input.parse()?;
+        let forward: ItemFn = input.parse()?;
+        if !input.is_empty() {
+            return Err(input.error(
+                "`para!` takes one struct and one `fn forward(&self, ...)`; move other items outside",
+            ));
+        }
+        Ok(Self { item, forward })
+    }
+}

@@ -1,0 +1,304 @@
+//! `#[lens]`: every construct's generated reverse derivative against central finite
+//! differences (f64), plus the generated lens types. Generated code must not warn.
+#![deny(warnings)]
+
+use paralens::prelude::*;
+use paralens::{GradCheck, check_gradient};
+
+const H: f64 = 1e-6;
+const TOL: f64 = 1e-7;
+
+fn ok(name: &str, r: GradCheck) {
+    assert!(r.passes(TOL), "{name}: {r}");
+}
+
+// d/dx (x^2 + 3x) = 2x + 3
+#[lens]
+fn poly(x: f64) -> f64 {
+    x * x + 3.0 * x
+}
+
+#[test]
+fn repeated_operand_and_untyped_literals() {
+    assert_eq!(poly(2.0), 10.0);
+    assert_eq!(poly_rev(2.0, 1.0), 7.0);
+    ok("poly", check_gradient(poly, poly_rev, 1.3, H));
+}
+
+// Shadowing is renaming: x -> x^2 -> x^4 - x; d = 4x^3 - 1
+#[lens]
+fn shadow(x: f64) -> f64 {
+    let y = x;
+    let x = x * x;
+    let x = x * x;
+    x - y
+}
+
+#[test]
+fn shadowing() {
+    assert_eq!(shadow_rev(2.0, 1.0), 31.0);
+    ok("shadow", check_gradient(shadow, shadow_rev, -0.7, H));
+}
+
+// Fan-out across statements: a is used by three later statements.
+#[lens]
+fn fan_out(x: f64, y: f64) -> f64 {
+    let a = x * y;
+    let b = a.sin();
+    let c = a * a;
+    let d = -a / (y + 2.0);
+    b + c + d
+}
+
+#[test]
+fn fan_out_and_two_arguments() {
+    let f = |(x, y): (f64, f64)| fan_out(x, y);
+    let r = |(x, y): (f64, f64), d: f64| fan_out_rev(x, y, d);
+    ok("fan_out", check_gradient(f, r, (0.4, 1.1), H));
+}
+
+#[lens]
+fn methods(x: f64, y: f64) -> f64 {
+    let a = x.exp() + y.ln() + y.sqrt() + x.sin() * x.cos();
+    let b = x.tanh() + (x - y).abs() + y.recip() + x.powi(3) + y.powf(x);
+    let c = x.max(y) - x.min(y * 0.5);
+    a * b + c
+}
+
+#[test]
+fn float_methods() {
+    let f = |(x, y): (f64, f64)| methods(x, y);
+    let r = |(x, y): (f64, f64), d: f64| methods_rev(x, y, d);
+    ok("methods", check_gradient(f, r, (0.3, 1.7), H));
+    ok("methods", check_gradient(f, r, (1.2, 0.6), H));
+}
+
+// Nested lens calls (the inner one through its generated _vjp), and a module path.
+mod inner {
+    use paralens::prelude::*;
+
+    #[lens]
+    pub fn square(x: f64) -> f64 {
+        x * x
+    }
+}
+
+#[lens]
+fn nested(x: f64) -> f64 {
+    let s = inner::square(x + 1.0);
+    poly(s) + inner::square(x)
+}
+
+#[test]
+fn nested_calls() {
+    ok("nested", check_gradient(nested, nested_rev, 0.35, H));
+}
+
+// Tuples: build one, destructure it, return one.
+#[lens]
+fn polar(r: f64, t: f64) -> (f64, f64) {
+    let p = (r * t.cos(), r * t.sin());
+    let (a, b) = p;
+    (a + b, a * b)
+}
+
+#[test]
+fn tuples() {
+    let f = |(r, t): (f64, f64)| polar(r, t);
+    let rv = |(r, t): (f64, f64), d: (f64, f64)| polar_rev(r, t, d);
+    ok("polar", check_gradient(f, rv, (1.5, 0.4), H));
+}
+
+// Nested blocks, both branches of an if, and a match; the conditions are not differentiated.
+#[lens]
+fn branches(x: f64, n: usize) -> f64 {
+    let y = {
+        let t = x * 2.0;
+        t + 1.0
+    };
+    let z = if x > 0.0 { y * y } else { -y };
+    match n {
+        0 => z,
+        1 => z * x,
+        _ => z.exp(),
+    }
+}
+
+#[test]
+fn if_else_and_match() {
+    for n in 0..3 {
+        for x in [0.7, -0.4] {
+            let f = |x: f64| branches(x, n);
+            let r = |x: f64, d: f64| branches_rev(x, n, d);
+            ok("branches", check_gradient(f, r, x, H));
+        }
+    }
+}
+
+// A branch that uses a variable only on one side.
+#[lens]
+fn one_sided(x: f64, y: f64) -> f64 {
+    if x > y { x * 3.0 } else { y * y }
+}
+
+#[test]
+fn variable_used_in_one_branch() {
+    let f = |(x, y): (f64, f64)| one_sided(x, y);
+    let r = |(x, y): (f64, f64), d: f64| one_sided_rev(x, y, d);
+    ok("one_sided", check_gradient(f, r, (2.0, 1.0), H));
+    ok("one_sided", check_gradient(f, r, (0.5, 1.0), H));
+    assert_eq!(one_sided_rev(2.0, 1.0, 1.0), (3.0, 0.0));
+}
+
+// Const-generic nalgebra: the Rosenbrock function, written as a vector expression.
+#[lens]
+fn rosenbrock<const N: usize>(x: SVector<f64, N>) -> f64 {
+    let mut total = 0.0;
+    let _ = &mut total;
+    let ones = SVector::<f64, N>::repeat(1.0);
+    let d = ones - x;
+    let lead = d.component_mul(&d).sum();
+    lead * 0.5 + x.dot(&x) * 0.25
+}
+
+#[test]
+fn const_generic_functions() {
+    let x = SVector::<f64, 4>::new(0.5, -1.0, 2.0, 0.1);
+    ok(
+        "rosenbrock4",
+        check_gradient(rosenbrock::<4>, rosenbrock_rev::<4>, x, H),
+    );
+    let x = SVector::<f64, 7>::from_fn(|i, _| i as f64 * 0.3 - 1.0);
+    ok(
+        "rosenbrock7",
+        check_gradient(rosenbrock::<7>, rosenbrock_rev::<7>, x, H),
+    );
+}
+
+// Matrix products, transpose, map with a lens function, activation functions.
+#[lens]
+fn sq(x: f64) -> f64 {
+    x * x
+}
+
+#[lens]
+fn layer(w: SMatrix<f64, 3, 2>, x: SVector<f64, 2>, b: SVector<f64, 3>) -> f64 {
+    let h = tanh(w * x + b);
+    let g = w.transpose() * h;
+    let s = sigmoid(g).map(sq);
+    s.sum() + softmax(h).dot(&h) + relu(h * 2.0).sum()
+}
+
+#[test]
+fn nalgebra_operations() {
+    let w = SMatrix::<f64, 3, 2>::from_fn(|i, j| (i as f64 - j as f64) * 0.4 + 0.1);
+    let x = SVector::<f64, 2>::new(0.3, -0.8);
+    let b = SVector::<f64, 3>::new(0.1, 0.2, -0.3);
+    let f = |(w, x, b)| layer(w, x, b);
+    let r = |(w, x, b), d| layer_rev(w, x, b, d);
+    ok("layer", check_gradient(f, r, (w, x, b), H));
+}
+
+// The generated type is a Lens (or a Para with #[param]) usable in composites.
+#[lens]
+fn affine(
+    #[param] w: SMatrix<f64, 2, 3>,
+    #[param] b: SVector<f64, 2>,
+    x: SVector<f64, 3>,
+) -> SVector<f64, 2> {
+    w * x + b
+}
+
+#[test]
+fn generated_types_compose() {
+    let x = SVector::<f64, 3>::new(1.0, 2.0, -1.0);
+    assert_eq!(Poly.apply(2.0), 10.0);
+    assert_eq!(Poly.reverse(2.0, 1.0), 7.0);
+    let model = Affine.then(Tanh).then(Affine2::default());
+    let p = (
+        (
+            SMatrix::<f64, 2, 3>::repeat(0.1),
+            SVector::<f64, 2>::new(0.2, -0.1),
+        ),
+        (),
+    );
+    let p = (p, ());
+    let r = check_gradient(
+        |(p, x): (_, SVector<f64, 3>)| model.forward(&p, x),
+        |(p, x), d| model.vjp(&p, x).1(d),
+        (p, x),
+        H,
+    );
+    ok("affine composite", r);
+}
+
+/// Sums the entries: a second lens type to finish the composite above.
+#[lens]
+fn affine2(x: SVector<f64, 2>) -> f64 {
+    x.sum()
+}
+
+// Arguments that get no change: usize, bool, #[nodiff].
+#[lens]
+fn scaled(x: f64, k: usize, flip: bool, #[nodiff] c: f64) -> f64 {
+    let s = if flip { -1.0 } else { 1.0 };
+    x * (k as f64) * s + c * x
+}
+
+#[test]
+fn non_differentiated_arguments_are_omitted() {
+    // d/dx = k s + c; the other slots are absent from scaled_rev's result.
+    let dx: f64 = scaled_rev(2.0, 3, true, 0.5, 1.0);
+    assert_eq!(dx, -3.0 + 0.5);
+    assert_eq!(scaled(2.0, 3, false, 0.5), 7.0);
+}
+
+// Z2 words: & ^ | ! on u64, 64 examples per word.
+#[lens]
+fn z2_read_once(a: u64, b: u64, c: u64) -> u64 {
+    (a & !b) | c
+}
+
+#[lens]
+fn z2_and_self(x: u64) -> u64 {
+    x & x
+}
+
+/// The Boolean difference oracle on one lane: R[f](x, d)_i = parity((f(x) ^ f(x ^ e_i)) & d).
+fn oracle(f: impl Fn([bool; 3]) -> bool, x: [bool; 3], d: bool) -> [bool; 3] {
+    core::array::from_fn(|i| {
+        let mut y = x;
+        y[i] = !y[i];
+        (f(x) ^ f(y)) & d
+    })
+}
+
+#[test]
+fn z2_matches_the_boolean_difference_on_read_once_formulas() {
+    // Every combination of 3 input bits and d, one per lane.
+    let (mut a, mut b, mut c, mut d) = (0u64, 0u64, 0u64, 0u64);
+    for lane in 0..16 {
+        let bit = |k: u32| ((lane >> k) & 1) as u64;
+        a |= bit(0) << lane;
+        b |= bit(1) << lane;
+        c |= bit(2) << lane;
+        d |= bit(3) << lane;
+    }
+    let (da, db, dc) = z2_read_once_rev(a, b, c, d);
+    for lane in 0..16 {
+        let get = |w: u64| (w >> lane) & 1 == 1;
+        let f = |v: [bool; 3]| {
+            let w = |x: bool| if x { u64::MAX } else { 0 };
+            z2_read_once(w(v[0]), w(v[1]), w(v[2])) & 1 == 1
+        };
+        let want = oracle(f, [get(a), get(b), get(c)], get(d));
+        assert_eq!([get(da), get(db), get(dc)], want, "lane {lane}");
+    }
+}
+
+#[test]
+fn z2_reverse_is_defined_on_the_circuit_not_the_function() {
+    // x & x computes x, but its reverse derivative is x&d ^ x&d = 0.
+    assert_eq!(z2_and_self(0b1010), 0b1010);
+    assert_eq!(z2_and_self_rev(0b1010, u64::MAX), 0);
+}
