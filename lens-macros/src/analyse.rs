@@ -224,6 +224,13 @@ impl<'e> Analyser<'e> {
     /// Analyses a function body: the outermost block, whose free variables are the
     /// arguments (and, in `para!`, the sub-model parameters).
     pub fn body(&mut self, block: &syn::Block) -> Block {
+        // Early exits would leave the generated sweep from anywhere: refuse them all, also
+        // inside forward-only code.
+        let mut exits = EarlyExits(Vec::new());
+        syn::visit::Visit::visit_block(&mut exits, block);
+        for (tokens, msg) in exits.0 {
+            self.errors.at(tokens, msg);
+        }
         self.block_with(block, Vec::new())
     }
 
@@ -263,12 +270,8 @@ impl<'e> Analyser<'e> {
         match stmt {
             SynStmt::Local(local) => self.local(local, out),
             SynStmt::Expr(e, semi) => {
-                if let Expr::Return(r) = e {
-                    self.errors.at(
-                        r,
-                        "`return` is not supported in a `#[lens]` body; make the value the block's last expression",
-                    );
-                    return;
+                if matches!(e, Expr::Return(_)) {
+                    return; // reported by `EarlyExits`
                 }
                 match self.expr(e, out) {
                     Operand::Const(ts) => out.push(Stmt {
@@ -487,13 +490,7 @@ impl<'e> Analyser<'e> {
                 );
                 Operand::Const(e.to_token_stream())
             }
-            Expr::Return(_) => {
-                self.errors.at(
-                    e,
-                    "`return` is not supported in a `#[lens]` body; make the value the block's last expression",
-                );
-                Operand::Const(e.to_token_stream())
-            }
+            Expr::Return(_) => Operand::Const(e.to_token_stream()), // see `EarlyExits`
             Expr::Assign(_) => {
                 self.errors.at(
                     e,
@@ -868,6 +865,26 @@ impl<'e> Analyser<'e> {
         }
         self.push_op(Op::Branch(Branch { head, blocks, free }), span, out)
     }
+}
+
+/// `return` and `?` anywhere in a body (closures and nested items excepted).
+struct EarlyExits(Vec<(TokenStream, &'static str)>);
+
+impl<'a> syn::visit::Visit<'a> for EarlyExits {
+    fn visit_expr_return(&mut self, r: &'a syn::ExprReturn) {
+        self.0.push((
+            r.to_token_stream(),
+            "`return` is not supported in a `#[lens]` body; make the value the block's last expression",
+        ));
+    }
+    fn visit_expr_try(&mut self, t: &'a syn::ExprTry) {
+        self.0.push((
+            t.to_token_stream(),
+            "`?` is not supported in a `#[lens]` body; a lens always produces its value",
+        ));
+    }
+    fn visit_expr_closure(&mut self, _: &'a syn::ExprClosure) {}
+    fn visit_item(&mut self, _: &'a syn::Item) {}
 }
 
 fn is_self(t: &TokenTree) -> bool {

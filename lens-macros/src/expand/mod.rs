@@ -49,7 +49,7 @@ pub fn block(
     let mut sweep = Sweep {
         cx,
         have: HashSet::new(),
-        counts: contributions(b),
+        counts: contributions(cx, b),
         out: TokenStream::new(),
     };
     sweep.contribute(&b.result, quote!(__d));
@@ -61,7 +61,7 @@ pub fn block(
         .map(|r| match r {
             Ret::Unit => quote!(()),
             Ret::Var(id, ty) if sweep.have.contains(id) => {
-                let d = adjoint(*id);
+                let d = adjoint(cx, *id);
                 quote!(#d)
             }
             Ret::Var(_, Some(ty)) => quote!(<#ty as ::paralens::__private::Tangent>::zero()),

@@ -6,16 +6,17 @@ use super::Cx;
 use super::forward::{pullback, wrap};
 use crate::analyse::{Block, Op, Operand, Stmt, StmtKind, VarId};
 use proc_macro2::TokenStream;
-use quote::{format_ident, quote};
+use quote::{format_ident, quote, quote_spanned};
 use std::collections::{HashMap, HashSet};
 
-/// The adjoint of variable `id`.
-pub fn adjoint(id: VarId) -> syn::Ident {
-    format_ident!("__d{}", id)
+/// The adjoint of variable `id`, spanned at the variable so that type errors in the
+/// reverse sweep point at the user's code.
+pub fn adjoint(cx: &Cx, id: VarId) -> syn::Ident {
+    format_ident!("__d{}", id, span = cx.vars[id].ident.span())
 }
 
 /// How many changes each variable receives from the statements of one block.
-pub fn contributions(b: &Block) -> HashMap<VarId, usize> {
+pub fn contributions(cx: &Cx, b: &Block) -> HashMap<VarId, usize> {
     let mut n = HashMap::new();
     let add = |o: &Operand, n: &mut HashMap<VarId, usize>| {
         if let Operand::Var(id) = o {
@@ -32,7 +33,12 @@ pub fn contributions(b: &Block) -> HashMap<VarId, usize> {
                 Op::Rule { args, .. } | Op::Call { args, .. } | Op::Tuple(args) => {
                     args.iter().for_each(|a| add(a, &mut n));
                 }
-                Op::Sub { args, .. } => args.iter().for_each(|a| add(a, &mut n)),
+                Op::Sub { args, field } => {
+                    args.iter().for_each(|a| add(a, &mut n));
+                    if let Some((_, id)) = cx.fields.iter().find(|(f, _)| f == field) {
+                        add(&Operand::Var(*id), &mut n);
+                    }
+                }
                 Op::Branch(b) => b.free.iter().for_each(|v| add(&Operand::Var(*v), &mut n)),
             },
         }
@@ -55,7 +61,7 @@ impl Sweep<'_> {
         if !self.cx.vars[*id].diff {
             return;
         }
-        let d = adjoint(*id);
+        let d = adjoint(self.cx, *id);
         if self.have.insert(*id) {
             let m = (self.counts.get(id).copied().unwrap_or(0) > 1).then(|| quote!(mut));
             self.out.extend(quote!(let #m #d = #g;));
@@ -66,6 +72,7 @@ impl Sweep<'_> {
     }
 
     pub fn stmt(&mut self, s: &Stmt) {
+        let span = s.span;
         match &s.kind {
             StmtKind::Verbatim(_) => {}
             StmtKind::Destructure { src, targets } => {
@@ -74,7 +81,7 @@ impl Sweep<'_> {
                 }
                 let parts = targets.iter().map(|t| match t {
                     Some(t) if self.have.contains(t) => {
-                        let d = adjoint(*t);
+                        let d = adjoint(self.cx, *t);
                         quote!(#d)
                     }
                     _ => quote!(::paralens::__private::Tangent::zero()),
@@ -86,7 +93,7 @@ impl Sweep<'_> {
                 if !self.have.contains(target) {
                     return; // the value is never used by a differentiated computation
                 }
-                let d = adjoint(*target);
+                let d = adjoint(self.cx, *target);
                 let pb = pullback(*target);
                 match op {
                     Op::Alias(o) => self.contribute(o, quote!(#d)),
@@ -98,11 +105,12 @@ impl Sweep<'_> {
                     Op::Rule { args, .. } | Op::Call { args, .. } => {
                         if let [one] = args.as_slice() {
                             let g = format_ident!("__g{}_0", target);
-                            self.out.extend(quote!(let #g = #pb(#d);));
+                            self.out.extend(quote_spanned!(span=> let #g = #pb(#d);));
                             self.contribute(one, quote!(#g));
                         } else {
                             let names = self.names(*target, args);
-                            self.out.extend(quote!(let (#(#names),*) = #pb(#d);));
+                            self.out
+                                .extend(quote_spanned!(span=> let (#(#names),*) = #pb(#d);));
                             self.spread(*target, args);
                         }
                     }
@@ -117,11 +125,13 @@ impl Sweep<'_> {
                             .expect("sub-model field was resolved during analysis");
                         if let [one] = args.as_slice() {
                             let g = format_ident!("__g{}_0", target);
-                            self.out.extend(quote!(let (#dp, #g) = #pb(#d);));
+                            self.out
+                                .extend(quote_spanned!(span=> let (#dp, #g) = #pb(#d);));
                             self.contribute(one, quote!(#g));
                         } else {
                             let names = self.names(*target, args);
-                            self.out.extend(quote!(let (#dp, (#(#names,)*)) = #pb(#d);));
+                            self.out
+                                .extend(quote_spanned!(span=> let (#dp, (#(#names,)*)) = #pb(#d);));
                             self.spread(*target, args);
                         }
                         self.contribute(&Operand::Var(pseudo), quote!(#dp));

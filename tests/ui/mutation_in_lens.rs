@@ -1,0 +1,14 @@
+// Mutation is not differentiated; several mistakes in one function are reported together.
+use paralens::prelude::*;
+
+#[lens]
+fn f(x: f64) -> f64 {
+    let mut y = x * 2.0;
+    y += x;
+    if x > 0.0 {
+        return y;
+    }
+    y
+}
+
+fn main() {}
