@@ -8,6 +8,14 @@ use std::hint::black_box;
 
 type X = SVector<f32, 4>;
 
+para! {
+    /// The same model declared with `para!`.
+    pub struct IrisMlp { l1: Dense<4, 16>, l2: Dense<16, 3> }
+    fn forward(&self, x: SVector<f32, 4>) -> SVector<f32, 3> {
+        self.l2(relu(self.l1(x)))
+    }
+}
+
 fn data() -> (Vec<X>, Vec<usize>) {
     let d = paralens::data::iris();
     let s = paralens::data::Standardizer::fit(&d.features);
@@ -194,6 +202,27 @@ pub fn bench(c: &mut Criterion) {
     let mut learner = Learner::new(model, params.clone(), SoftmaxCrossEntropy, Adam::new(0.01));
     let mut i = 0;
     g.bench_function("paralens", |b| {
+        b.iter(|| {
+            i = (i + 1) % xs.len();
+            black_box(learner.step(black_box(&xs[i]), &ys[i]))
+        })
+    });
+    let macro_model = IrisMlp {
+        l1: Dense::new(),
+        l2: Dense::glorot(),
+    };
+    let macro_params = IrisMlpParams {
+        l1: params.0.0.clone(),
+        l2: params.1.clone(),
+    };
+    let mut learner = Learner::new(
+        macro_model,
+        macro_params,
+        SoftmaxCrossEntropy,
+        Adam::new(0.01),
+    );
+    let mut i = 0;
+    g.bench_function("paralens_para_macro", |b| {
         b.iter(|| {
             i = (i + 1) % xs.len();
             black_box(learner.step(black_box(&xs[i]), &ys[i]))

@@ -3,7 +3,8 @@
 
 use criterion::{criterion_group, criterion_main};
 
+mod generated;
 mod iris_step;
 
-criterion_group!(benches, iris_step::bench);
+criterion_group!(benches, iris_step::bench, generated::bench);
 criterion_main!(benches);

@@ -214,7 +214,7 @@ fn generated_types_compose() {
     let x = SVector::<f64, 3>::new(1.0, 2.0, -1.0);
     assert_eq!(Poly.apply(2.0), 10.0);
     assert_eq!(Poly.reverse(2.0, 1.0), 7.0);
-    let model = Affine.then(Tanh).then(Affine2::default());
+    let model = Affine.then(Tanh).then(Affine2);
     let p = (
         (
             SMatrix::<f64, 2, 3>::repeat(0.1),
@@ -259,6 +259,8 @@ fn z2_read_once(a: u64, b: u64, c: u64) -> u64 {
     (a & !b) | c
 }
 
+// The point of this circuit is the AND of a wire with itself.
+#[allow(clippy::eq_op)]
 #[lens]
 fn z2_and_self(x: u64) -> u64 {
     x & x

@@ -64,7 +64,7 @@ macro_rules! entrywise_lens {
             }
             #[inline]
             fn apply_vjp(&self, x: V) -> (V, impl FnOnce(V) -> V) {
-                (self.apply(x), move |d: V| x.zip_entries(d, |v, dv| $rule(v).1(dv)))
+                (self.apply(x), #[inline(always)] move |d: V| x.zip_entries(d, |v, dv| $rule(v).1(dv)))
             }
         }
     };
@@ -112,9 +112,11 @@ impl<V: Elementwise> Lens<V> for LeakyRelu<V::Scalar> {
     #[inline]
     fn apply_vjp(&self, x: V) -> (V, impl FnOnce(V) -> V) {
         let a = self.0;
-        (self.apply(x), move |d: V| {
-            x.zip_entries(d, |v, dv| rule::leaky_relu(v, a).1(dv))
-        })
+        (
+            self.apply(x),
+            #[inline(always)]
+            move |d: V| x.zip_entries(d, |v, dv| rule::leaky_relu(v, a).1(dv)),
+        )
     }
 }
 
@@ -164,7 +166,11 @@ where
     #[inline]
     fn vjp(&self, _p: &(), x: X) -> (Self::Out, impl FnOnce(Self::Out) -> ((), X)) {
         let (y, pullback) = Lens::apply_vjp(self, x);
-        (y, move |d| ((), pullback(d)))
+        (
+            y,
+            #[inline(always)]
+            move |d| ((), pullback(d)),
+        )
     }
 }
 

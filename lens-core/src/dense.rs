@@ -98,12 +98,16 @@ impl<T: Real, const I: usize, const O: usize> Para<SVector<T, I>> for Dense<I, O
         SVector<T, O>,
         impl FnOnce(SVector<T, O>) -> (Self::Param, SVector<T, I>),
     ) {
-        (self.forward(p, x), move |dy: SVector<T, O>| {
-            let dp = DenseParams {
-                w: dy * x.transpose(),
-                b: dy,
-            };
-            (dp, p.w.tr_mul(&dy))
-        })
+        (
+            self.forward(p, x),
+            #[inline(always)]
+            move |dy: SVector<T, O>| {
+                let dp = DenseParams {
+                    w: dy * x.transpose(),
+                    b: dy,
+                };
+                (dp, p.w.tr_mul(&dy))
+            },
+        )
     }
 }

@@ -24,7 +24,7 @@ macro_rules! entrywise_fn {
         #[doc = concat!("[`", stringify!($name), "`] and its pullback.")]
         #[inline]
         pub fn $vjp<V: Elementwise>(x: V) -> (V, impl FnOnce(V) -> V) {
-            ($name(x), move |d: V| x.zip_entries(d, |v, dv| rule::$name(v).1(dv)))
+            ($name(x), #[inline(always)] move |d: V| x.zip_entries(d, |v, dv| rule::$name(v).1(dv)))
         }
 
         #[doc = concat!("The reverse derivative of [`", stringify!($name), "`] at `x`, applied to `d`.")]
@@ -52,12 +52,16 @@ pub fn leaky_relu<V: Elementwise>(x: V, alpha: V::Scalar) -> V {
 /// [`leaky_relu`] and its pullback (the slope's slot is `()`: it is not differentiated).
 #[inline]
 pub fn leaky_relu_vjp<V: Elementwise>(x: V, alpha: V::Scalar) -> (V, impl FnOnce(V) -> (V, ())) {
-    (leaky_relu(x, alpha), move |d: V| {
-        (
-            x.zip_entries(d, |v, dv| rule::leaky_relu(v, alpha).1(dv)),
-            (),
-        )
-    })
+    (
+        leaky_relu(x, alpha),
+        #[inline(always)]
+        move |d: V| {
+            (
+                x.zip_entries(d, |v, dv| rule::leaky_relu(v, alpha).1(dv)),
+                (),
+            )
+        },
+    )
 }
 
 /// The reverse derivative of [`leaky_relu`] in `x`.

@@ -65,7 +65,7 @@ macro_rules! lens_is_para {
                 x: X,
             ) -> (Self::Out, impl FnOnce(Self::Out) -> ((), X)) {
                 let (y, pullback) = $crate::Lens::apply_vjp(self, x);
-                (y, move |d| ((), pullback(d)))
+                (y, #[inline(always)] move |d| ((), pullback(d)))
             }
         }
 

@@ -82,6 +82,46 @@ pub mod __private {
     pub use core::iter::{Iterator, empty};
     pub use rand::Rng;
 
+    /// The "no change" value a lens type returns for an argument that is not differentiated
+    /// (labels, indices, flags, `#[nodiff]` values).
+    pub trait NoChange {
+        /// The value standing for "no change".
+        fn no_change() -> Self;
+    }
+
+    impl<T: Tangent> NoChange for T {
+        #[inline]
+        fn no_change() -> Self {
+            T::zero()
+        }
+    }
+
+    macro_rules! no_change_int {
+        ($($t:ty),*) => {$(
+            impl NoChange for $t {
+                #[inline]
+                fn no_change() -> Self {
+                    0
+                }
+            }
+        )*};
+    }
+    no_change_int!(usize, isize, i8, i16, i32, i64, i128, u8, u16, u32, u128);
+
+    impl NoChange for bool {
+        #[inline]
+        fn no_change() -> Self {
+            false
+        }
+    }
+
+    impl NoChange for char {
+        #[inline]
+        fn no_change() -> Self {
+            '\0'
+        }
+    }
+
     /// The pullback of one branch of an `if` or `match`, chosen in the forward pass.
     pub enum Either<L, R> {
         /// The first branch.

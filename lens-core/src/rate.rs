@@ -22,6 +22,10 @@ impl<T: Real> Lens<T> for LearningRate<T> {
     #[inline]
     fn apply_vjp(&self, _loss: T) -> ((), impl FnOnce(()) -> T) {
         let eta = self.0;
-        ((), move |()| -eta)
+        (
+            (),
+            #[inline(always)]
+            move |()| -eta,
+        )
     }
 }

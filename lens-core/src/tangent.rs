@@ -47,6 +47,58 @@ pub trait Flat<T: Copy + 'static>: Tangent {
     /// The scalars of `self`, mutably, in the same order as [`Flat::slices`].
     fn slices_mut(&mut self) -> impl Iterator<Item = &mut [T]>;
 
+    /// Calls `f` on each slice, in the order of [`Flat::slices`], structurally (see
+    /// [`Flat::zip2_slices`]).
+    #[inline]
+    fn visit_slices(&self, f: &mut impl FnMut(&[T])) {
+        for x in self.slices() {
+            f(x);
+        }
+    }
+
+    /// Calls `f` on corresponding slices of `self` and `a`, in the order of
+    /// [`Flat::slices`]. Implementations recurse through the structure instead of running
+    /// iterators, so each slice's fixed length stays visible to the compiler (optimizer loops
+    /// over static matrices then unroll and vectorise like hand-written ones).
+    #[inline]
+    fn zip2_slices(&mut self, a: &Self, f: &mut impl FnMut(&mut [T], &[T])) {
+        for (x, y) in self.slices_mut().zip(a.slices()) {
+            f(x, y);
+        }
+    }
+
+    /// Like [`Flat::zip2_slices`], over three values.
+    #[inline]
+    fn zip3_slices(
+        &mut self,
+        a: &Self,
+        b: &mut Self,
+        f: &mut impl FnMut(&mut [T], &[T], &mut [T]),
+    ) {
+        for ((x, y), z) in self.slices_mut().zip(a.slices()).zip(b.slices_mut()) {
+            f(x, y, z);
+        }
+    }
+
+    /// Like [`Flat::zip2_slices`], over four values.
+    #[inline]
+    fn zip4_slices(
+        &mut self,
+        a: &Self,
+        b: &mut Self,
+        c: &mut Self,
+        f: &mut impl FnMut(&mut [T], &[T], &mut [T], &mut [T]),
+    ) {
+        let all = self
+            .slices_mut()
+            .zip(a.slices())
+            .zip(b.slices_mut())
+            .zip(c.slices_mut());
+        for (((x, y), z), w) in all {
+            f(x, y, z, w);
+        }
+    }
+
     /// The number of scalars.
     #[must_use]
     fn flat_len(&self) -> usize {
@@ -54,6 +106,7 @@ pub trait Flat<T: Copy + 'static>: Tangent {
     }
 
     /// Multiplies every scalar by `s`.
+    #[inline]
     fn scale(&mut self, s: T)
     where
         T: Real,
@@ -67,6 +120,7 @@ pub trait Flat<T: Copy + 'static>: Tangent {
 
     /// The inner product `<self, other>` (sum of products of all scalars).
     #[must_use]
+    #[inline]
     fn dot_flat(&self, other: &Self) -> T
     where
         T: Real,
@@ -82,14 +136,15 @@ pub trait Flat<T: Copy + 'static>: Tangent {
 
     /// `true` when no scalar is NaN or infinite.
     #[must_use]
+    #[inline]
     fn all_finite(&self) -> bool
     where
         T: Real,
     {
         // No early exit: a branch-free scan vectorises, and the common case scans it all.
-        !self
-            .slices()
-            .any(|s| s.iter().fold(false, |bad, v| bad | v.non_finite()))
+        let mut bad = false;
+        self.visit_slices(&mut |s| bad |= s.iter().fold(false, |b, v| b | v.non_finite()));
+        !bad
     }
 }
 
@@ -114,6 +169,28 @@ macro_rules! scalar_tangent {
             #[inline]
             fn slices_mut(&mut self) -> impl Iterator<Item = &mut [$t]> {
                 core::iter::once(core::slice::from_mut(self))
+            }
+            #[inline]
+            fn visit_slices(&self, f: &mut impl FnMut(&[$t])) {
+                f(core::slice::from_ref(self));
+            }
+            #[inline]
+            fn zip2_slices(&mut self, a: &Self, f: &mut impl FnMut(&mut [$t], &[$t])) {
+                f(core::slice::from_mut(self), core::slice::from_ref(a));
+            }
+            #[inline]
+            fn zip3_slices(&mut self, a: &Self, b: &mut Self, f: &mut impl FnMut(&mut [$t], &[$t], &mut [$t])) {
+                f(core::slice::from_mut(self), core::slice::from_ref(a), core::slice::from_mut(b));
+            }
+            #[inline]
+            fn zip4_slices(
+                &mut self,
+                a: &Self,
+                b: &mut Self,
+                c: &mut Self,
+                f: &mut impl FnMut(&mut [$t], &[$t], &mut [$t], &mut [$t]),
+            ) {
+                f(core::slice::from_mut(self), core::slice::from_ref(a), core::slice::from_mut(b), core::slice::from_mut(c));
             }
         }
     )*};
@@ -141,6 +218,42 @@ impl Flat<u64> for u64 {
     fn slices_mut(&mut self) -> impl Iterator<Item = &mut [u64]> {
         core::iter::once(core::slice::from_mut(self))
     }
+    #[inline]
+    fn visit_slices(&self, f: &mut impl FnMut(&[u64])) {
+        f(core::slice::from_ref(self));
+    }
+    #[inline]
+    fn zip2_slices(&mut self, a: &Self, f: &mut impl FnMut(&mut [u64], &[u64])) {
+        f(core::slice::from_mut(self), core::slice::from_ref(a));
+    }
+    #[inline]
+    fn zip3_slices(
+        &mut self,
+        a: &Self,
+        b: &mut Self,
+        f: &mut impl FnMut(&mut [u64], &[u64], &mut [u64]),
+    ) {
+        f(
+            core::slice::from_mut(self),
+            core::slice::from_ref(a),
+            core::slice::from_mut(b),
+        );
+    }
+    #[inline]
+    fn zip4_slices(
+        &mut self,
+        a: &Self,
+        b: &mut Self,
+        c: &mut Self,
+        f: &mut impl FnMut(&mut [u64], &[u64], &mut [u64], &mut [u64]),
+    ) {
+        f(
+            core::slice::from_mut(self),
+            core::slice::from_ref(a),
+            core::slice::from_mut(b),
+            core::slice::from_mut(c),
+        );
+    }
 }
 
 impl<T: Real, const R: usize, const C: usize> Tangent for SMatrix<T, R, C> {
@@ -163,6 +276,38 @@ impl<T: Real, const R: usize, const C: usize> Flat<T> for SMatrix<T, R, C> {
     fn slices_mut(&mut self) -> impl Iterator<Item = &mut [T]> {
         core::iter::once(self.as_mut_slice())
     }
+    #[inline]
+    fn visit_slices(&self, f: &mut impl FnMut(&[T])) {
+        f(self.as_slice());
+    }
+    #[inline]
+    fn zip2_slices(&mut self, a: &Self, f: &mut impl FnMut(&mut [T], &[T])) {
+        f(self.as_mut_slice(), a.as_slice());
+    }
+    #[inline]
+    fn zip3_slices(
+        &mut self,
+        a: &Self,
+        b: &mut Self,
+        f: &mut impl FnMut(&mut [T], &[T], &mut [T]),
+    ) {
+        f(self.as_mut_slice(), a.as_slice(), b.as_mut_slice());
+    }
+    #[inline]
+    fn zip4_slices(
+        &mut self,
+        a: &Self,
+        b: &mut Self,
+        c: &mut Self,
+        f: &mut impl FnMut(&mut [T], &[T], &mut [T], &mut [T]),
+    ) {
+        f(
+            self.as_mut_slice(),
+            a.as_slice(),
+            b.as_mut_slice(),
+            c.as_mut_slice(),
+        );
+    }
 }
 
 impl Tangent for () {
@@ -180,6 +325,27 @@ impl<T: Copy + 'static> Flat<T> for () {
     #[inline]
     fn slices_mut(&mut self) -> impl Iterator<Item = &mut [T]> {
         core::iter::empty()
+    }
+    #[inline]
+    fn visit_slices(&self, _: &mut impl FnMut(&[T])) {}
+    #[inline]
+    fn zip2_slices(&mut self, _: &Self, _: &mut impl FnMut(&mut [T], &[T])) {}
+    #[inline]
+    fn zip3_slices(
+        &mut self,
+        _: &Self,
+        _: &mut Self,
+        _: &mut impl FnMut(&mut [T], &[T], &mut [T]),
+    ) {
+    }
+    #[inline]
+    fn zip4_slices(
+        &mut self,
+        _: &Self,
+        _: &mut Self,
+        _: &mut Self,
+        _: &mut impl FnMut(&mut [T], &[T], &mut [T], &mut [T]),
+    ) {
     }
 }
 
@@ -205,6 +371,41 @@ impl<T: Copy + 'static, X: Flat<T>, const N: usize> Flat<T> for [X; N] {
     fn slices_mut(&mut self) -> impl Iterator<Item = &mut [T]> {
         self.iter_mut().flat_map(Flat::slices_mut)
     }
+    #[inline]
+    fn visit_slices(&self, f: &mut impl FnMut(&[T])) {
+        for x in self {
+            x.visit_slices(f);
+        }
+    }
+    #[inline]
+    fn zip2_slices(&mut self, a: &Self, f: &mut impl FnMut(&mut [T], &[T])) {
+        for i in 0..N {
+            self[i].zip2_slices(&a[i], f);
+        }
+    }
+    #[inline]
+    fn zip3_slices(
+        &mut self,
+        a: &Self,
+        b: &mut Self,
+        f: &mut impl FnMut(&mut [T], &[T], &mut [T]),
+    ) {
+        for i in 0..N {
+            self[i].zip3_slices(&a[i], &mut b[i], f);
+        }
+    }
+    #[inline]
+    fn zip4_slices(
+        &mut self,
+        a: &Self,
+        b: &mut Self,
+        c: &mut Self,
+        f: &mut impl FnMut(&mut [T], &[T], &mut [T], &mut [T]),
+    ) {
+        for i in 0..N {
+            self[i].zip4_slices(&a[i], &mut b[i], &mut c[i], f);
+        }
+    }
 }
 
 /// Large parameters live in a `Box`, allocated once at construction.
@@ -227,6 +428,33 @@ impl<T: Copy + 'static, X: Flat<T>> Flat<T> for Box<X> {
     #[inline]
     fn slices_mut(&mut self) -> impl Iterator<Item = &mut [T]> {
         (**self).slices_mut()
+    }
+    #[inline]
+    fn visit_slices(&self, f: &mut impl FnMut(&[T])) {
+        (**self).visit_slices(f);
+    }
+    #[inline]
+    fn zip2_slices(&mut self, a: &Self, f: &mut impl FnMut(&mut [T], &[T])) {
+        (**self).zip2_slices(a, f);
+    }
+    #[inline]
+    fn zip3_slices(
+        &mut self,
+        a: &Self,
+        b: &mut Self,
+        f: &mut impl FnMut(&mut [T], &[T], &mut [T]),
+    ) {
+        (**self).zip3_slices(a, b, f);
+    }
+    #[inline]
+    fn zip4_slices(
+        &mut self,
+        a: &Self,
+        b: &mut Self,
+        c: &mut Self,
+        f: &mut impl FnMut(&mut [T], &[T], &mut [T], &mut [T]),
+    ) {
+        (**self).zip4_slices(a, b, c, f);
     }
 }
 
@@ -251,6 +479,28 @@ macro_rules! tuple_tangent {
             #[inline]
             fn slices_mut(&mut self) -> impl Iterator<Item = &mut [T]> {
                 core::iter::empty()$(.chain(self.$idx.slices_mut()))+
+            }
+            #[inline]
+            fn visit_slices(&self, f: &mut impl FnMut(&[T])) {
+                $(self.$idx.visit_slices(f);)+
+            }
+            #[inline]
+            fn zip2_slices(&mut self, a: &Self, f: &mut impl FnMut(&mut [T], &[T])) {
+                $(self.$idx.zip2_slices(&a.$idx, f);)+
+            }
+            #[inline]
+            fn zip3_slices(&mut self, a: &Self, b: &mut Self, f: &mut impl FnMut(&mut [T], &[T], &mut [T])) {
+                $(self.$idx.zip3_slices(&a.$idx, &mut b.$idx, f);)+
+            }
+            #[inline]
+            fn zip4_slices(
+                &mut self,
+                a: &Self,
+                b: &mut Self,
+                c: &mut Self,
+                f: &mut impl FnMut(&mut [T], &[T], &mut [T], &mut [T]),
+            ) {
+                $(self.$idx.zip4_slices(&a.$idx, &mut b.$idx, &mut c.$idx, f);)+
             }
         }
     };

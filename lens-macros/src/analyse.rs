@@ -46,11 +46,11 @@ pub struct Stmt {
 pub enum StmtKind {
     /// A forward-only statement, emitted as written.
     Verbatim(TokenStream),
-    /// `let target = op;`
+    /// `let target = op;` (boxed: an operation is much larger than the other variants)
     Let {
         target: VarId,
-        ty: Option<Type>,
-        op: Op,
+        ty: Option<Box<Type>>,
+        op: Box<Op>,
     },
     /// `let (a, _, c) = src;` on a differentiated tuple.
     Destructure {
@@ -301,14 +301,14 @@ impl<'e> Analyser<'e> {
             );
             return;
         };
-        if let Some((_, diverge)) = &init.diverge {
-            if self.mentions_diff(init.expr.to_token_stream()) {
-                self.errors.at(
-                    diverge,
-                    "`let ... else` on a differentiated value is not supported; use `match`",
-                );
-                return;
-            }
+        if let Some((_, diverge)) = &init.diverge
+            && self.mentions_diff(init.expr.to_token_stream())
+        {
+            self.errors.at(
+                diverge,
+                "`let ... else` on a differentiated value is not supported; use `match`",
+            );
+            return;
         }
         let (pat, ty) = match &local.pat {
             Pat::Type(pt) => (&*pt.pat, Some((*pt.ty).clone())),
@@ -358,7 +358,8 @@ impl<'e> Analyser<'e> {
                         .push((pi.ident.to_string(), src));
                 } else {
                     let target = self.bind(&pi.ident, true);
-                    let op = Op::Alias(self.use_var(src));
+                    let op = Box::new(Op::Alias(self.use_var(src)));
+                    let ty = ty.map(Box::new);
                     out.push(Stmt {
                         kind: StmtKind::Let { target, ty, op },
                         span,
@@ -426,7 +427,7 @@ impl<'e> Analyser<'e> {
             kind: StmtKind::Let {
                 target,
                 ty: None,
-                op,
+                op: Box::new(op),
             },
             span,
         });

@@ -84,6 +84,39 @@ pub fn expand(input: &DeriveInput) -> syn::Result<TokenStream> {
             fn slices_mut(&mut self) -> impl #p::Iterator<Item = &mut [__S]> {
                 #slices_mut
             }
+            #[inline]
+            fn visit_slices(&self, __f: &mut impl FnMut(&[__S])) {
+                #(#p::Flat::<__S>::visit_slices(&self.#members, __f);)*
+            }
+            #[inline]
+            fn zip2_slices(&mut self, __a: &Self, __f: &mut impl FnMut(&mut [__S], &[__S])) {
+                #(#p::Flat::<__S>::zip2_slices(&mut self.#members, &__a.#members, __f);)*
+            }
+            #[inline]
+            fn zip3_slices(
+                &mut self,
+                __a: &Self,
+                __b: &mut Self,
+                __f: &mut impl FnMut(&mut [__S], &[__S], &mut [__S]),
+            ) {
+                #(#p::Flat::<__S>::zip3_slices(&mut self.#members, &__a.#members, &mut __b.#members, __f);)*
+            }
+            #[inline]
+            fn zip4_slices(
+                &mut self,
+                __a: &Self,
+                __b: &mut Self,
+                __c: &mut Self,
+                __f: &mut impl FnMut(&mut [__S], &[__S], &mut [__S], &mut [__S]),
+            ) {
+                #(#p::Flat::<__S>::zip4_slices(
+                    &mut self.#members,
+                    &__a.#members,
+                    &mut __b.#members,
+                    &mut __c.#members,
+                    __f,
+                );)*
+            }
         }
     })
 }

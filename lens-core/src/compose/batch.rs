@@ -60,18 +60,22 @@ where
             i += 1;
             pull
         });
-        (ys, move |dys: [M::Out; B]| {
-            let mut dp = M::Param::zero();
-            let mut pairs = pulls.into_iter().zip(dys);
-            let dxs = core::array::from_fn(|_| {
-                // from_fn calls this exactly B times, and both iterators have length B.
-                let (pull, dy) = pairs.next().expect("batch of B pullbacks");
-                let (dpi, dx) = pull(dy);
-                dp.accumulate(&dpi);
-                dx
-            });
-            (dp, dxs)
-        })
+        (
+            ys,
+            #[inline(always)]
+            move |dys: [M::Out; B]| {
+                let mut dp = M::Param::zero();
+                let mut pairs = pulls.into_iter().zip(dys);
+                let dxs = core::array::from_fn(|_| {
+                    // from_fn calls this exactly B times, and both iterators have length B.
+                    let (pull, dy) = pairs.next().expect("batch of B pullbacks");
+                    let (dpi, dx) = pull(dy);
+                    dp.accumulate(&dpi);
+                    dx
+                });
+                (dp, dxs)
+            },
+        )
     }
 }
 

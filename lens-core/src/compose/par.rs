@@ -50,11 +50,15 @@ where
     ) -> (Self::Out, impl FnOnce(Self::Out) -> (Self::Param, (X1, X2))) {
         let (y1, pull_a) = self.a.vjp(&p.0, x.0);
         let (y2, pull_b) = self.b.vjp(&p.1, x.1);
-        ((y1, y2), move |(d1, d2)| {
-            let (dpa, dx1) = pull_a(d1);
-            let (dpb, dx2) = pull_b(d2);
-            ((dpa, dpb), (dx1, dx2))
-        })
+        (
+            (y1, y2),
+            #[inline(always)]
+            move |(d1, d2)| {
+                let (dpa, dx1) = pull_a(d1);
+                let (dpb, dx2) = pull_b(d2);
+                ((dpa, dpb), (dx1, dx2))
+            },
+        )
     }
 }
 

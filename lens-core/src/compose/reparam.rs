@@ -73,10 +73,14 @@ where
     fn vjp(&self, q: &Q, x: X) -> (Self::Out, impl FnOnce(Self::Out) -> (Q, X)) {
         let (p, pull_r) = self.r.apply_vjp(q.clone());
         let y = self.model.forward(&p, x.clone());
-        (y, move |dy| {
-            let (_, pull_m) = self.model.vjp(&p, x);
-            let (dp, dx) = pull_m(dy);
-            (pull_r(dp), dx)
-        })
+        (
+            y,
+            #[inline(always)]
+            move |dy| {
+                let (_, pull_m) = self.model.vjp(&p, x);
+                let (dp, dx) = pull_m(dy);
+                (pull_r(dp), dx)
+            },
+        )
     }
 }

@@ -53,12 +53,16 @@ where
     fn vjp(&self, p: &P, x: X) -> (Self::Out, impl FnOnce(Self::Out) -> (P, X)) {
         let (y, pull_a) = self.a.vjp(p, x);
         let (z, pull_b) = self.b.vjp(p, y);
-        (z, move |dz| {
-            let (dpb, dy) = pull_b(dz);
-            let (mut dp, dx) = pull_a(dy);
-            dp.accumulate(&dpb);
-            (dp, dx)
-        })
+        (
+            z,
+            #[inline(always)]
+            move |dz| {
+                let (dpb, dy) = pull_b(dz);
+                let (mut dp, dx) = pull_a(dy);
+                dp.accumulate(&dpb);
+                (dp, dx)
+            },
+        )
     }
 }
 

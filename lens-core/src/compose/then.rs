@@ -51,11 +51,15 @@ where
     ) -> (Self::Out, impl FnOnce(Self::Out) -> (Self::Param, X)) {
         let (y, pull_a) = self.a.vjp(&p.0, x);
         let (z, pull_b) = self.b.vjp(&p.1, y);
-        (z, move |dz| {
-            let (dpb, dy) = pull_b(dz);
-            let (dpa, dx) = pull_a(dy);
-            ((dpa, dpb), dx)
-        })
+        (
+            z,
+            #[inline(always)]
+            move |dz| {
+                let (dpb, dy) = pull_b(dz);
+                let (dpa, dx) = pull_a(dy);
+                ((dpa, dpb), dx)
+            },
+        )
     }
 }
 

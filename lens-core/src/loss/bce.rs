@@ -47,9 +47,13 @@ where
         let per = z.zip_entries(*t, |z, t| z.max(zero) - z * t + (-z.abs()).exp().ln_1p());
         let loss = per.slices().flatten().fold(zero, |a, &v| a + v) / n;
         let t = *t;
-        (loss, move |dl: T| {
-            let k = dl / n;
-            z.zip_entries(t, |z, t| (sigmoid_value(z) - t) * k)
-        })
+        (
+            loss,
+            #[inline(always)]
+            move |dl: T| {
+                let k = dl / n;
+                z.zip_entries(t, |z, t| (sigmoid_value(z) - t) * k)
+            },
+        )
     }
 }

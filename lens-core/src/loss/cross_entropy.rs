@@ -41,13 +41,17 @@ impl<T: Real, const N: usize> Loss<SVector<T, N>> for SoftmaxCrossEntropy {
         // Probabilities below the normal range are taken as zero: computing them would go
         // through exp's slow underflow path and seed the reverse pass with subnormals.
         let floor = T::MIN_NORMAL.ln();
-        (loss, move |dl: T| {
-            let mut d = y.map(|v| {
-                let e = v - lse;
-                if e < floor { T::zero() } else { e.exp() * dl }
-            });
-            d[c] -= dl;
-            d
-        })
+        (
+            loss,
+            #[inline(always)]
+            move |dl: T| {
+                let mut d = y.map(|v| {
+                    let e = v - lse;
+                    if e < floor { T::zero() } else { e.exp() * dl }
+                });
+                d[c] -= dl;
+                d
+            },
+        )
     }
 }

@@ -42,10 +42,14 @@ impl<T: Real, Y: Elementwise<Scalar = T> + Flat<T>> Loss<Y> for Mse {
         }
         let inv_n = T::one() / T::cst(n.max(1) as f64);
         let loss = diff.dot_flat(&diff) * inv_n;
-        (loss, move |dl: T| {
-            let mut d = diff;
-            d.scale((inv_n + inv_n) * dl);
-            d
-        })
+        (
+            loss,
+            #[inline(always)]
+            move |dl: T| {
+                let mut d = diff;
+                d.scale((inv_n + inv_n) * dl);
+                d
+            },
+        )
     }
 }

@@ -48,32 +48,36 @@ pub trait Optimizer<P> {
 }
 
 /// Applies `f` to corresponding scalars of `a` (mutable) and `b`.
-#[inline]
+#[inline(always)]
 pub(crate) fn zip2<T: Real, P: Flat<T>>(a: &mut P, b: &P, mut f: impl FnMut(&mut T, T)) {
-    for (sa, sb) in a.slices_mut().zip(b.slices()) {
-        for (x, &y) in sa.iter_mut().zip(sb) {
-            f(x, y);
+    a.zip2_slices(b, &mut |sa, sb| {
+        let n = sa.len();
+        let sb = &sb[..n];
+        for i in 0..n {
+            f(&mut sa[i], sb[i]);
         }
-    }
+    });
 }
 
 /// Applies `f` to corresponding scalars of `p` (mutable), `dp` and the state `s` (mutable).
-#[inline]
+#[inline(always)]
 pub(crate) fn zip3<T: Real, P: Flat<T>>(
     p: &mut P,
     dp: &P,
     s: &mut P,
     mut f: impl FnMut(&mut T, T, &mut T),
 ) {
-    for ((sp, sd), ss) in p.slices_mut().zip(dp.slices()).zip(s.slices_mut()) {
-        for ((x, &d), v) in sp.iter_mut().zip(sd).zip(ss.iter_mut()) {
-            f(x, d, v);
+    p.zip3_slices(dp, s, &mut |sp, sd, ss| {
+        let n = sp.len();
+        let (sd, ss) = (&sd[..n], &mut ss[..n]);
+        for i in 0..n {
+            f(&mut sp[i], sd[i], &mut ss[i]);
         }
-    }
+    });
 }
 
 /// Applies `f` to corresponding scalars of `p`, `dp` and two states `m`, `v`.
-#[inline]
+#[inline(always)]
 pub(crate) fn zip4<T: Real, P: Flat<T>>(
     p: &mut P,
     dp: &P,
@@ -81,17 +85,12 @@ pub(crate) fn zip4<T: Real, P: Flat<T>>(
     v: &mut P,
     mut f: impl FnMut(&mut T, T, &mut T, &mut T),
 ) {
-    let slices = p
-        .slices_mut()
-        .zip(dp.slices())
-        .zip(m.slices_mut())
-        .zip(v.slices_mut());
-    for (((sp, sd), sm), sv) in slices {
+    p.zip4_slices(dp, m, v, &mut |sp, sd, sm, sv| {
         // Equal lengths stated up front let the loop vectorise without bounds checks.
         let n = sp.len();
         let (sd, sm, sv) = (&sd[..n], &mut sm[..n], &mut sv[..n]);
         for i in 0..n {
             f(&mut sp[i], sd[i], &mut sm[i], &mut sv[i]);
         }
-    }
+    });
 }

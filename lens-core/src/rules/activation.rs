@@ -8,18 +8,26 @@ use nalgebra::SVector;
 #[inline]
 pub fn relu<T: Real>(x: T) -> (T, impl FnOnce(T) -> T) {
     let on = x > T::zero();
-    (if x <= T::zero() { T::zero() } else { x }, move |d| {
-        if on { d } else { T::zero() }
-    })
+    (
+        if x <= T::zero() { T::zero() } else { x },
+        #[inline(always)]
+        move |d| {
+            if on { d } else { T::zero() }
+        },
+    )
 }
 
 /// `x` for `x > 0`, else `alpha x`; reverse `d` or `alpha d`.
 #[inline]
 pub fn leaky_relu<T: Real>(x: T, alpha: T) -> (T, impl FnOnce(T) -> T) {
     let on = x > T::zero();
-    (if x <= T::zero() { alpha * x } else { x }, move |d| {
-        if on { d } else { alpha * d }
-    })
+    (
+        if x <= T::zero() { alpha * x } else { x },
+        #[inline(always)]
+        move |d| {
+            if on { d } else { alpha * d }
+        },
+    )
 }
 
 /// The logistic function `1 / (1 + e^-x)`, computed without overflow.
@@ -38,21 +46,33 @@ pub fn sigmoid_value<T: Real>(x: T) -> T {
 #[inline]
 pub fn sigmoid<T: Real>(x: T) -> (T, impl FnOnce(T) -> T) {
     let y = sigmoid_value(x);
-    (y, move |d| d * y * (T::one() - y))
+    (
+        y,
+        #[inline(always)]
+        move |d| d * y * (T::one() - y),
+    )
 }
 
 /// `tanh x`; reverse `d (1 - tanh^2 x)`.
 #[inline]
 pub fn tanh<T: Real>(x: T) -> (T, impl FnOnce(T) -> T) {
     let y = x.tanh();
-    (y, move |d| d * (T::one() - y * y))
+    (
+        y,
+        #[inline(always)]
+        move |d| d * (T::one() - y * y),
+    )
 }
 
 /// `ln(1 + e^x)`, computed as `max(x, 0) + ln(1 + e^-|x|)`; reverse `d sigma(x)`.
 #[inline]
 pub fn softplus<T: Real>(x: T) -> (T, impl FnOnce(T) -> T) {
     let y = x.max(T::zero()) + (-x.abs()).exp().ln_1p();
-    (y, move |d| d * sigmoid_value(x))
+    (
+        y,
+        #[inline(always)]
+        move |d| d * sigmoid_value(x),
+    )
 }
 
 /// GELU, tanh form: `x/2 (1 + tanh(k (x + c x^3)))` with `k = sqrt(2/pi)`, `c = 0.044715`;
@@ -64,10 +84,14 @@ pub fn gelu<T: Real>(x: T) -> (T, impl FnOnce(T) -> T) {
     let half = T::cst(0.5);
     let t = (k * (x + c * x * x * x)).tanh();
     let y = half * x * (T::one() + t);
-    (y, move |d| {
-        let dt = k * (T::one() + T::cst(3.0) * c * x * x);
-        d * (half * (T::one() + t) + half * x * (T::one() - t * t) * dt)
-    })
+    (
+        y,
+        #[inline(always)]
+        move |d| {
+            let dt = k * (T::one() + T::cst(3.0) * c * x * x);
+            d * (half * (T::one() + t) + half * x * (T::one() - t * t) * dt)
+        },
+    )
 }
 
 /// `ln sum exp x`, shifted by the maximum so it never overflows.
@@ -92,10 +116,14 @@ pub fn softmax<T: Real, const N: usize>(
 ) -> (SVector<T, N>, impl FnOnce(SVector<T, N>) -> SVector<T, N>) {
     let lse = log_sum_exp(&x);
     let y = x.map(|v| (v - lse).exp());
-    (y, move |d: SVector<T, N>| {
-        let yd = y.dot(&d);
-        d.zip_map(&y, |di, yi| yi * (di - yd))
-    })
+    (
+        y,
+        #[inline(always)]
+        move |d: SVector<T, N>| {
+            let yd = y.dot(&d);
+            d.zip_map(&y, |di, yi| yi * (di - yd))
+        },
+    )
 }
 
 /// `log_softmax(x) = x - ln sum exp x`; reverse `d - softmax(x) sum d`.
@@ -105,8 +133,12 @@ pub fn log_softmax<T: Real, const N: usize>(
 ) -> (SVector<T, N>, impl FnOnce(SVector<T, N>) -> SVector<T, N>) {
     let lse = log_sum_exp(&x);
     let y = x.add_scalar(-lse);
-    (y, move |d: SVector<T, N>| {
-        let s = d.sum();
-        d.zip_map(&y, |di, yi| di - yi.exp() * s)
-    })
+    (
+        y,
+        #[inline(always)]
+        move |d: SVector<T, N>| {
+            let s = d.sum();
+            d.zip_map(&y, |di, yi| di - yi.exp() * s)
+        },
+    )
 }

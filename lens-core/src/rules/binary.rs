@@ -47,7 +47,7 @@ macro_rules! scalar_binary {
             type Out = $t;
             #[inline]
             fn add_vjp(self, y: $t) -> ($t, impl FnOnce($t) -> ($t, $t)) {
-                (self + y, |d| (d, d))
+                (self + y, #[inline(always)] |d| (d, d))
             }
         }
         impl SubRule for $t {
@@ -61,7 +61,7 @@ macro_rules! scalar_binary {
             type Out = $t;
             #[inline]
             fn mul_vjp(self, y: $t) -> ($t, impl FnOnce($t) -> ($t, $t)) {
-                (self * y, move |d| (d * y, self * d))
+                (self * y, #[inline(always)] move |d| (d * y, self * d))
             }
         }
         impl DivRule for $t {
@@ -69,7 +69,7 @@ macro_rules! scalar_binary {
             #[inline]
             fn div_vjp(self, y: $t) -> ($t, impl FnOnce($t) -> ($t, $t)) {
                 let q = self / y;
-                (q, move |d| (d / y, -d * q / y))
+                (q, #[inline(always)] move |d| (d / y, -d * q / y))
             }
         }
         impl NegRule for $t {
@@ -86,7 +86,11 @@ impl<T: Real, const R: usize, const C: usize> AddRule for SMatrix<T, R, C> {
     type Out = Self;
     #[inline]
     fn add_vjp(self, y: Self) -> (Self, impl FnOnce(Self) -> (Self, Self)) {
-        (self + y, |d| (d, d))
+        (
+            self + y,
+            #[inline(always)]
+            |d| (d, d),
+        )
     }
 }
 
@@ -118,9 +122,11 @@ impl<T: Real, const R: usize, const K: usize, const C: usize> MulRule<SMatrix<T,
         SMatrix<T, R, C>,
         impl FnOnce(SMatrix<T, R, C>) -> (Self, SMatrix<T, K, C>),
     ) {
-        (self * b, move |d: SMatrix<T, R, C>| {
-            (d * b.transpose(), self.tr_mul(&d))
-        })
+        (
+            self * b,
+            #[inline(always)]
+            move |d: SMatrix<T, R, C>| (d * b.transpose(), self.tr_mul(&d)),
+        )
     }
 }
 
@@ -131,7 +137,7 @@ macro_rules! scaling {
             type Out = Self;
             #[inline]
             fn mul_vjp(self, s: $t) -> (Self, impl FnOnce(Self) -> (Self, $t)) {
-                (self * s, move |d: Self| (d * s, self.dot(&d)))
+                (self * s, #[inline(always)] move |d: Self| (d * s, self.dot(&d)))
             }
         }
 
@@ -143,7 +149,7 @@ macro_rules! scaling {
                 self,
                 m: SMatrix<$t, R, C>,
             ) -> (SMatrix<$t, R, C>, impl FnOnce(SMatrix<$t, R, C>) -> ($t, SMatrix<$t, R, C>)) {
-                (m * self, move |d: SMatrix<$t, R, C>| (m.dot(&d), d * self))
+                (m * self, #[inline(always)] move |d: SMatrix<$t, R, C>| (m.dot(&d), d * self))
             }
         }
 
@@ -152,7 +158,7 @@ macro_rules! scaling {
             type Out = Self;
             #[inline]
             fn div_vjp(self, s: $t) -> (Self, impl FnOnce(Self) -> (Self, $t)) {
-                (self / s, move |d: Self| (d / s, -self.dot(&d) / (s * s)))
+                (self / s, #[inline(always)] move |d: Self| (d / s, -self.dot(&d) / (s * s)))
             }
         }
     )*};

@@ -20,7 +20,11 @@ pub fn dot<T: Real, const R: usize, const C: usize>(
     a: SMatrix<T, R, C>,
     b: SMatrix<T, R, C>,
 ) -> (T, impl FnOnce(T) -> (SMatrix<T, R, C>, SMatrix<T, R, C>)) {
-    (a.dot(&b), move |d: T| (b * d, a * d))
+    (
+        a.dot(&b),
+        #[inline(always)]
+        move |d: T| (b * d, a * d),
+    )
 }
 
 /// `a ∘ b` (component-wise); reverse: `(d ∘ b, d ∘ a)`.
@@ -32,9 +36,11 @@ pub fn component_mul<T: Real, const R: usize, const C: usize>(
     SMatrix<T, R, C>,
     impl FnOnce(SMatrix<T, R, C>) -> (SMatrix<T, R, C>, SMatrix<T, R, C>),
 ) {
-    (a.component_mul(&b), move |d: SMatrix<T, R, C>| {
-        (d.component_mul(&b), d.component_mul(&a))
-    })
+    (
+        a.component_mul(&b),
+        #[inline(always)]
+        move |d: SMatrix<T, R, C>| (d.component_mul(&b), d.component_mul(&a)),
+    )
 }
 
 /// The sum of all entries; reverse: `d` in every entry.

@@ -44,5 +44,9 @@ pub fn map_vjp<V: crate::activation::Elementwise>(
     f: impl Fn(V::Scalar) -> V::Scalar,
     f_rev: impl Fn(V::Scalar, V::Scalar) -> V::Scalar,
 ) -> (V, impl FnOnce(V) -> V) {
-    (v.map_entries(f), move |d: V| v.zip_entries(d, f_rev))
+    (
+        v.map_entries(f),
+        #[inline(always)]
+        move |d: V| v.zip_entries(d, f_rev),
+    )
 }

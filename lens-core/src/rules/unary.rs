@@ -13,7 +13,7 @@ macro_rules! unary_rule {
             fn $m(self) -> (f32, impl FnOnce(f32) -> f32) {
                 let $x = self;
                 let $y: f32 = $fwd;
-                ($y, move |$d: f32| {
+                ($y, #[inline(always)] move |$d: f32| {
                     let _ = ($x, $y);
                     $rev
                 })
@@ -25,7 +25,7 @@ macro_rules! unary_rule {
             fn $m(self) -> (f64, impl FnOnce(f64) -> f64) {
                 let $x = self;
                 let $y: f64 = $fwd;
-                ($y, move |$d: f64| {
+                ($y, #[inline(always)] move |$d: f64| {
                     let _ = ($x, $y);
                     $rev
                 })
@@ -89,7 +89,7 @@ macro_rules! param_rules {
         impl PowiRule for $t {
             #[inline]
             fn powi_vjp(self, n: i32) -> ($t, impl FnOnce($t) -> $t) {
-                (self.powi(n), move |d: $t| {
+                (self.powi(n), #[inline(always)] move |d: $t| {
                     if n == 0 { 0.0 } else { d * (n as $t) * self.powi(n - 1) }
                 })
             }
@@ -99,7 +99,7 @@ macro_rules! param_rules {
             #[inline]
             fn powf_vjp(self, a: $t) -> ($t, impl FnOnce($t) -> ($t, $t)) {
                 let y = self.powf(a);
-                (y, move |d: $t| {
+                (y, #[inline(always)] move |d: $t| {
                     let dx = d * a * self.powf(a - 1.0);
                     let da = if self > 0.0 { d * y * self.ln() } else { 0.0 };
                     (dx, da)
@@ -111,7 +111,7 @@ macro_rules! param_rules {
             #[inline]
             fn max_vjp(self, y: $t) -> ($t, impl FnOnce($t) -> ($t, $t)) {
                 let first = self >= y;
-                (if first { self } else { y }, move |d: $t| {
+                (if first { self } else { y }, #[inline(always)] move |d: $t| {
                     if first { (d, 0.0) } else { (0.0, d) }
                 })
             }
@@ -121,7 +121,7 @@ macro_rules! param_rules {
             #[inline]
             fn min_vjp(self, y: $t) -> ($t, impl FnOnce($t) -> ($t, $t)) {
                 let first = self <= y;
-                (if first { self } else { y }, move |d: $t| {
+                (if first { self } else { y }, #[inline(always)] move |d: $t| {
                     if first { (d, 0.0) } else { (0.0, d) }
                 })
             }

@@ -35,14 +35,22 @@ impl XorRule for u64 {
 impl AndRule for u64 {
     #[inline]
     fn and_vjp(self, y: u64) -> (u64, impl FnOnce(u64) -> (u64, u64)) {
-        (self & y, move |d| (y & d, self & d))
+        (
+            self & y,
+            #[inline(always)]
+            move |d| (y & d, self & d),
+        )
     }
 }
 
 impl OrRule for u64 {
     #[inline]
     fn or_vjp(self, y: u64) -> (u64, impl FnOnce(u64) -> (u64, u64)) {
-        (self | y, move |d| (!y & d, !self & d))
+        (
+            self | y,
+            #[inline(always)]
+            move |d| (!y & d, !self & d),
+        )
     }
 }
 

@@ -48,7 +48,7 @@ pub fn stmt(cx: &Cx, s: &Stmt) -> TokenStream {
             let pb = pullback(*target);
             let ann = ty.as_ref().map(|t| quote!(: #t));
             let pair_ann = ty.as_ref().map(|t| quote!(: (#t, _)));
-            match op {
+            match &**op {
                 Op::Alias(o) => {
                     let o = operand(cx, o);
                     quote_spanned!(span=> let #x #ann = #o;)

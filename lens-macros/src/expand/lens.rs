@@ -157,8 +157,9 @@ pub fn lens(f: &LensFn, errors: &mut Errors) -> TokenStream {
             .iter()
             .map(|&i| {
                 let g = &slot_names[i];
+                let ty = &args[i].ty;
                 if args[i].kind == ArgKind::NoDiff {
-                    quote!(::paralens::__private::Default::default())
+                    quote!(<#ty as ::paralens::__private::NoChange>::no_change())
                 } else {
                     quote!(#g)
                 }
@@ -242,6 +243,21 @@ pub fn lens(f: &LensFn, errors: &mut Errors) -> TokenStream {
         }
     };
 
+    // A lens type's pullback returns a change for every input; a borrowed input has none to
+    // give, so functions taking references get `name_vjp` and `name_rev` only.
+    let borrows = args.iter().any(|a| matches!(a.ty, Type::Reference(_)));
+    let lens_type = if borrows {
+        TokenStream::new()
+    } else {
+        quote! {
+            #[doc = #doc_ty]
+            #allow
+            #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+            #vis struct #ty_name;
+
+            #lens_impls
+        }
+    };
     let turbofish = turbofish(&f.generics);
     quote! {
         #[doc = #doc_vjp]
@@ -259,12 +275,7 @@ pub fn lens(f: &LensFn, errors: &mut Errors) -> TokenStream {
             #rev_val
         }
 
-        #[doc = #doc_ty]
-        #allow
-        #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-        #vis struct #ty_name;
-
-        #lens_impls
+        #lens_type
     }
 }
 

@@ -79,7 +79,7 @@ pub fn block(
     };
     quote!({
         #(#forward)*
-        (#value, move |#param| {
+        (#value, #[inline(always)] move |#param| {
             #reverse
             #changes
         })

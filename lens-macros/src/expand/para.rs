@@ -151,7 +151,7 @@ pub fn para(def: ParaDef, errors: &mut Errors) -> TokenStream {
         .zip(&ags)
         .map(|((_, t), g)| {
             if nodiff_type(t) {
-                quote!(::paralens::__private::Default::default())
+                quote!(<#t as ::paralens::__private::NoChange>::no_change())
             } else {
                 quote!(#g)
             }

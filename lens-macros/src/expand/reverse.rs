@@ -28,7 +28,7 @@ pub fn contributions(cx: &Cx, b: &Block) -> HashMap<VarId, usize> {
         match &s.kind {
             StmtKind::Verbatim(_) => {}
             StmtKind::Destructure { src, .. } => add(&Operand::Var(*src), &mut n),
-            StmtKind::Let { op, .. } => match op {
+            StmtKind::Let { op, .. } => match &**op {
                 Op::Alias(o) => add(o, &mut n),
                 Op::Rule { args, .. } | Op::Call { args, .. } | Op::Tuple(args) => {
                     args.iter().for_each(|a| add(a, &mut n));
@@ -95,7 +95,7 @@ impl Sweep<'_> {
                 }
                 let d = adjoint(self.cx, *target);
                 let pb = pullback(*target);
-                match op {
+                match &**op {
                     Op::Alias(o) => self.contribute(o, quote!(#d)),
                     Op::Tuple(elems) => {
                         let names = self.names(*target, elems);

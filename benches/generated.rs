@@ -1,0 +1,88 @@
+//! Generated reverse derivatives beside hand-written ones: the extended Rosenbrock function
+//! and a sigmoid neuron with squared error.
+
+use criterion::{BenchmarkId, Criterion, Throughput};
+use paralens::prelude::*;
+use std::hint::black_box;
+
+/// Extended Rosenbrock (Moré, Garbow and Hillstrom): the `2M` variables in pairs `(u_i, v_i)`,
+/// `f = sum 100 (v_i - u_i^2)^2 + (1 - u_i)^2`.
+#[lens]
+pub fn rosenbrock<const M: usize>(u: SVector<f64, M>, v: SVector<f64, M>) -> f64 {
+    let t = v - u.component_mul(&u);
+    let s = SVector::<f64, M>::repeat(1.0) - u;
+    100.0 * t.dot(&t) + s.dot(&s)
+}
+
+/// The same gradient by hand: `du = -400 u t - 2 s`, `dv = 200 t`.
+#[inline]
+pub fn rosenbrock_hand<const M: usize>(
+    u: SVector<f64, M>,
+    v: SVector<f64, M>,
+    d: f64,
+) -> (SVector<f64, M>, SVector<f64, M>) {
+    let t = v - u.component_mul(&u);
+    let s = SVector::<f64, M>::repeat(1.0) - u;
+    let du = (u.component_mul(&t) * -400.0 - s * 2.0) * d;
+    (du, t * (200.0 * d))
+}
+
+/// A sigmoid neuron with squared error: `(sigma(w . x + b) - y)^2`.
+#[lens]
+pub fn neuron<const N: usize>(
+    w: SVector<f64, N>,
+    b: f64,
+    #[nodiff] x: SVector<f64, N>,
+    #[nodiff] y: f64,
+) -> f64 {
+    let p = sigmoid(w.dot(&x) + b);
+    (p - y) * (p - y)
+}
+
+/// The same gradient by hand: `dz = 2 (p - y) p (1 - p)`, `dw = dz x`, `db = dz`.
+#[inline]
+pub fn neuron_hand<const N: usize>(
+    w: SVector<f64, N>,
+    b: f64,
+    x: SVector<f64, N>,
+    y: f64,
+    d: f64,
+) -> (SVector<f64, N>, f64) {
+    let z = w.dot(&x) + b;
+    let p = 1.0 / (1.0 + (-z).exp());
+    let dz = 2.0 * (p - y) * p * (1.0 - p) * d;
+    (x * dz, dz)
+}
+
+fn rosen<const M: usize>(c: &mut Criterion) {
+    let mut g = c.benchmark_group("rosenbrock_gradient");
+    g.throughput(Throughput::Elements(1));
+    let u = SVector::<f64, M>::from_fn(|i, _| (i as f64 * 0.37).sin());
+    let v = SVector::<f64, M>::from_fn(|i, _| (i as f64 * 0.91).cos());
+    let n = 2 * M;
+    g.bench_with_input(BenchmarkId::new("generated", n), &(u, v), |b, &(u, v)| {
+        b.iter(|| rosenbrock_rev(black_box(u), black_box(v), 1.0))
+    });
+    g.bench_with_input(
+        BenchmarkId::new("hand_written", n),
+        &(u, v),
+        |b, &(u, v)| b.iter(|| rosenbrock_hand(black_box(u), black_box(v), 1.0)),
+    );
+    g.finish();
+}
+
+pub fn bench(c: &mut Criterion) {
+    rosen::<4>(c);
+    rosen::<32>(c);
+    let mut g = c.benchmark_group("sigmoid_mse_neuron_gradient");
+    g.throughput(Throughput::Elements(1));
+    let w = SVector::<f64, 16>::from_fn(|i, _| (i as f64 * 0.3).sin());
+    let x = SVector::<f64, 16>::from_fn(|i, _| (i as f64 * 0.7).cos());
+    g.bench_function("generated", |b| {
+        b.iter(|| neuron_rev(black_box(w), black_box(0.1), black_box(x), 1.0, 1.0))
+    });
+    g.bench_function("hand_written", |b| {
+        b.iter(|| neuron_hand(black_box(w), black_box(0.1), black_box(x), 1.0, 1.0))
+    });
+    g.finish();
+}
