@@ -175,3 +175,12 @@ fn rules_also_run_in_f32() {
     let (y, pb) = act::sigmoid(0.0_f32);
     assert_eq!((y, pb(1.0)), (0.5, 0.25));
 }
+
+#[test]
+fn squares() {
+    // d(x^2) = 2x; d<a, a> = 2a; d(a ∘ a) = 2 a ∘ d; d(A A) = D A^T + A^T D
+    unary("square", SquareRule::square_vjp, &[1.3, -0.4]);
+    unary("mat square", SquareRule::square_vjp, &[m::<3, 3>(0.2)]);
+    unary("dot_self", dot_self, &[m::<4, 1>(0.3)]);
+    unary("component_square", component_square, &[m::<2, 3>(0.3)]);
+}

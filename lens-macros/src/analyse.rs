@@ -586,6 +586,21 @@ impl<'e> Analyser<'e> {
         };
         let l = self.expr(&b.left, out);
         let r = self.expr(&b.right, out);
+        if let (BinOp::Mul(_), Operand::Var(a), Operand::Var(c)) = (&b.op, &l, &r)
+            && a == c
+        {
+            // `x * x`: one change `2 x d` instead of two to be added.
+            let func = rules_path(span, quote!(SquareRule::square_vjp));
+            return self.push_op(
+                Op::Rule {
+                    func,
+                    args: vec![l],
+                    extra: vec![],
+                },
+                span,
+                out,
+            );
+        }
         let func = rules_path(span, rule);
         self.push_op(
             Op::Rule {
@@ -706,12 +721,20 @@ impl<'e> Analyser<'e> {
         };
         let recv = self.expr(&m.receiver, out);
         let mut ops = vec![recv];
+        let mut func = func;
         if arity == 2 {
             let a = match args[0] {
                 Expr::Reference(r) if r.mutability.is_none() => &*r.expr,
                 other => other,
             };
-            ops.push(self.expr(a, out));
+            let arg = self.expr(a, out);
+            let same = matches!((&ops[0], &arg), (Operand::Var(x), Operand::Var(y)) if x == y);
+            match name.as_str() {
+                // `x.dot(&x)` and `x.component_mul(&x)`: one change, not two to be added.
+                "dot" if same => func = quote!(dot_self),
+                "component_mul" if same => func = quote!(component_square),
+                _ => ops.push(arg),
+            }
         }
         let func = rules_path(span, func);
         self.push_op(

@@ -41,6 +41,37 @@ pub trait NegRule: Sized {
     fn neg_vjp(self) -> (Self, impl FnOnce(Self) -> Self);
 }
 
+/// Reverse rule of `x * x` (one value times itself): `2 x d`, one change where `x * y`
+/// would give two equal ones to be added.
+pub trait SquareRule: Sized {
+    /// `x * x` and its pullback.
+    fn square_vjp(self) -> (Self, impl FnOnce(Self) -> Self);
+}
+
+macro_rules! scalar_square {
+    ($($t:ty),*) => {$(
+        impl SquareRule for $t {
+            #[inline]
+            fn square_vjp(self) -> ($t, impl FnOnce($t) -> $t) {
+                (self * self, #[inline(always)] move |d| (d + d) * self)
+            }
+        }
+    )*};
+}
+scalar_square!(f32, f64);
+
+/// A square matrix times itself: `R(a; d) = d a^T + a^T d`.
+impl<T: Real, const N: usize> SquareRule for SMatrix<T, N, N> {
+    #[inline]
+    fn square_vjp(self) -> (Self, impl FnOnce(Self) -> Self) {
+        (
+            self * self,
+            #[inline(always)]
+            move |d: Self| d * self.transpose() + self.tr_mul(&d),
+        )
+    }
+}
+
 macro_rules! scalar_binary {
     ($($t:ty),*) => {$(
         impl AddRule for $t {

@@ -50,3 +50,31 @@ pub fn sum<T: Real, const R: usize, const C: usize>(
 ) -> (T, impl FnOnce(T) -> SMatrix<T, R, C>) {
     (a.sum(), |d: T| SMatrix::from_element(d))
 }
+
+/// `<a, a>`: a dot product of a value with itself; reverse `2 d a` (one change, where
+/// `dot(a, a)` would return two equal ones to be added).
+#[inline]
+pub fn dot_self<T: Real, const R: usize, const C: usize>(
+    a: SMatrix<T, R, C>,
+) -> (T, impl FnOnce(T) -> SMatrix<T, R, C>) {
+    (
+        a.dot(&a),
+        #[inline(always)]
+        move |d: T| a * (d + d),
+    )
+}
+
+/// `a ∘ a`; reverse `2 d ∘ a`.
+#[inline]
+pub fn component_square<T: Real, const R: usize, const C: usize>(
+    a: SMatrix<T, R, C>,
+) -> (
+    SMatrix<T, R, C>,
+    impl FnOnce(SMatrix<T, R, C>) -> SMatrix<T, R, C>,
+) {
+    (
+        a.component_mul(&a),
+        #[inline(always)]
+        move |d: SMatrix<T, R, C>| d.component_mul(&a) * (T::one() + T::one()),
+    )
+}

@@ -9,6 +9,7 @@
 //! |---|---|---|
 //! | `x + y` | sum | `(d, d)` |
 //! | `x - y` | difference | `(d, -d)` |
+//! | `x * x`, `x.dot(&x)`, `x.component_mul(&x)` | squares | one change `2 x d` (`d x^T + x^T d` for a square matrix) |
 //! | `x * y` | product | `(d y, x d)` (matrices: `(d y^T, x^T d)`) |
 //! | `x / y` | quotient | `(d / y, -d x / y^2)` |
 //! | `-x` | negation | `-d` |
@@ -28,8 +29,8 @@ mod matrix;
 mod unary;
 mod z2;
 
-pub use binary::{AddRule, DivRule, MulRule, NegRule, SubRule};
-pub use matrix::{component_mul, dot, sum, transpose};
+pub use binary::{AddRule, DivRule, MulRule, NegRule, SquareRule, SubRule};
+pub use matrix::{component_mul, component_square, dot, dot_self, sum, transpose};
 pub use unary::{
     AbsRule, CosRule, ExpRule, LnRule, MaxRule, MinRule, PowfRule, PowiRule, RecipRule, SinRule,
     SqrtRule, TanhRule,
