@@ -19,9 +19,80 @@
 //! assert!(learner.try_loss(&x, &0).unwrap() < loss_before);
 //! ```
 //!
-//! The crates behind the facade: [`lens_core`] (traits, rules, composition, losses,
-//! optimizers, learners), `lens-macros` (`#[derive(Tangent)]`; `#[lens]` and `para!` next),
-//! [`lens_circuits`] (Boolean and polynomial circuits).
+//! ## `#[lens]`: a function and its reverse derivative
+//!
+//! On `fn name(a1: T1, ..., an: Tn) -> U`, `#[lens]` keeps `name` as written and generates:
+//! - `name_rev(a1, ..., an, d: U)`: the reverse derivative at `(a1, ..., an)` applied to the
+//!   output change `d`, returning the changes of the differentiated arguments (a plain value
+//!   for one, a tuple for several);
+//! - `name_vjp(a1, ..., an)`: the value and its pullback (one slot per argument, `()` for
+//!   arguments that are not differentiated); calls inside other lens bodies use it;
+//! - a zero-sized type `Name` (UpperCamelCase) implementing [`Lens`], or [`Para`] when some
+//!   arguments are marked `#[param]` (the parameter is the tuple of those).
+//!
+//! ```
+//! use paralens::prelude::*;
+//!
+//! #[lens]
+//! fn poly(x: f64) -> f64 {
+//!     let y = x * x;        // shadowing, repeated operands and plain literals are fine
+//!     let y = y + 3.0 * x;
+//!     y.exp().ln()
+//! }
+//! assert_eq!(poly(2.0), 10.0);
+//! assert!((poly_rev(2.0, 1.0) - 7.0).abs() < 1e-12); // d/dx (x^2 + 3x) = 2x + 3
+//! assert_eq!(Poly.apply(2.0), poly(2.0));
+//! ```
+//!
+//! Differentiated: `+ - * /` and unary `-`, `let` (with shadowing and tuple patterns),
+//! tuples, nested blocks, `if`/`else` and `match` whose conditions are not differentiated,
+//! calls of other `#[lens]` functions (`m::g(x)` uses `m::g_vjp`) and of the activations in
+//! [`fns`], the float methods `exp ln sqrt powi powf sin cos tanh abs max min recip`, the
+//! nalgebra operations `*` (matrix products and scaling), `transpose`, `dot`,
+//! `component_mul`, `sum`, `map(f)` with `f` a `#[lens]` function, and on `u64` Z2 words
+//! (64 examples per word) `& ^ | !` with the Z2 rules. Generic and const-generic functions
+//! work. Arguments of integer, `bool`, `char` or reference type, and those marked
+//! `#[nodiff]`, get no change (their slot is omitted from `name_rev`).
+//!
+//! What cannot be differentiated is a compile error at that expression saying what to write
+//! instead: loops, `return`, `?`, mutation, methods with no reverse rule, fields, indexing
+//! and casts of differentiated values. All errors of a function are reported together, and
+//! the function itself is still emitted so its callers compile. Calling a plain function
+//! (one without `_vjp`) fails with "cannot find function `g_vjp`" at the call: annotate `g`
+//! with `#[lens]`, or write `g_vjp` by hand to give it a custom reverse rule.
+//!
+//! ## `para!`: models of sub-models
+//!
+//! ```
+//! use paralens::prelude::*;
+//!
+//! para! {
+//!     /// A perceptron whose second layer is used twice (its weights are shared).
+//!     pub struct Net { l1: Dense<4, 8>, l2: Dense<8, 8> }
+//!     fn forward(&self, x: SVector<f32, 4>) -> SVector<f32, 8> {
+//!         let h = relu(self.l1(x));
+//!         self.l2(tanh(self.l2(h)))
+//!     }
+//! }
+//!
+//! let net = Net::default();
+//! let p: NetParams = net.init(0);           // one field per sub-model
+//! let (y, pullback) = net.vjp(&p, SVector::repeat(1.0));
+//! let (dp, _dx) = pullback(SVector::repeat(1.0));
+//! assert_eq!(y.len(), 8);
+//! assert!(dp.l2.w.norm() > 0.0);            // both uses of l2 contributed
+//! ```
+//!
+//! `para!` generates the model struct (deriving `Clone, Copy, Debug, Default`), its
+//! parameter struct `NameParams` (with [`Tangent`] and [`Flat`], so optimizers walk it),
+//! [`Init`] and [`Para`]. A sub-model given a value of the wrong shape is a compile error at
+//! that call.
+//!
+//! ## The crates behind the facade
+//!
+//! [`lens_core`] (traits, rules, composition, losses, optimizers, learners), `lens-macros`
+//! (`#[lens]`, `para!`, `#[derive(Tangent)]`), [`lens_circuits`] (Boolean and polynomial
+//! circuits).
 #![deny(missing_docs)]
 
 pub use lens_circuits as circuits;
@@ -41,3 +112,8 @@ pub mod prelude {
     pub use lens_core::{lens, para};
     pub use nalgebra::{SMatrix, SVector};
 }
+
+/// The README's examples, compiled and run as doc tests.
+#[doc = include_str!("../README.md")]
+#[cfg(doctest)]
+pub struct ReadmeDoctests;

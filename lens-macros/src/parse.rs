@@ -89,6 +89,16 @@ pub fn lens_fn(mut item: ItemFn, errors: &mut Errors) -> LensFn {
                     }
                 };
                 let ty = (*pt.ty).clone();
+                if let Type::Reference(r) = &ty
+                    && r.mutability.is_some()
+                {
+                    errors.at(
+                        &pt.ty,
+                        format!(
+                            "mutation through `&mut` is not differentiated: take `{ident}` by value and return the new value"
+                        ),
+                    );
+                }
                 let kind = match (param, nodiff) {
                     (Some(p), Some(_)) => {
                         errors.at(p, "an argument cannot be both `#[param]` and `#[nodiff]`");
