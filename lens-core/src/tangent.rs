@@ -148,6 +148,47 @@ pub trait Flat<T: Copy + 'static>: Tangent {
     }
 }
 
+/// The `Flat` methods of a value stored as one slice, given how to borrow it.
+macro_rules! single_slice {
+    ($t:ty, $get:path, $get_mut:path) => {
+        #[inline]
+        fn slices(&self) -> impl Iterator<Item = &[$t]> {
+            core::iter::once($get(self))
+        }
+        #[inline]
+        fn slices_mut(&mut self) -> impl Iterator<Item = &mut [$t]> {
+            core::iter::once($get_mut(self))
+        }
+        #[inline]
+        fn visit_slices(&self, f: &mut impl FnMut(&[$t])) {
+            f($get(self));
+        }
+        #[inline]
+        fn zip2_slices(&mut self, a: &Self, f: &mut impl FnMut(&mut [$t], &[$t])) {
+            f($get_mut(self), $get(a));
+        }
+        #[inline]
+        fn zip3_slices(
+            &mut self,
+            a: &Self,
+            b: &mut Self,
+            f: &mut impl FnMut(&mut [$t], &[$t], &mut [$t]),
+        ) {
+            f($get_mut(self), $get(a), $get_mut(b));
+        }
+        #[inline]
+        fn zip4_slices(
+            &mut self,
+            a: &Self,
+            b: &mut Self,
+            c: &mut Self,
+            f: &mut impl FnMut(&mut [$t], &[$t], &mut [$t], &mut [$t]),
+        ) {
+            f($get_mut(self), $get(a), $get_mut(b), $get_mut(c));
+        }
+    };
+}
+
 macro_rules! scalar_tangent {
     ($($t:ty),*) => {$(
         impl Tangent for $t {
@@ -162,36 +203,7 @@ macro_rules! scalar_tangent {
         }
 
         impl Flat<$t> for $t {
-            #[inline]
-            fn slices(&self) -> impl Iterator<Item = &[$t]> {
-                core::iter::once(core::slice::from_ref(self))
-            }
-            #[inline]
-            fn slices_mut(&mut self) -> impl Iterator<Item = &mut [$t]> {
-                core::iter::once(core::slice::from_mut(self))
-            }
-            #[inline]
-            fn visit_slices(&self, f: &mut impl FnMut(&[$t])) {
-                f(core::slice::from_ref(self));
-            }
-            #[inline]
-            fn zip2_slices(&mut self, a: &Self, f: &mut impl FnMut(&mut [$t], &[$t])) {
-                f(core::slice::from_mut(self), core::slice::from_ref(a));
-            }
-            #[inline]
-            fn zip3_slices(&mut self, a: &Self, b: &mut Self, f: &mut impl FnMut(&mut [$t], &[$t], &mut [$t])) {
-                f(core::slice::from_mut(self), core::slice::from_ref(a), core::slice::from_mut(b));
-            }
-            #[inline]
-            fn zip4_slices(
-                &mut self,
-                a: &Self,
-                b: &mut Self,
-                c: &mut Self,
-                f: &mut impl FnMut(&mut [$t], &[$t], &mut [$t], &mut [$t]),
-            ) {
-                f(core::slice::from_mut(self), core::slice::from_ref(a), core::slice::from_mut(b), core::slice::from_mut(c));
-            }
+            single_slice!($t, core::slice::from_ref, core::slice::from_mut);
         }
     )*};
 }
@@ -210,50 +222,7 @@ impl Tangent for u64 {
 }
 
 impl Flat<u64> for u64 {
-    #[inline]
-    fn slices(&self) -> impl Iterator<Item = &[u64]> {
-        core::iter::once(core::slice::from_ref(self))
-    }
-    #[inline]
-    fn slices_mut(&mut self) -> impl Iterator<Item = &mut [u64]> {
-        core::iter::once(core::slice::from_mut(self))
-    }
-    #[inline]
-    fn visit_slices(&self, f: &mut impl FnMut(&[u64])) {
-        f(core::slice::from_ref(self));
-    }
-    #[inline]
-    fn zip2_slices(&mut self, a: &Self, f: &mut impl FnMut(&mut [u64], &[u64])) {
-        f(core::slice::from_mut(self), core::slice::from_ref(a));
-    }
-    #[inline]
-    fn zip3_slices(
-        &mut self,
-        a: &Self,
-        b: &mut Self,
-        f: &mut impl FnMut(&mut [u64], &[u64], &mut [u64]),
-    ) {
-        f(
-            core::slice::from_mut(self),
-            core::slice::from_ref(a),
-            core::slice::from_mut(b),
-        );
-    }
-    #[inline]
-    fn zip4_slices(
-        &mut self,
-        a: &Self,
-        b: &mut Self,
-        c: &mut Self,
-        f: &mut impl FnMut(&mut [u64], &[u64], &mut [u64], &mut [u64]),
-    ) {
-        f(
-            core::slice::from_mut(self),
-            core::slice::from_ref(a),
-            core::slice::from_mut(b),
-            core::slice::from_mut(c),
-        );
-    }
+    single_slice!(u64, core::slice::from_ref, core::slice::from_mut);
 }
 
 impl<T: Real, const R: usize, const C: usize> Tangent for SMatrix<T, R, C> {
@@ -268,46 +237,7 @@ impl<T: Real, const R: usize, const C: usize> Tangent for SMatrix<T, R, C> {
 }
 
 impl<T: Real, const R: usize, const C: usize> Flat<T> for SMatrix<T, R, C> {
-    #[inline]
-    fn slices(&self) -> impl Iterator<Item = &[T]> {
-        core::iter::once(self.as_slice())
-    }
-    #[inline]
-    fn slices_mut(&mut self) -> impl Iterator<Item = &mut [T]> {
-        core::iter::once(self.as_mut_slice())
-    }
-    #[inline]
-    fn visit_slices(&self, f: &mut impl FnMut(&[T])) {
-        f(self.as_slice());
-    }
-    #[inline]
-    fn zip2_slices(&mut self, a: &Self, f: &mut impl FnMut(&mut [T], &[T])) {
-        f(self.as_mut_slice(), a.as_slice());
-    }
-    #[inline]
-    fn zip3_slices(
-        &mut self,
-        a: &Self,
-        b: &mut Self,
-        f: &mut impl FnMut(&mut [T], &[T], &mut [T]),
-    ) {
-        f(self.as_mut_slice(), a.as_slice(), b.as_mut_slice());
-    }
-    #[inline]
-    fn zip4_slices(
-        &mut self,
-        a: &Self,
-        b: &mut Self,
-        c: &mut Self,
-        f: &mut impl FnMut(&mut [T], &[T], &mut [T], &mut [T]),
-    ) {
-        f(
-            self.as_mut_slice(),
-            a.as_slice(),
-            b.as_mut_slice(),
-            c.as_mut_slice(),
-        );
-    }
+    single_slice!(T, Self::as_slice, Self::as_mut_slice);
 }
 
 impl Tangent for () {

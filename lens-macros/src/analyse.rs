@@ -484,60 +484,25 @@ impl<'e> Analyser<'e> {
             }
             Expr::If(i) => self.if_expr(i, out),
             Expr::Match(m) => self.match_expr(m, out),
-            Expr::ForLoop(_) | Expr::While(_) | Expr::Loop(_) => {
-                self.errors.at(
-                    e,
-                    "loops are not differentiated (yet): write one step as a `#[lens]` function and compose the steps, or unroll the loop",
-                );
-                Operand::Const(e.to_token_stream())
-            }
+            Expr::ForLoop(_) | Expr::While(_) | Expr::Loop(_) => self.refuse(e, e, "loops are not differentiated (yet): write one step as a `#[lens]` function and compose the steps, or unroll the loop"),
             Expr::Return(_) => Operand::Const(e.to_token_stream()), // see `EarlyExits`
-            Expr::Assign(_) => {
-                self.errors.at(
-                    e,
-                    "mutation is not differentiated: bind a new value with `let x = ...;` (shadowing is fine)",
-                );
-                Operand::Const(e.to_token_stream())
-            }
-            Expr::Field(f) => {
-                self.errors.at(
-                    f,
-                    "fields of differentiated values are not supported; destructure tuples with `let (a, b) = t;`",
-                );
-                Operand::Const(e.to_token_stream())
-            }
-            Expr::Index(_) => {
-                self.errors.at(
-                    e,
-                    "indexing a differentiated value is not supported; use `dot` with a basis vector, or a `#[lens]` function",
-                );
-                Operand::Const(e.to_token_stream())
-            }
+            Expr::Assign(_) => self.refuse(e, e, "mutation is not differentiated: bind a new value with `let x = ...;` (shadowing is fine)"),
+            Expr::Field(f) => self.refuse(f, e, "fields of differentiated values are not supported; destructure tuples with `let (a, b) = t;`"),
+            Expr::Index(_) => self.refuse(e, e, "indexing a differentiated value is not supported; use `dot` with a basis vector, or a `#[lens]` function"),
             Expr::Cast(c) if matches!(self.expr(&c.expr, out), Operand::Const(_)) => {
                 Operand::Const(e.to_token_stream())
             }
-            Expr::Cast(_) => {
-                self.errors.at(
-                    e,
-                    "`as` casts of differentiated values are not supported; keep one float type through the lens",
-                );
-                Operand::Const(e.to_token_stream())
-            }
-            Expr::Reference(r) => {
-                self.errors.at(
-                    r,
-                    "references to differentiated values are only supported as method arguments (`x.dot(&y)`)",
-                );
-                Operand::Const(e.to_token_stream())
-            }
-            _ => {
-                self.errors.at(
-                    e,
-                    "this expression cannot be differentiated; compute it from non-differentiated values, or move it into a `#[lens]` function",
-                );
-                Operand::Const(e.to_token_stream())
-            }
+            Expr::Cast(_) => self.refuse(e, e, "`as` casts of differentiated values are not supported; keep one float type through the lens"),
+            Expr::Reference(r) => self.refuse(r, e, "references to differentiated values are only supported as method arguments (`x.dot(&y)`)"),
+            _ => self.refuse(e, e, "this expression cannot be differentiated; compute it from non-differentiated values, or move it into a `#[lens]` function"),
         }
+    }
+
+    /// Records that `node` cannot be differentiated; the expression stays as written so that
+    /// analysis goes on and finds the function's other mistakes.
+    fn refuse(&mut self, node: impl ToTokens, e: &Expr, msg: &str) -> Operand {
+        self.errors.at(node, msg);
+        Operand::Const(e.to_token_stream())
     }
 
     fn has_sub_call(&self, e: &Expr) -> bool {
