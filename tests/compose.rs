@@ -141,7 +141,7 @@ fn batch_sums_parameter_changes() {
     let p = layer.init(5);
     let ds = [v::<2>(1.0), v::<2>(-0.3), v::<2>(0.4)];
     let (dp, dxs) = batched.vjp(&p, xs).1(ds);
-    let mut want = <(DenseParams<f64, 2, 2>, ())>::zero();
+    let mut want = <(DenseParams<f64, 2, 2>, ())>::zeros();
     for i in 0..3 {
         let (dpi, dxi) = layer.vjp(&p, xs[i]).1(ds[i]);
         want.accumulate(&dpi);

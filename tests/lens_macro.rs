@@ -304,3 +304,24 @@ fn z2_reverse_is_defined_on_the_circuit_not_the_function() {
     assert_eq!(z2_and_self(0b1010), 0b1010);
     assert_eq!(z2_and_self_rev(0b1010, u64::MAX), 0);
 }
+
+// Generic over the scalar type: the same lens in f32 and f64.
+#[lens]
+fn softsign<T: Real>(x: T) -> T {
+    let one = T::one();
+    x / (one + x.abs()) + x.tanh() * x
+}
+
+#[test]
+fn generic_scalar_functions() {
+    ok(
+        "softsign f64",
+        check_gradient(softsign::<f64>, softsign_rev::<f64>, 0.8, H),
+    );
+    ok(
+        "softsign f64",
+        check_gradient(softsign::<f64>, softsign_rev::<f64>, -1.3, H),
+    );
+    let (g32, g64) = (softsign_rev(0.8_f32, 1.0), softsign_rev(0.8_f64, 1.0));
+    assert!((f64::from(g32) - g64).abs() < 1e-6);
+}

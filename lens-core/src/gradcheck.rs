@@ -69,7 +69,7 @@ where
         }
     }
     for o in 0..n_out {
-        let mut d = Y::zero();
+        let mut d = Y::zeros();
         set(&mut d, o, 1.0);
         let r = rev(x.clone(), d);
         for (i, rv) in flat(&r).enumerate() {

@@ -92,7 +92,7 @@ pub mod __private {
     impl<T: Tangent> NoChange for T {
         #[inline]
         fn no_change() -> Self {
-            T::zero()
+            T::zeros()
         }
     }
 

@@ -7,7 +7,17 @@ use core::fmt::{Debug, Display};
 /// Everything smooth in paralens is generic over this trait, so a model written once runs in
 /// both precisions (tests use `f64` for finite differences, training uses `f32`).
 pub trait Real:
-    nalgebra::RealField + Copy + Default + Debug + Display + Send + Sync + PartialOrd + 'static
+    nalgebra::RealField
+    + Copy
+    + Default
+    + Debug
+    + Display
+    + Send
+    + Sync
+    + PartialOrd
+    + crate::Tangent
+    + crate::Flat<Self>
+    + 'static
 {
     /// Converts an `f64` constant (rounding for `f32`).
     #[must_use]

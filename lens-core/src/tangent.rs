@@ -23,7 +23,7 @@ use nalgebra::SMatrix;
 ///     b: SVector<f64, 2>,
 /// }
 ///
-/// let mut p = Affine::zero();
+/// let mut p = Affine::zeros();
 /// p.b[1] = 2.0;
 /// p.accumulate(&p.clone());
 /// assert_eq!(p.b[1], 4.0);
@@ -32,7 +32,7 @@ use nalgebra::SMatrix;
 pub trait Tangent: Clone {
     /// The zero change (the unit of `accumulate`).
     #[must_use]
-    fn zero() -> Self;
+    fn zeros() -> Self;
     /// Adds `other` into `self` (`self += other`; XOR for bits).
     fn accumulate(&mut self, other: &Self);
 }
@@ -193,7 +193,7 @@ macro_rules! scalar_tangent {
     ($($t:ty),*) => {$(
         impl Tangent for $t {
             #[inline]
-            fn zero() -> Self {
+            fn zeros() -> Self {
                 0.0
             }
             #[inline]
@@ -212,7 +212,7 @@ scalar_tangent!(f32, f64);
 /// A Z2 word: 64 bits, each its own example; changes add by XOR.
 impl Tangent for u64 {
     #[inline]
-    fn zero() -> Self {
+    fn zeros() -> Self {
         0
     }
     #[inline]
@@ -227,7 +227,7 @@ impl Flat<u64> for u64 {
 
 impl<T: Real, const R: usize, const C: usize> Tangent for SMatrix<T, R, C> {
     #[inline]
-    fn zero() -> Self {
+    fn zeros() -> Self {
         Self::zeros()
     }
     #[inline]
@@ -242,7 +242,7 @@ impl<T: Real, const R: usize, const C: usize> Flat<T> for SMatrix<T, R, C> {
 
 impl Tangent for () {
     #[inline]
-    fn zero() -> Self {}
+    fn zeros() -> Self {}
     #[inline]
     fn accumulate(&mut self, _other: &Self) {}
 }
@@ -281,8 +281,8 @@ impl<T: Copy + 'static> Flat<T> for () {
 
 impl<X: Tangent, const N: usize> Tangent for [X; N] {
     #[inline]
-    fn zero() -> Self {
-        core::array::from_fn(|_| X::zero())
+    fn zeros() -> Self {
+        core::array::from_fn(|_| X::zeros())
     }
     #[inline]
     fn accumulate(&mut self, other: &Self) {
@@ -341,8 +341,8 @@ impl<T: Copy + 'static, X: Flat<T>, const N: usize> Flat<T> for [X; N] {
 /// Large parameters live in a `Box`, allocated once at construction.
 impl<X: Tangent> Tangent for Box<X> {
     #[inline]
-    fn zero() -> Self {
-        Box::new(X::zero())
+    fn zeros() -> Self {
+        Box::new(X::zeros())
     }
     #[inline]
     fn accumulate(&mut self, other: &Self) {
@@ -392,8 +392,8 @@ macro_rules! tuple_tangent {
     ($($name:ident $idx:tt),+) => {
         impl<$($name: Tangent),+> Tangent for ($($name,)+) {
             #[inline]
-            fn zero() -> Self {
-                ($($name::zero(),)+)
+            fn zeros() -> Self {
+                ($($name::zeros(),)+)
             }
             #[inline]
             fn accumulate(&mut self, other: &Self) {

@@ -51,8 +51,8 @@ pub fn expand(input: &DeriveInput) -> syn::Result<TokenStream> {
     }
 
     let zero = match &data.fields {
-        Fields::Named(_) => quote!(Self { #(#members: #p::Tangent::zero()),* }),
-        Fields::Unnamed(_) => quote!(Self ( #(<#types as #p::Tangent>::zero()),* )),
+        Fields::Named(_) => quote!(Self { #(#members: #p::Tangent::zeros()),* }),
+        Fields::Unnamed(_) => quote!(Self ( #(<#types as #p::Tangent>::zeros()),* )),
         Fields::Unit => quote!(Self),
     };
     let mut slices = quote!(#p::empty());
@@ -66,7 +66,7 @@ pub fn expand(input: &DeriveInput) -> syn::Result<TokenStream> {
     Ok(quote! {
         impl #impl_generics #p::Tangent for #name #ty_generics #tangent_where {
             #[inline]
-            fn zero() -> Self {
+            fn zeros() -> Self {
                 #zero
             }
             #[inline]

@@ -52,7 +52,7 @@ where
         p: &M::Param,
         xs: [X; B],
     ) -> (Self::Out, impl FnOnce(Self::Out) -> (M::Param, [X; B])) {
-        let mut ys: [M::Out; B] = Tangent::zero();
+        let mut ys: [M::Out; B] = Tangent::zeros();
         let mut i = 0;
         let pulls = xs.map(|x| {
             let (y, pull) = self.model.vjp(p, x);
@@ -64,7 +64,7 @@ where
             ys,
             #[inline(always)]
             move |dys: [M::Out; B]| {
-                let mut dp = M::Param::zero();
+                let mut dp = M::Param::zeros();
                 let mut pairs = pulls.into_iter().zip(dys);
                 let dxs = core::array::from_fn(|_| {
                     // from_fn calls this exactly B times, and both iterators have length B.

@@ -28,7 +28,7 @@ impl<T: Real, P: Flat<T>> Optimizer<P> for AdaGrad<T> {
     type State = P;
 
     fn init_state(&self, _p: &P) -> P {
-        P::zero()
+        P::zeros()
     }
 
     fn rate(&self) -> LearningRate<T> {

@@ -55,8 +55,8 @@ pub struct AdamState<P, T> {
 impl<T: Real> Adam<T> {
     fn state<P: Flat<T>>(&self) -> AdamState<P, T> {
         AdamState {
-            m: P::zero(),
-            v: P::zero(),
+            m: P::zeros(),
+            v: P::zeros(),
             beta1_t: T::one(),
             beta2_t: T::one(),
         }

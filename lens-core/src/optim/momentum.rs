@@ -25,7 +25,7 @@ impl<T: Real, P: Flat<T>> Optimizer<P> for Momentum<T> {
     type State = P;
 
     fn init_state(&self, _p: &P) -> P {
-        P::zero()
+        P::zeros()
     }
 
     fn rate(&self) -> LearningRate<T> {
@@ -65,7 +65,7 @@ impl<T: Real, P: Flat<T>> Optimizer<P> for Nesterov<T> {
     type State = P;
 
     fn init_state(&self, _p: &P) -> P {
-        P::zero()
+        P::zeros()
     }
 
     fn rate(&self) -> LearningRate<T> {

@@ -31,7 +31,7 @@ impl<T: Real, P: Flat<T>> Optimizer<P> for RmsProp<T> {
     type State = P;
 
     fn init_state(&self, _p: &P) -> P {
-        P::zero()
+        P::zeros()
     }
 
     fn rate(&self) -> LearningRate<T> {

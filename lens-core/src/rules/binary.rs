@@ -48,17 +48,16 @@ pub trait SquareRule: Sized {
     fn square_vjp(self) -> (Self, impl FnOnce(Self) -> Self);
 }
 
-macro_rules! scalar_square {
-    ($($t:ty),*) => {$(
-        impl SquareRule for $t {
-            #[inline]
-            fn square_vjp(self) -> ($t, impl FnOnce($t) -> $t) {
-                (self * self, #[inline(always)] move |d| (d + d) * self)
-            }
-        }
-    )*};
+impl<T: Real> SquareRule for T {
+    #[inline]
+    fn square_vjp(self) -> (T, impl FnOnce(T) -> T) {
+        (
+            self * self,
+            #[inline(always)]
+            move |d: T| (d + d) * self,
+        )
+    }
 }
-scalar_square!(f32, f64);
 
 /// A square matrix times itself: `R(a; d) = d a^T + a^T d`.
 impl<T: Real, const N: usize> SquareRule for SMatrix<T, N, N> {
@@ -72,46 +71,65 @@ impl<T: Real, const N: usize> SquareRule for SMatrix<T, N, N> {
     }
 }
 
-macro_rules! scalar_binary {
-    ($($t:ty),*) => {$(
-        impl AddRule for $t {
-            type Out = $t;
-            #[inline]
-            fn add_vjp(self, y: $t) -> ($t, impl FnOnce($t) -> ($t, $t)) {
-                (self + y, #[inline(always)] |d| (d, d))
-            }
-        }
-        impl SubRule for $t {
-            type Out = $t;
-            #[inline]
-            fn sub_vjp(self, y: $t) -> ($t, impl FnOnce($t) -> ($t, $t)) {
-                (self - y, |d| (d, -d))
-            }
-        }
-        impl MulRule for $t {
-            type Out = $t;
-            #[inline]
-            fn mul_vjp(self, y: $t) -> ($t, impl FnOnce($t) -> ($t, $t)) {
-                (self * y, #[inline(always)] move |d| (d * y, self * d))
-            }
-        }
-        impl DivRule for $t {
-            type Out = $t;
-            #[inline]
-            fn div_vjp(self, y: $t) -> ($t, impl FnOnce($t) -> ($t, $t)) {
-                let q = self / y;
-                (q, #[inline(always)] move |d| (d / y, -d * q / y))
-            }
-        }
-        impl NegRule for $t {
-            #[inline]
-            fn neg_vjp(self) -> ($t, impl FnOnce($t) -> $t) {
-                (-self, |d: $t| -d)
-            }
-        }
-    )*};
+impl<T: Real> AddRule for T {
+    type Out = T;
+    #[inline]
+    fn add_vjp(self, y: T) -> (T, impl FnOnce(T) -> (T, T)) {
+        (
+            self + y,
+            #[inline(always)]
+            |d: T| (d, d),
+        )
+    }
 }
-scalar_binary!(f32, f64);
+
+impl<T: Real> SubRule for T {
+    type Out = T;
+    #[inline]
+    fn sub_vjp(self, y: T) -> (T, impl FnOnce(T) -> (T, T)) {
+        (
+            self - y,
+            #[inline(always)]
+            |d: T| (d, -d),
+        )
+    }
+}
+
+impl<T: Real> MulRule for T {
+    type Out = T;
+    #[inline]
+    fn mul_vjp(self, y: T) -> (T, impl FnOnce(T) -> (T, T)) {
+        (
+            self * y,
+            #[inline(always)]
+            move |d: T| (d * y, self * d),
+        )
+    }
+}
+
+impl<T: Real> DivRule for T {
+    type Out = T;
+    #[inline]
+    fn div_vjp(self, y: T) -> (T, impl FnOnce(T) -> (T, T)) {
+        let q = self / y;
+        (
+            q,
+            #[inline(always)]
+            move |d: T| (d / y, -d * q / y),
+        )
+    }
+}
+
+impl<T: Real> NegRule for T {
+    #[inline]
+    fn neg_vjp(self) -> (T, impl FnOnce(T) -> T) {
+        (
+            -self,
+            #[inline(always)]
+            |d: T| -d,
+        )
+    }
+}
 
 impl<T: Real, const R: usize, const C: usize> AddRule for SMatrix<T, R, C> {
     type Out = Self;

@@ -1,4 +1,7 @@
-//! The float methods people write: `exp ln sqrt powi powf sin cos tanh abs max min recip`.
+//! The float methods people write: `exp ln sqrt powi powf sin cos tanh abs max min recip`,
+//! for every [`Real`] scalar (so `#[lens]` functions generic over `T: Real` work too).
+
+use crate::Real;
 
 macro_rules! unary_rule {
     ($(#[$doc:meta])* $rule:ident :: $m:ident, |$x:ident, $y:ident, $d:ident| $fwd:expr => $rev:expr) => {
@@ -8,24 +11,12 @@ macro_rules! unary_rule {
             fn $m(self) -> (Self, impl FnOnce(Self) -> Self);
         }
 
-        impl $rule for f32 {
+        impl<T: Real> $rule for T {
             #[inline]
-            fn $m(self) -> (f32, impl FnOnce(f32) -> f32) {
+            fn $m(self) -> (T, impl FnOnce(T) -> T) {
                 let $x = self;
-                let $y: f32 = $fwd;
-                ($y, #[inline(always)] move |$d: f32| {
-                    let _ = ($x, $y);
-                    $rev
-                })
-            }
-        }
-
-        impl $rule for f64 {
-            #[inline]
-            fn $m(self) -> (f64, impl FnOnce(f64) -> f64) {
-                let $x = self;
-                let $y: f64 = $fwd;
-                ($y, #[inline(always)] move |$d: f64| {
+                let $y: T = $fwd;
+                ($y, #[inline(always)] move |$d: T| {
                     let _ = ($x, $y);
                     $rev
                 })
@@ -51,11 +42,11 @@ unary_rule!(
     CosRule::cos_vjp, |x, y, d| x.cos() => -d * x.sin());
 unary_rule!(
     /// `tanh x`; reverse `d (1 - tanh^2 x)`.
-    TanhRule::tanh_vjp, |x, y, d| x.tanh() => d * (1.0 - y * y));
+    TanhRule::tanh_vjp, |x, y, d| x.tanh() => d * (T::one() - y * y));
 unary_rule!(
     /// `|x|`; reverse `d sign(x)`, with the subgradient 0 at 0.
     AbsRule::abs_vjp, |x, y, d| x.abs() =>
-        if x > 0.0 { d } else if x < 0.0 { -d } else { 0.0 });
+        if x > T::zero() { d } else if x < T::zero() { -d } else { T::zero() });
 unary_rule!(
     /// `1 / x`; reverse `-d / x^2`.
     RecipRule::recip_vjp, |x, y, d| x.recip() => -d * y * y);
@@ -84,48 +75,75 @@ pub trait MinRule: Sized {
     fn min_vjp(self, y: Self) -> (Self, impl FnOnce(Self) -> (Self, Self));
 }
 
-macro_rules! param_rules {
-    ($($t:ty),*) => {$(
-        impl PowiRule for $t {
-            #[inline]
-            fn powi_vjp(self, n: i32) -> ($t, impl FnOnce($t) -> $t) {
-                (self.powi(n), #[inline(always)] move |d: $t| {
-                    if n == 0 { 0.0 } else { d * (n as $t) * self.powi(n - 1) }
-                })
-            }
-        }
-
-        impl PowfRule for $t {
-            #[inline]
-            fn powf_vjp(self, a: $t) -> ($t, impl FnOnce($t) -> ($t, $t)) {
-                let y = self.powf(a);
-                (y, #[inline(always)] move |d: $t| {
-                    let dx = d * a * self.powf(a - 1.0);
-                    let da = if self > 0.0 { d * y * self.ln() } else { 0.0 };
-                    (dx, da)
-                })
-            }
-        }
-
-        impl MaxRule for $t {
-            #[inline]
-            fn max_vjp(self, y: $t) -> ($t, impl FnOnce($t) -> ($t, $t)) {
-                let first = self >= y;
-                (if first { self } else { y }, #[inline(always)] move |d: $t| {
-                    if first { (d, 0.0) } else { (0.0, d) }
-                })
-            }
-        }
-
-        impl MinRule for $t {
-            #[inline]
-            fn min_vjp(self, y: $t) -> ($t, impl FnOnce($t) -> ($t, $t)) {
-                let first = self <= y;
-                (if first { self } else { y }, #[inline(always)] move |d: $t| {
-                    if first { (d, 0.0) } else { (0.0, d) }
-                })
-            }
-        }
-    )*};
+impl<T: Real> PowiRule for T {
+    #[inline]
+    fn powi_vjp(self, n: i32) -> (T, impl FnOnce(T) -> T) {
+        (
+            self.powi(n),
+            #[inline(always)]
+            move |d: T| {
+                if n == 0 {
+                    T::zero()
+                } else {
+                    d * T::cst(f64::from(n)) * self.powi(n - 1)
+                }
+            },
+        )
+    }
 }
-param_rules!(f32, f64);
+
+impl<T: Real> PowfRule for T {
+    #[inline]
+    fn powf_vjp(self, a: T) -> (T, impl FnOnce(T) -> (T, T)) {
+        let y = self.powf(a);
+        (
+            y,
+            #[inline(always)]
+            move |d: T| {
+                let dx = d * a * self.powf(a - T::one());
+                let da = if self > T::zero() {
+                    d * y * self.ln()
+                } else {
+                    T::zero()
+                };
+                (dx, da)
+            },
+        )
+    }
+}
+
+impl<T: Real> MaxRule for T {
+    #[inline]
+    fn max_vjp(self, y: T) -> (T, impl FnOnce(T) -> (T, T)) {
+        let first = self >= y;
+        (
+            if first { self } else { y },
+            #[inline(always)]
+            move |d: T| {
+                if first {
+                    (d, T::zero())
+                } else {
+                    (T::zero(), d)
+                }
+            },
+        )
+    }
+}
+
+impl<T: Real> MinRule for T {
+    #[inline]
+    fn min_vjp(self, y: T) -> (T, impl FnOnce(T) -> (T, T)) {
+        let first = self <= y;
+        (
+            if first { self } else { y },
+            #[inline(always)]
+            move |d: T| {
+                if first {
+                    (d, T::zero())
+                } else {
+                    (T::zero(), d)
+                }
+            },
+        )
+    }
+}

@@ -64,8 +64,8 @@ pub fn block(
                 let d = adjoint(cx, *id);
                 quote!(#d)
             }
-            Ret::Var(_, Some(ty)) => quote!(<#ty as ::paralens::__private::Tangent>::zero()),
-            Ret::Var(_, None) => quote!(::paralens::__private::Tangent::zero()),
+            Ret::Var(_, Some(ty)) => quote!(<#ty as ::paralens::__private::Tangent>::zeros()),
+            Ret::Var(_, None) => quote!(::paralens::__private::Tangent::zeros()),
         })
         .collect();
     let changes = match (tuple, changes.as_slice()) {

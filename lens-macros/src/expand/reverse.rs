@@ -84,7 +84,7 @@ impl Sweep<'_> {
                         let d = adjoint(self.cx, *t);
                         quote!(#d)
                     }
-                    _ => quote!(::paralens::__private::Tangent::zero()),
+                    _ => quote!(::paralens::__private::Tangent::zeros()),
                 });
                 let g = quote!((#(#parts,)*));
                 self.contribute(&Operand::Var(*src), g);
