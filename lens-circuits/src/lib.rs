@@ -1,7 +1,44 @@
-//! Boolean and polynomial circuits for paralens.
+//! Boolean circuits for paralens: the reverse derivative category of polynomials over Z2,
+//! bit-sliced.
 //!
-//! This crate is a placeholder: Z2 words, circuits and reverse derivative ascent arrive with
-//! the circuits issue. It already depends on `lens-core`, so the same traits serve both.
+//! A [`Word`] holds one bit per example: `u64` holds 64 examples, [`Lanes<W>`] holds 64·W
+//! (W words side by side, for SIMD). Their change space's addition is XOR, and every
+//! operation acts lane-wise, so the reverse derivative of a circuit is computed for all
+//! examples at once. The reverse rules (DESIGN.md section 1):
+//!
+//! | gate | forward | reverse (change `d`) |
+//! |---|---|---|
+//! | XOR | `x ^ y` | `(d, d)` |
+//! | AND | `x & y` | `(y & d, x & d)` |
+//! | OR | `x \| y` | `(!y & d, !x & d)` |
+//! | NOT | `!x` | `d` |
+//! | NAND | `!(x & y)` | `(y & d, x & d)` |
+//! | MUX | `s ? a : b` | `((a ^ b) & d, s & d, !s & d)` |
+//! | copy | `(x, x)` | `d1 ^ d2` |
+//! | discard, constant | | nothing |
+//!
+//! The reverse derivative is defined on the *circuit*: `x & x` computes `x` but its reverse
+//! is `x&d ^ x&d = 0`. On read-once circuits it equals the Boolean difference, which
+//! [`oracle::boolean_reverse`] computes by brute force.
+//!
+//! ```
+//! use lens_circuits::{Lanes, Word};
+//! use paralens_doc::*;
+//! # mod paralens_doc { pub use lens_core::rules::{AndRule, XorRule}; }
+//! let x = Lanes::<2>::splat(true);
+//! let y = Lanes::<2>([0b1010, u64::MAX]);
+//! let (z, pullback) = x.and_vjp(y);
+//! assert_eq!(z, y);
+//! assert_eq!(pullback(Lanes::ONES).1, x); // d(x & y)/dy = x
+//! ```
 #![deny(missing_docs)]
 
-pub use lens_core::Tangent;
+mod lanes;
+pub mod netlist;
+pub mod oracle;
+pub mod rules;
+mod word;
+
+pub use lanes::Lanes;
+pub use netlist::{Gate, Netlist, NetlistBuilder, NetlistError, Wire};
+pub use word::Word;

@@ -1,0 +1,165 @@
+//! Bit-sliced forward and reverse interpreters.
+
+use super::level::Kind;
+use super::{Netlist, NetlistError};
+use crate::Word;
+
+/// Buffers for running a netlist (one value and one change per wire), allocated once so
+/// that a forward or reverse pass allocates nothing.
+#[derive(Clone, Debug)]
+pub struct Evaluator<W: Word> {
+    values: Vec<W>,
+    changes: Vec<W>,
+}
+
+impl<W: Word> Evaluator<W> {
+    /// The value of every wire after the last forward pass.
+    #[must_use]
+    pub fn values(&self) -> &[W] {
+        &self.values
+    }
+}
+
+fn width(what: &'static str, expected: usize, got: usize) -> Result<(), NetlistError> {
+    if expected == got {
+        Ok(())
+    } else {
+        Err(NetlistError::Width {
+            what,
+            expected,
+            got,
+        })
+    }
+}
+
+impl Netlist {
+    /// Buffers sized for this netlist.
+    #[must_use]
+    pub fn evaluator<W: Word>(&self) -> Evaluator<W> {
+        let wires = self.inputs as usize + self.gates.len();
+        Evaluator {
+            values: vec![W::ZERO; wires],
+            changes: vec![W::ZERO; wires],
+        }
+    }
+
+    /// Runs the circuit on `inputs` (one word per input wire: `W::LANES` examples at once)
+    /// and writes `outputs`.
+    ///
+    /// # Errors
+    /// `inputs`, `outputs` or the evaluator not sized for this netlist.
+    pub fn forward<W: Word>(
+        &self,
+        ev: &mut Evaluator<W>,
+        inputs: &[W],
+        outputs: &mut [W],
+    ) -> Result<(), NetlistError> {
+        width("inputs", self.inputs as usize, inputs.len())?;
+        width("outputs", self.outputs.len(), outputs.len())?;
+        let wires = self.inputs as usize + self.gates.len();
+        width("evaluator wires", wires, ev.values.len())?;
+        let v = &mut ev.values;
+        v[..inputs.len()].copy_from_slice(inputs);
+        let lv = &self.levels;
+        for g in &lv.groups {
+            let r = g.start..g.end;
+            let (a, b, c, out) = (&lv.a[r.clone()], &lv.b[r.clone()], &lv.c[r.clone()], &lv.out[r]);
+            // One loop per kind: the match is outside the loop.
+            macro_rules! each {
+                (|$i:ident| $e:expr) => {
+                    for $i in 0..out.len() {
+                        v[out[$i] as usize] = $e;
+                    }
+                };
+            }
+            match g.kind {
+                Kind::Const0 => each!(|i| W::ZERO),
+                Kind::Const1 => each!(|i| W::ONES),
+                Kind::Not => each!(|i| !v[a[i] as usize]),
+                Kind::Xor => each!(|i| v[a[i] as usize] ^ v[b[i] as usize]),
+                Kind::And => each!(|i| v[a[i] as usize] & v[b[i] as usize]),
+                Kind::Or => each!(|i| v[a[i] as usize] | v[b[i] as usize]),
+                Kind::Nand => each!(|i| !(v[a[i] as usize] & v[b[i] as usize])),
+                Kind::Mux => each!(|i| {
+                    let (s, x, y) = (v[a[i] as usize], v[b[i] as usize], v[c[i] as usize]);
+                    y ^ (s & (x ^ y))
+                }),
+            }
+        }
+        for (o, &w) in outputs.iter_mut().zip(&self.outputs) {
+            *o = v[w as usize];
+        }
+        Ok(())
+    }
+
+    /// The reverse derivative at the point of the last [`Netlist::forward`] on `ev`:
+    /// pulls the output changes `d_outputs` back to the input changes `d_inputs`, by the Z2
+    /// rules, level by level from the outputs.
+    ///
+    /// # Errors
+    /// Slices or evaluator not sized for this netlist.
+    pub fn reverse<W: Word>(
+        &self,
+        ev: &mut Evaluator<W>,
+        d_outputs: &[W],
+        d_inputs: &mut [W],
+    ) -> Result<(), NetlistError> {
+        width("output changes", self.outputs.len(), d_outputs.len())?;
+        width("input changes", self.inputs as usize, d_inputs.len())?;
+        let wires = self.inputs as usize + self.gates.len();
+        width("evaluator wires", wires, ev.changes.len())?;
+        let (v, d) = (&ev.values, &mut ev.changes);
+        d.fill(W::ZERO);
+        for (&w, &dy) in self.outputs.iter().zip(d_outputs) {
+            d[w as usize] = d[w as usize] ^ dy;
+        }
+        let lv = &self.levels;
+        for g in lv.groups.iter().rev() {
+            let r = g.start..g.end;
+            let (a, b, c, out) = (&lv.a[r.clone()], &lv.b[r.clone()], &lv.c[r.clone()], &lv.out[r]);
+            // One loop per kind: the match is outside the loop.
+            macro_rules! each {
+                (|$i:ident, $dy:ident| $body:block) => {
+                    for $i in 0..out.len() {
+                        let $dy = d[out[$i] as usize];
+                        $body
+                    }
+                };
+            }
+            match g.kind {
+                Kind::Const0 | Kind::Const1 => {}
+                Kind::Not => each!(|i, dy| {
+                    let ai = a[i] as usize;
+                    d[ai] = d[ai] ^ dy;
+                }),
+                Kind::Xor => each!(|i, dy| {
+                    let (ai, bi) = (a[i] as usize, b[i] as usize);
+                    d[ai] = d[ai] ^ dy;
+                    d[bi] = d[bi] ^ dy;
+                }),
+                // NAND = NOT . AND, and NOT passes the change unchanged.
+                Kind::And | Kind::Nand => each!(|i, dy| {
+                    let (ai, bi) = (a[i] as usize, b[i] as usize);
+                    let (x, y) = (v[ai], v[bi]);
+                    d[ai] = d[ai] ^ (y & dy);
+                    d[bi] = d[bi] ^ (x & dy);
+                }),
+                Kind::Or => each!(|i, dy| {
+                    let (ai, bi) = (a[i] as usize, b[i] as usize);
+                    let (x, y) = (v[ai], v[bi]);
+                    d[ai] = d[ai] ^ (!y & dy);
+                    d[bi] = d[bi] ^ (!x & dy);
+                }),
+                Kind::Mux => each!(|i, dy| {
+                    let (ai, bi, ci) = (a[i] as usize, b[i] as usize, c[i] as usize);
+                    let (s, x, y) = (v[ai], v[bi], v[ci]);
+                    d[ai] = d[ai] ^ ((x ^ y) & dy);
+                    d[bi] = d[bi] ^ (s & dy);
+                    d[ci] = d[ci] ^ (!s & dy);
+                }),
+            }
+        }
+        d_inputs.copy_from_slice(&d[..self.inputs as usize]);
+        Ok(())
+    }
+}
