@@ -71,13 +71,21 @@ impl<const W: usize> Word for Lanes<W> {
 
     #[inline]
     fn lane(&self, lane: usize) -> bool {
-        assert!(lane < 64 * W, "lane {lane} is out of range for Lanes<{W}> ({} lanes)", 64 * W);
+        assert!(
+            lane < 64 * W,
+            "lane {lane} is out of range for Lanes<{W}> ({} lanes)",
+            64 * W
+        );
         self.0[lane / 64].lane(lane % 64)
     }
 
     #[inline]
     fn set_lane(&mut self, lane: usize, bit: bool) {
-        assert!(lane < 64 * W, "lane {lane} is out of range for Lanes<{W}> ({} lanes)", 64 * W);
+        assert!(
+            lane < 64 * W,
+            "lane {lane} is out of range for Lanes<{W}> ({} lanes)",
+            64 * W
+        );
         self.0[lane / 64].set_lane(lane % 64, bit);
     }
 
@@ -113,27 +121,43 @@ impl<const W: usize> Flat<u64> for Lanes<W> {
 impl<const W: usize> XorRule for Lanes<W> {
     #[inline]
     fn xor_vjp(self, y: Self) -> (Self, impl FnOnce(Self) -> (Self, Self)) {
-        (self ^ y, #[inline(always)] |d| (d, d))
+        (
+            self ^ y,
+            #[inline(always)]
+            |d| (d, d),
+        )
     }
 }
 
 impl<const W: usize> AndRule for Lanes<W> {
     #[inline]
     fn and_vjp(self, y: Self) -> (Self, impl FnOnce(Self) -> (Self, Self)) {
-        (self & y, #[inline(always)] move |d| (y & d, self & d))
+        (
+            self & y,
+            #[inline(always)]
+            move |d| (y & d, self & d),
+        )
     }
 }
 
 impl<const W: usize> OrRule for Lanes<W> {
     #[inline]
     fn or_vjp(self, y: Self) -> (Self, impl FnOnce(Self) -> (Self, Self)) {
-        (self | y, #[inline(always)] move |d| (!y & d, !self & d))
+        (
+            self | y,
+            #[inline(always)]
+            move |d| (!y & d, !self & d),
+        )
     }
 }
 
 impl<const W: usize> NotRule for Lanes<W> {
     #[inline]
     fn not_vjp(self) -> (Self, impl FnOnce(Self) -> Self) {
-        (!self, #[inline(always)] |d| d)
+        (
+            !self,
+            #[inline(always)]
+            |d| d,
+        )
     }
 }

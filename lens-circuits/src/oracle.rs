@@ -21,7 +21,10 @@ use core::fmt;
 /// # Panics
 /// If `n_inputs > 64`.
 pub fn boolean_reverse(f: impl Fn(u64) -> u64, n_inputs: u32, x: u64, d: u64) -> u64 {
-    assert!(n_inputs <= 64, "the oracle takes at most 64 input bits, got {n_inputs}");
+    assert!(
+        n_inputs <= 64,
+        "the oracle takes at most 64 input bits, got {n_inputs}"
+    );
     let fx = f(x);
     (0..n_inputs).fold(0, |acc, i| {
         let flip = (fx ^ f(x ^ (1 << i))) & d;
@@ -68,7 +71,10 @@ pub fn check_exhaustive(
     n_inputs: u32,
     n_outputs: u32,
 ) -> Result<(), OracleMismatch> {
-    assert!(n_inputs <= 24, "exhaustive checks take at most 24 input bits, got {n_inputs}");
+    assert!(
+        n_inputs <= 24,
+        "exhaustive checks take at most 24 input bits, got {n_inputs}"
+    );
     assert!(n_outputs <= 64, "at most 64 output bits, got {n_outputs}");
     for x in 0..(1u64 << n_inputs) {
         for j in 0..n_outputs {

@@ -13,7 +13,11 @@ pub fn nand<T: Word>(x: T, y: T) -> T {
 /// [`nand`] and its pullback `d -> (y & d, x & d)` (NOT adds nothing in Z2).
 #[inline]
 pub fn nand_vjp<T: Word>(x: T, y: T) -> (T, impl FnOnce(T) -> (T, T)) {
-    (nand(x, y), #[inline(always)] move |d: T| (y & d, x & d))
+    (
+        nand(x, y),
+        #[inline(always)]
+        move |d: T| (y & d, x & d),
+    )
 }
 
 /// The reverse derivative of [`nand`].
@@ -31,7 +35,11 @@ pub fn mux<T: Word>(s: T, a: T, b: T) -> T {
 /// [`mux`] and its pullback `d -> ((a ^ b) & d, s & d, !s & d)`.
 #[inline]
 pub fn mux_vjp<T: Word>(s: T, a: T, b: T) -> (T, impl FnOnce(T) -> (T, T, T)) {
-    (mux(s, a, b), #[inline(always)] move |d: T| ((a ^ b) & d, s & d, !s & d))
+    (
+        mux(s, a, b),
+        #[inline(always)]
+        move |d: T| ((a ^ b) & d, s & d, !s & d),
+    )
 }
 
 /// The reverse derivative of [`mux`].
@@ -43,17 +51,29 @@ pub fn mux_rev<T: Word>(s: T, a: T, b: T, d: T) -> (T, T, T) {
 /// Copy `x -> (x, x)`; its reverse adds (XORs) the two changes.
 #[inline]
 pub fn copy_vjp<T: Word>(x: T) -> ((T, T), impl FnOnce((T, T)) -> T) {
-    ((x, x), #[inline(always)] |(d1, d2): (T, T)| d1 ^ d2)
+    (
+        (x, x),
+        #[inline(always)]
+        |(d1, d2): (T, T)| d1 ^ d2,
+    )
 }
 
 /// Discard `x -> ()`; its reverse is the zero change.
 #[inline]
 pub fn discard_vjp<T: Word>(_x: T) -> ((), impl FnOnce(()) -> T) {
-    ((), #[inline(always)] |()| T::ZERO)
+    (
+        (),
+        #[inline(always)]
+        |()| T::ZERO,
+    )
 }
 
 /// A constant: no input, so its reverse returns nothing.
 #[inline]
 pub fn constant_vjp<T: Word>(c: T) -> (T, impl FnOnce(T)) {
-    (c, #[inline(always)] |_: T| ())
+    (
+        c,
+        #[inline(always)]
+        |_: T| (),
+    )
 }

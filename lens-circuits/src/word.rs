@@ -53,13 +53,19 @@ impl Word for u64 {
 
     #[inline]
     fn lane(&self, lane: usize) -> bool {
-        assert!(lane < 64, "lane {lane} is out of range for a u64 word (64 lanes)");
+        assert!(
+            lane < 64,
+            "lane {lane} is out of range for a u64 word (64 lanes)"
+        );
         (self >> lane) & 1 == 1
     }
 
     #[inline]
     fn set_lane(&mut self, lane: usize, bit: bool) {
-        assert!(lane < 64, "lane {lane} is out of range for a u64 word (64 lanes)");
+        assert!(
+            lane < 64,
+            "lane {lane} is out of range for a u64 word (64 lanes)"
+        );
         *self = (*self & !(1 << lane)) | (u64::from(bit) << lane);
     }
 

@@ -8,22 +8,32 @@ use proptest::prelude::*;
 /// Runs a netlist at the point `x` (bit `i` = input `i`) on one lane.
 fn eval_bits(net: &Netlist, x: u64) -> u64 {
     let mut ev = net.evaluator::<u64>();
-    let ins: Vec<u64> = (0..net.inputs()).map(|i| u64::splat((x >> i) & 1 == 1)).collect();
+    let ins: Vec<u64> = (0..net.inputs())
+        .map(|i| u64::splat((x >> i) & 1 == 1))
+        .collect();
     let mut out = vec![0u64; net.outputs()];
     net.forward(&mut ev, &ins, &mut out).unwrap();
-    out.iter().enumerate().fold(0, |acc, (j, w)| acc | (u64::from(w.lane(0)) << j))
+    out.iter()
+        .enumerate()
+        .fold(0, |acc, (j, w)| acc | (u64::from(w.lane(0)) << j))
 }
 
 /// The netlist's reverse derivative at `x` applied to `d` (bit `j` = output `j`).
 fn rev_bits(net: &Netlist, x: u64, d: u64) -> u64 {
     let mut ev = net.evaluator::<u64>();
-    let ins: Vec<u64> = (0..net.inputs()).map(|i| u64::splat((x >> i) & 1 == 1)).collect();
+    let ins: Vec<u64> = (0..net.inputs())
+        .map(|i| u64::splat((x >> i) & 1 == 1))
+        .collect();
     let mut out = vec![0u64; net.outputs()];
     net.forward(&mut ev, &ins, &mut out).unwrap();
-    let dy: Vec<u64> = (0..net.outputs()).map(|j| u64::splat((d >> j) & 1 == 1)).collect();
+    let dy: Vec<u64> = (0..net.outputs())
+        .map(|j| u64::splat((d >> j) & 1 == 1))
+        .collect();
     let mut dx = vec![0u64; net.inputs()];
     net.reverse(&mut ev, &dy, &mut dx).unwrap();
-    dx.iter().enumerate().fold(0, |acc, (i, w)| acc | (u64::from(w.lane(0)) << i))
+    dx.iter()
+        .enumerate()
+        .fold(0, |acc, (i, w)| acc | (u64::from(w.lane(0)) << i))
 }
 
 /// A random read-once formula over the inputs `vars`: every input is read exactly once.
@@ -116,13 +126,30 @@ fn gates_may_be_listed_in_any_acyclic_order() {
 #[test]
 fn bad_netlists_are_refused_with_clear_errors() {
     let e = Netlist::new(2, vec![Gate::And(0, 7)], vec![2]).unwrap_err();
-    assert_eq!(e, NetlistError::DanglingWire { gate: 0, wire: 7, wires: 3 });
+    assert_eq!(
+        e,
+        NetlistError::DanglingWire {
+            gate: 0,
+            wire: 7,
+            wires: 3
+        }
+    );
     assert_eq!(
         e.to_string(),
         "gate 0 reads wire 7, but the netlist has only 3 wires (0..3)"
     );
     let e = Netlist::new(1, vec![Gate::Not(0)], vec![5]).unwrap_err();
-    assert!(matches!(e, NetlistError::DanglingOutput { output: 0, wire: 5, .. }), "{e}");
+    assert!(
+        matches!(
+            e,
+            NetlistError::DanglingOutput {
+                output: 0,
+                wire: 5,
+                ..
+            }
+        ),
+        "{e}"
+    );
     // g0 = !g1, g1 = g0 & x: a cycle.
     let e = Netlist::new(1, vec![Gate::Not(2), Gate::And(1, 0)], vec![1]).unwrap_err();
     assert!(matches!(e, NetlistError::Cycle { .. }), "{e}");
@@ -137,8 +164,19 @@ fn bad_netlists_are_refused_with_clear_errors() {
     let e = net.reverse(&mut ev, &[1, 2], &mut [0, 0]).unwrap_err();
     assert_eq!(e.to_string(), "output changes: expected 1 values, got 2");
     let other = Netlist::new(5, vec![], vec![0]).unwrap();
-    let e = net.forward(&mut other.evaluator::<u64>(), &[1, 2], &mut [0]).unwrap_err();
-    assert!(matches!(e, NetlistError::Width { what: "evaluator wires", .. }), "{e}");
+    let e = net
+        .forward(&mut other.evaluator::<u64>(), &[1, 2], &mut [0])
+        .unwrap_err();
+    assert!(
+        matches!(
+            e,
+            NetlistError::Width {
+                what: "evaluator wires",
+                ..
+            }
+        ),
+        "{e}"
+    );
 }
 
 #[test]
@@ -160,13 +198,17 @@ fn wide_lanes_agree_with_single_words() {
         [0xfedc_ba98_7654_3210, 0x0f0f_0f0f_f0f0_f0f0, 2, 0],
         [0xaaaa_5555_aaaa_5555, 0x1234_5678_9abc_def0, 3, 7],
     ];
-    let d: [[u64; 4]; 2] = [[u64::MAX, 0x00ff_00ff_00ff_00ff, 5, 9], [0x1111, 0, u64::MAX, 3]];
+    let d: [[u64; 4]; 2] = [
+        [u64::MAX, 0x00ff_00ff_00ff_00ff, 5, 9],
+        [0x1111, 0, u64::MAX, 3],
+    ];
     let ins: Vec<Lanes<4>> = words.iter().map(|w| Lanes(*w)).collect();
     let mut ev = net.evaluator::<Lanes<4>>();
     let mut out = [Lanes::<4>::ZERO; 2];
     net.forward(&mut ev, &ins, &mut out).unwrap();
     let mut dx = [Lanes::<4>::ZERO; 3];
-    net.reverse(&mut ev, &[Lanes(d[0]), Lanes(d[1])], &mut dx).unwrap();
+    net.reverse(&mut ev, &[Lanes(d[0]), Lanes(d[1])], &mut dx)
+        .unwrap();
     for k in 0..4 {
         let ins1: Vec<u64> = words.iter().map(|w| w[k]).collect();
         let mut ev1 = net.evaluator::<u64>();
@@ -174,7 +216,8 @@ fn wide_lanes_agree_with_single_words() {
         net.forward(&mut ev1, &ins1, &mut out1).unwrap();
         assert_eq!(out1, [out[0].0[k], out[1].0[k]]);
         let mut dx1 = [0u64; 3];
-        net.reverse(&mut ev1, &[d[0][k], d[1][k]], &mut dx1).unwrap();
+        net.reverse(&mut ev1, &[d[0][k], d[1][k]], &mut dx1)
+            .unwrap();
         assert_eq!(dx1, [dx[0].0[k], dx[1].0[k], dx[2].0[k]]);
     }
 }

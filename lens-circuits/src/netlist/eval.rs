@@ -63,7 +63,12 @@ impl Netlist {
         let lv = &self.levels;
         for g in &lv.groups {
             let r = g.start..g.end;
-            let (a, b, c, out) = (&lv.a[r.clone()], &lv.b[r.clone()], &lv.c[r.clone()], &lv.out[r]);
+            let (a, b, c, out) = (
+                &lv.a[r.clone()],
+                &lv.b[r.clone()],
+                &lv.c[r.clone()],
+                &lv.out[r],
+            );
             // One loop per kind: the match is outside the loop.
             macro_rules! each {
                 (|$i:ident| $e:expr) => {
@@ -116,7 +121,12 @@ impl Netlist {
         let lv = &self.levels;
         for g in lv.groups.iter().rev() {
             let r = g.start..g.end;
-            let (a, b, c, out) = (&lv.a[r.clone()], &lv.b[r.clone()], &lv.c[r.clone()], &lv.out[r]);
+            let (a, b, c, out) = (
+                &lv.a[r.clone()],
+                &lv.b[r.clone()],
+                &lv.c[r.clone()],
+                &lv.out[r],
+            );
             // One loop per kind: the match is outside the loop.
             macro_rules! each {
                 (|$i:ident, $dy:ident| $body:block) => {

@@ -76,7 +76,11 @@ pub fn levelize(inputs: u32, gates: &[Gate], outputs: &[Wire]) -> Result<Levels,
             });
         }
     }
-    if let Some((i, &w)) = outputs.iter().enumerate().find(|(_, w)| **w as usize >= wires) {
+    if let Some((i, &w)) = outputs
+        .iter()
+        .enumerate()
+        .find(|(_, w)| **w as usize >= wires)
+    {
         return Err(NetlistError::DanglingOutput {
             output: i,
             wire: w,

@@ -62,9 +62,7 @@ impl Gate {
     #[must_use]
     pub fn reads(&self) -> ([Wire; 3], usize) {
         match *self {
-            Self::Xor(a, b) | Self::And(a, b) | Self::Or(a, b) | Self::Nand(a, b) => {
-                ([a, b, 0], 2)
-            }
+            Self::Xor(a, b) | Self::And(a, b) | Self::Or(a, b) | Self::Nand(a, b) => ([a, b, 0], 2),
             Self::Not(a) => ([a, 0, 0], 1),
             Self::Mux(s, a, b) => ([s, a, b], 3),
             Self::Const(_) => ([0; 3], 0),
