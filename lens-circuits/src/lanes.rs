@@ -93,6 +93,11 @@ impl<const W: usize> Word for Lanes<W> {
     fn popcount(&self) -> u32 {
         self.0.iter().map(|w| w.count_ones()).sum()
     }
+
+    #[inline]
+    fn words(&self) -> &[u64] {
+        &self.0
+    }
 }
 
 /// Changes add by XOR (Z2).

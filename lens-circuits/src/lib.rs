@@ -34,11 +34,14 @@
 #![deny(missing_docs)]
 
 mod lanes;
+pub mod learn;
+pub mod models;
 pub mod netlist;
 pub mod oracle;
 pub mod rules;
 mod word;
 
 pub use lanes::Lanes;
+pub use learn::{BoolLearner, StepReport, UpdateRule};
 pub use netlist::{Gate, Netlist, NetlistBuilder, NetlistError, Wire};
 pub use word::Word;

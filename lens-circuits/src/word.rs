@@ -44,6 +44,10 @@ pub trait Word:
     /// The number of examples whose bit is 1.
     #[must_use]
     fn popcount(&self) -> u32;
+
+    /// The value as `u64` words (64 lanes each, lane `i` of word `k` is example `64k + i`).
+    #[must_use]
+    fn words(&self) -> &[u64];
 }
 
 impl Word for u64 {
@@ -72,5 +76,10 @@ impl Word for u64 {
     #[inline]
     fn popcount(&self) -> u32 {
         self.count_ones()
+    }
+
+    #[inline]
+    fn words(&self) -> &[u64] {
+        core::slice::from_ref(self)
     }
 }

@@ -1,0 +1,162 @@
+//! Learning Boolean models by reverse derivative ascent.
+//!
+//! The learning lens is the smooth one with Z2 pieces: the loss is `e(y, y') = y ^ y'` (the
+//! change that would make each output right), the learning rate is the identity (in Z2
+//! ascent and descent coincide), and the update puts the parameter change on the parameters
+//! by XOR. One step on `(x, y)`: `p <- p ^ R_P[f](p, x, f(p, x) ^ y)`.
+//!
+//! Bit-sliced, one step runs a whole batch (one example per lane) and the reverse
+//! derivative gives, per parameter bit, one flip request per example. [`UpdateRule`] says
+//! how to combine them.
+
+use crate::Word;
+use lens_core::{Flat, Para};
+
+/// How the per-example flip requests of a batch decide a parameter bit.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum UpdateRule {
+    /// The exact rule of reverse derivative ascent: the XOR (parity) of the requests. With
+    /// one example per step this is `p ^= R_P[f](...)`; over a batch a bit that an even
+    /// number of examples want flipped stays put.
+    Xor,
+    /// Flip where more than half of the batch's examples ask for it.
+    Majority,
+    /// Flip where at least this many examples ask for it.
+    Threshold(u32),
+    /// Flip only the `k` bits with the most requests (ties: the first), if they have any.
+    TopK(usize),
+}
+
+/// What one step saw.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct StepReport {
+    /// Output bits that were wrong before the step (over the batch's valid lanes).
+    pub wrong_bits: u32,
+    /// Parameter bits flipped.
+    pub flipped: usize,
+}
+
+/// A learner for a Boolean model `M: Para<X>` whose parameters, inputs and outputs are
+/// words `W` (viewed through [`Flat<u64>`]); parameter words have every lane equal.
+pub struct BoolLearner<M, X, W>
+where
+    M: Para<X>,
+{
+    model: M,
+    params: M::Param,
+    rule: UpdateRule,
+    /// Flip requests per parameter bit (allocated once).
+    counts: Vec<u32>,
+    /// Scratch for choosing the top k (allocated once).
+    scratch: Vec<u32>,
+    _x: core::marker::PhantomData<fn(X, W)>,
+}
+
+impl<M, X, W> BoolLearner<M, X, W>
+where
+    W: Word,
+    X: Clone,
+    M: Para<X>,
+    M::Param: Flat<u64>,
+    M::Out: Flat<u64>,
+{
+    /// A learner starting from `params` (all zero for the anchor protocol).
+    pub fn new(model: M, params: M::Param, rule: UpdateRule) -> Self {
+        let n = params.flat_len() / Self::words_per_value();
+        Self {
+            model,
+            params,
+            rule,
+            counts: vec![0; n],
+            scratch: vec![0; n],
+            _x: core::marker::PhantomData,
+        }
+    }
+
+    fn words_per_value() -> usize {
+        W::LANES / 64
+    }
+
+    /// The parameters.
+    pub fn params(&self) -> &M::Param {
+        &self.params
+    }
+
+    /// The model's outputs at the current parameters.
+    pub fn predict(&self, x: &X) -> M::Out {
+        self.model.forward(&self.params, x.clone())
+    }
+
+    /// One step on the examples in the lanes where `valid` is set (a batch of up to
+    /// `W::LANES` examples, or one example with `valid` = lane 0). Allocates nothing.
+    pub fn step(&mut self, x: &X, y: &M::Out, valid: W) -> StepReport {
+        let wpv = Self::words_per_value();
+        let mask = valid.words();
+        let (out, pullback) = self.model.vjp(&self.params, x.clone());
+        // The loss lens: e = f(p, x) ^ y on the valid lanes; the learning rate is the
+        // identity, so e is the output change pulled back.
+        let mut e = out;
+        let mut wrong = 0;
+        e.zip2_slices(y, &mut |a, b| {
+            for (i, (ai, bi)) in a.iter_mut().zip(b).enumerate() {
+                *ai = (*ai ^ bi) & mask[i % wpv];
+                wrong += ai.count_ones();
+            }
+        });
+        let (dp, _) = pullback(e);
+        // Count the flip requests of each parameter bit (one value = wpv words).
+        let mut i = 0;
+        let counts = &mut self.counts;
+        dp.visit_slices(&mut |s| {
+            for chunk in s.chunks(wpv) {
+                counts[i] = chunk.iter().map(|w| w.count_ones()).sum();
+                i += 1;
+            }
+        });
+        // The bar a count must pass: for top-k, the k-th largest count.
+        let n_valid = valid.popcount();
+        let mut ties_left = usize::MAX;
+        let bar = match self.rule {
+            UpdateRule::Xor => 0,
+            UpdateRule::Majority => n_valid / 2 + 1,
+            UpdateRule::Threshold(t) => t.max(1),
+            UpdateRule::TopK(0) => u32::MAX,
+            UpdateRule::TopK(k) => {
+                let k = k.min(counts.len());
+                self.scratch.copy_from_slice(counts);
+                let (_, kth, _) = self.scratch.select_nth_unstable_by(k - 1, |a, b| b.cmp(a));
+                let kth = (*kth).max(1);
+                let above = counts.iter().filter(|&&c| c > kth).count();
+                ties_left = k - above.min(k);
+                kth
+            }
+        };
+        let rule = self.rule;
+        let mut flipped = 0;
+        let mut j = 0;
+        let counts = &self.counts;
+        for s in self.params.slices_mut() {
+            for chunk in s.chunks_mut(wpv) {
+                let c = counts[j];
+                let flip = match rule {
+                    UpdateRule::Xor => c & 1 == 1,
+                    UpdateRule::TopK(_) if c == bar => {
+                        let take = ties_left > 0;
+                        ties_left = ties_left.saturating_sub(1);
+                        take
+                    }
+                    _ => c >= bar,
+                };
+                if flip {
+                    chunk.iter_mut().for_each(|w| *w = !*w);
+                    flipped += 1;
+                }
+                j += 1;
+            }
+        }
+        StepReport {
+            wrong_bits: wrong,
+            flipped,
+        }
+    }
+}

@@ -1,0 +1,110 @@
+//! Reverse derivative ascent: the lookup-table model's reverse against the oracle, the
+//! anchor rule, and why batches need a vote.
+
+use lens_circuits::models::LookupTable;
+use lens_circuits::oracle::check_exhaustive;
+use lens_circuits::{BoolLearner, Lanes, UpdateRule, Word};
+use lens_core::Para;
+
+fn bits<const N: usize>(x: u64) -> [u64; N] {
+    core::array::from_fn(|j| u64::splat((x >> j) & 1 == 1))
+}
+
+#[test]
+fn lookup_table_parameter_reverse_is_the_boolean_difference() {
+    // Each table entry is read once, so at every input x the reverse derivative in the
+    // parameters equals the Boolean difference: exhaustively over all tables (8 bits: 2
+    // outputs of 4 entries) and all output changes, for each of the 4 inputs.
+    let lut = LookupTable::<2, 2, 4>;
+    let table = |v: u64| -> [[u64; 4]; 2] {
+        core::array::from_fn(|o| core::array::from_fn(|k| u64::splat((v >> (o * 4 + k)) & 1 == 1)))
+    };
+    for x in 0..4u64 {
+        let f = |v: u64| {
+            let y = lut.forward(&table(v), bits::<2>(x));
+            (y[0] & 1) | ((y[1] & 1) << 1)
+        };
+        let rev = |v: u64, d: u64| {
+            let p = table(v);
+            let (_, pb) = lut.vjp(&p, bits::<2>(x));
+            let (dp, _) = pb([u64::splat(d & 1 == 1), u64::splat(d & 2 == 2)]);
+            (0..8).fold(0, |r, i| r | ((dp[i / 4][i % 4] & 1) << i))
+        };
+        let res = check_exhaustive(f, rev, 8, 2);
+        assert!(res.is_ok(), "x = {x}: {}", res.unwrap_err());
+    }
+}
+
+#[test]
+fn anchor_rule_one_example_at_a_time_learns_a_table() {
+    // "Odd" on 4 bits: label = bit 0. From an all-zero table, one pass of single-example
+    // steps sets each entry to its label (p[x] ^= f(p, x) ^ y).
+    let lut = LookupTable::<4, 1, 16>;
+    let mut l = BoolLearner::<_, [u64; 4], u64>::new(lut, [[0u64; 16]; 1], UpdateRule::Xor);
+    for x in 0..16u64 {
+        l.step(&bits::<4>(x), &[u64::splat(x & 1 == 1)], 1);
+    }
+    for x in 0..16u64 {
+        assert_eq!(l.predict(&bits::<4>(x))[0] & 1, x & 1, "x = {x}");
+    }
+}
+
+/// A batch where examples 0 and 1 have the same input and label 1 (so both ask to flip the
+/// same table entry) and example 2 asks for another entry.
+fn batch() -> ([u64; 2], [u64; 1], u64) {
+    let x = [0b100, 0b000]; // lanes 0, 1: input 0; lane 2: input 1
+    let y = [0b111];
+    (x, y, 0b111)
+}
+
+#[test]
+fn xor_batching_collapses_and_a_vote_does_not() {
+    let lut = LookupTable::<2, 1, 4>;
+    let (x, y, valid) = batch();
+    // XOR of the requests: entry 0 is asked twice, so it stays 0 although both examples
+    // want it to be 1; entry 1 (asked once) flips.
+    let mut xor = BoolLearner::<_, [u64; 2], u64>::new(lut, [[0u64; 4]], UpdateRule::Xor);
+    let r = xor.step(&x, &y, valid);
+    assert_eq!(r.wrong_bits, 3);
+    assert_eq!(xor.params()[0], [0, u64::MAX, 0, 0]);
+    // Majority: entry 0 has 2 of 3 votes and flips; entry 1 has 1 of 3 and does not.
+    let mut maj = BoolLearner::<_, [u64; 2], u64>::new(lut, [[0u64; 4]], UpdateRule::Majority);
+    maj.step(&x, &y, valid);
+    assert_eq!(maj.params()[0], [u64::MAX, 0, 0, 0]);
+    // Threshold 1: every requested entry flips.
+    let mut any = BoolLearner::<_, [u64; 2], u64>::new(lut, [[0u64; 4]], UpdateRule::Threshold(1));
+    let r = any.step(&x, &y, valid);
+    assert_eq!(
+        (r.flipped, any.params()[0]),
+        (2, [u64::MAX, u64::MAX, 0, 0])
+    );
+    // Top-1: only the most requested entry.
+    let mut top = BoolLearner::<_, [u64; 2], u64>::new(lut, [[0u64; 4]], UpdateRule::TopK(1));
+    top.step(&x, &y, valid);
+    assert_eq!(top.params()[0], [u64::MAX, 0, 0, 0]);
+    // Lanes outside `valid` do not vote.
+    let mut none = BoolLearner::<_, [u64; 2], u64>::new(lut, [[0u64; 4]], UpdateRule::Threshold(1));
+    let r = none.step(&x, &y, 0);
+    assert_eq!((r.wrong_bits, r.flipped), (0, 0));
+}
+
+#[test]
+fn votes_count_across_all_lanes_of_wide_words() {
+    // 256 examples in Lanes<4>, all with input 1 and label 1, except 100 with label 0.
+    let lut = LookupTable::<1, 1, 2>;
+    let x = [Lanes::<4>::ONES];
+    let mut y = Lanes::<4>::ONES;
+    for lane in 0..100 {
+        y.set_lane(lane * 2, false);
+    }
+    let mut l = BoolLearner::<_, [Lanes<4>; 1], Lanes<4>>::new(
+        lut,
+        [[Lanes::ZERO; 2]],
+        UpdateRule::Majority,
+    );
+    let r = l.step(&x, &[y], Lanes::ONES);
+    assert_eq!(r.wrong_bits, 156);
+    assert_eq!(l.params()[0][1], Lanes::ONES); // 156 of 256 voted to flip
+    let r = l.step(&x, &[y], Lanes::ONES);
+    assert_eq!((r.wrong_bits, r.flipped), (100, 0)); // now 100 ask to flip back: no majority
+}
