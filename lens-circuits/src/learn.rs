@@ -25,6 +25,10 @@ pub enum UpdateRule {
     Threshold(u32),
     /// Flip only the `k` bits with the most requests (ties: the first), if they have any.
     TopK(usize),
+    /// Flip where more than half of the examples the bit matters to ask for it: a bit's
+    /// audience is the examples whose output it can change (its reverse derivative for an
+    /// all-ones output change). For a lookup table this is the per-entry majority.
+    LocalMajority,
 }
 
 /// What one step saw.
@@ -47,7 +51,8 @@ where
     rule: UpdateRule,
     /// Flip requests per parameter bit (allocated once).
     counts: Vec<u32>,
-    /// Scratch for choosing the top k (allocated once).
+    /// Scratch for choosing the top k, or the audiences of the local majority (allocated
+    /// once).
     scratch: Vec<u32>,
     _x: core::marker::PhantomData<fn(X, W)>,
 }
@@ -104,6 +109,25 @@ where
             }
         });
         let (dp, _) = pullback(e);
+        if self.rule == UpdateRule::LocalMajority {
+            // The audience of each bit: its reverse derivative for an all-ones change.
+            let mut ones = y.clone();
+            for s in ones.slices_mut() {
+                for (i, w) in s.iter_mut().enumerate() {
+                    *w = mask[i % wpv];
+                }
+            }
+            let (_, pullback) = self.model.vjp(&self.params, x.clone());
+            let (audience, _) = pullback(ones);
+            let mut i = 0;
+            let scratch = &mut self.scratch;
+            audience.visit_slices(&mut |s| {
+                for chunk in s.chunks(wpv) {
+                    scratch[i] = chunk.iter().map(|w| w.count_ones()).sum();
+                    i += 1;
+                }
+            });
+        }
         // Count the flip requests of each parameter bit (one value = wpv words).
         let mut i = 0;
         let counts = &mut self.counts;
@@ -117,7 +141,7 @@ where
         let n_valid = valid.popcount();
         let mut ties_left = usize::MAX;
         let bar = match self.rule {
-            UpdateRule::Xor => 0,
+            UpdateRule::Xor | UpdateRule::LocalMajority => 0,
             UpdateRule::Majority => n_valid / 2 + 1,
             UpdateRule::Threshold(t) => t.max(1),
             UpdateRule::TopK(0) => u32::MAX,
@@ -135,11 +159,13 @@ where
         let mut flipped = 0;
         let mut j = 0;
         let counts = &self.counts;
+        let audience = &self.scratch;
         for s in self.params.slices_mut() {
             for chunk in s.chunks_mut(wpv) {
                 let c = counts[j];
                 let flip = match rule {
                     UpdateRule::Xor => c & 1 == 1,
+                    UpdateRule::LocalMajority => 2 * c > audience[j],
                     UpdateRule::TopK(_) if c == bar => {
                         let take = ties_left > 0;
                         ties_left = ties_left.saturating_sub(1);

@@ -33,6 +33,7 @@
 //! ```
 #![deny(missing_docs)]
 
+pub mod binarise;
 mod lanes;
 pub mod learn;
 pub mod models;

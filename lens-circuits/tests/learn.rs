@@ -82,6 +82,12 @@ fn xor_batching_collapses_and_a_vote_does_not() {
     let mut top = BoolLearner::<_, [u64; 2], u64>::new(lut, [[0u64; 4]], UpdateRule::TopK(1));
     top.step(&x, &y, valid);
     assert_eq!(top.params()[0], [u64::MAX, 0, 0, 0]);
+    // Local majority: entry 0 is selected by lanes 0 and 1, both ask: flip; entry 1 is
+    // selected by lane 2 alone, which asks: flip.
+    let mut local =
+        BoolLearner::<_, [u64; 2], u64>::new(lut, [[0u64; 4]], UpdateRule::LocalMajority);
+    local.step(&x, &y, valid);
+    assert_eq!(local.params()[0], [u64::MAX, u64::MAX, 0, 0]);
     // Lanes outside `valid` do not vote.
     let mut none = BoolLearner::<_, [u64; 2], u64>::new(lut, [[0u64; 4]], UpdateRule::Threshold(1));
     let r = none.step(&x, &y, 0);
