@@ -137,3 +137,47 @@ fn iris_anchor_protocol_and_vote_rule() {
     // The single-example anchor rule cannot do better than a vote on three classes.
     assert!(anchor::<2>(&[0, 1, 2], Labels::Binary) < vote::<2>(&[0, 1, 2], Labels::Binary));
 }
+
+mod rings {
+    use paralens::circuits::ring::{Sat, Z2k, Zp};
+    use paralens::prelude::*;
+
+    type F7 = Zp<7>;
+
+    // f(x) = x^3 + 2x over Z_7; its reverse derivative is the formal derivative 3x^2 + 2.
+    #[lens]
+    fn cubic(x: F7) -> F7 {
+        let x2 = x * x;
+        x2 * x + F7::new(2) * x
+    }
+
+    // Over Z_256: f(x, y) = x y + x^2 - y; reverse (y + 2x, x - 1) times d, wrapping.
+    #[lens]
+    fn wrap(x: Z2k<u8>, y: Z2k<u8>) -> Z2k<u8> {
+        x * y + x * x - y
+    }
+
+    // In the saturating semiring {0..=100}: f(x, y) = x y + x; reverse (y d + d, x d).
+    #[lens]
+    fn sat_poly(x: Sat<100>, y: Sat<100>) -> Sat<100> {
+        x * y + x
+    }
+
+    #[test]
+    fn polynomial_reverse_is_the_formal_derivative_in_every_ring() {
+        for v in 0..7 {
+            let x = F7::new(v);
+            let want = F7::new(3) * x * x + F7::new(2);
+            assert_eq!(cubic_rev(x, F7::new(1)), want, "x = {v}");
+            assert_eq!(cubic_rev(x, F7::new(3)), want * F7::new(3));
+        }
+        for (a, b) in [(3u8, 250u8), (200, 7), (0, 0), (255, 255)] {
+            let (x, y) = (Z2k(a), Z2k(b));
+            let d = Z2k(5);
+            assert_eq!(wrap_rev(x, y, d), ((y + x + x) * d, (x - Z2k(1)) * d));
+        }
+        let (x, y, d) = (Sat::<100>::new(6), Sat::new(30), Sat::new(2));
+        assert_eq!(sat_poly_rev(x, y, d), (Sat::new(62), Sat::new(12)));
+        assert_eq!(sat_poly_rev(x, y, Sat::new(50)).0, Sat::new(100)); // capped
+    }
+}

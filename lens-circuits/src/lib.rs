@@ -39,6 +39,7 @@ pub mod learn;
 pub mod models;
 pub mod netlist;
 pub mod oracle;
+pub mod ring;
 pub mod rules;
 mod word;
 
