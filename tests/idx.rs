@@ -1,0 +1,162 @@
+//! The IDX reader: malformed files are clear errors; the real MNIST files read correctly.
+
+use flate2::Compression;
+use flate2::write::GzEncoder;
+use paralens::data::{load_mnist, parse_idx_images, parse_idx_labels};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+fn images(count: u32, rows: u32, cols: u32, pixels: &[u8]) -> Vec<u8> {
+    let mut f = vec![0, 0, 8, 3];
+    for v in [count, rows, cols] {
+        f.extend(v.to_be_bytes());
+    }
+    f.extend_from_slice(pixels);
+    f
+}
+
+fn labels(ls: &[u8]) -> Vec<u8> {
+    let mut f = vec![0, 0, 8, 1];
+    f.extend((ls.len() as u32).to_be_bytes());
+    f.extend_from_slice(ls);
+    f
+}
+
+#[test]
+fn malformed_files_are_clear_errors() {
+    let e = parse_idx_images(&labels(&[1, 2]), "x").unwrap_err();
+    assert!(
+        e.to_string()
+            .contains("wrong magic number 0x00000801: expected 0x00000803"),
+        "{e}"
+    );
+    let e = parse_idx_images(&images(2, 2, 2, &[0; 7]), "x").unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "x: truncated: the header announces 8 data bytes, the file has 7"
+    );
+    let e = parse_idx_images(&images(1, 1, 1, &[0; 2]), "x").unwrap_err();
+    assert!(e.to_string().contains("too long"), "{e}");
+    let e = parse_idx_labels(&[0, 0, 8], "x").unwrap_err();
+    assert!(e.to_string().contains("truncated: 3 bytes"), "{e}");
+    let e = parse_idx_images(&[0, 0, 8, 3, 0, 0], "x").unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "x: truncated: 6 bytes, shorter than the 16-byte IDX header"
+    );
+    let ok = parse_idx_images(&images(2, 1, 3, &[1, 2, 3, 4, 5, 6]), "x").unwrap();
+    assert_eq!(ok.image(1), [4, 5, 6]);
+}
+
+fn write(dir: &Path, name: &str, bytes: &[u8], gzip: bool) {
+    if gzip {
+        let mut enc = GzEncoder::new(Vec::new(), Compression::fast());
+        enc.write_all(bytes).unwrap();
+        std::fs::write(dir.join(format!("{name}.gz")), enc.finish().unwrap()).unwrap();
+    } else {
+        std::fs::write(dir.join(name), bytes).unwrap();
+    }
+}
+
+fn temp_dir(tag: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("paralens-idx-{tag}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+#[test]
+fn folders_in_the_mnist_layout_gzip_or_plain() {
+    let d = temp_dir("ok");
+    write(
+        &d,
+        "train-images-idx3-ubyte",
+        &images(2, 1, 1, &[0, 255]),
+        true,
+    );
+    write(&d, "train-labels-idx1-ubyte", &labels(&[3, 9]), false);
+    write(&d, "t10k-images-idx3-ubyte", &images(1, 1, 1, &[7]), true);
+    write(&d, "t10k-labels-idx1-ubyte", &labels(&[0]), true);
+    let m = load_mnist(&d).unwrap();
+    assert_eq!(
+        (m.train_images.count, m.train_labels, m.test_labels),
+        (2, vec![3, 9], vec![0])
+    );
+
+    // A label that is not a digit, and a count mismatch.
+    write(&d, "t10k-labels-idx1-ubyte", &labels(&[10]), true);
+    let e = load_mnist(&d).unwrap_err();
+    assert!(
+        e.to_string()
+            .contains("label 10 of example 0 is not a digit"),
+        "{e}"
+    );
+    write(&d, "t10k-labels-idx1-ubyte", &labels(&[1, 2]), true);
+    let e = load_mnist(&d).unwrap_err();
+    assert!(e.to_string().contains("2 labels for 1 images"), "{e}");
+
+    // A missing file names what is expected.
+    let empty = temp_dir("empty");
+    let e = load_mnist(&empty).unwrap_err();
+    assert!(
+        e.to_string().contains("no `train-images-idx3-ubyte.gz`"),
+        "{e}"
+    );
+    assert!(e.to_string().contains("t10k-labels-idx1-ubyte.gz"), "{e}");
+    // A corrupt gzip stream.
+    std::fs::write(
+        empty.join("train-images-idx3-ubyte.gz"),
+        [0x1f, 0x8b, 1, 2, 3],
+    )
+    .unwrap();
+    for n in [
+        "train-labels-idx1-ubyte",
+        "t10k-images-idx3-ubyte",
+        "t10k-labels-idx1-ubyte",
+    ] {
+        std::fs::write(empty.join(n), [0]).unwrap();
+    }
+    let e = load_mnist(&empty).unwrap_err();
+    assert!(e.to_string().contains("corrupt gzip stream"), "{e}");
+}
+
+/// The shared data folder next to the project (CI puts a copy of it beside the clone).
+fn shared_mnist() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/data/mnist")
+}
+
+#[test]
+fn the_real_mnist_files_read_with_their_published_counts() {
+    let dir = shared_mnist();
+    let m = load_mnist(&dir).unwrap_or_else(|e| {
+        panic!(
+            "MNIST is expected in {} (the project's shared data): {e}",
+            dir.display()
+        )
+    });
+    assert_eq!(
+        (
+            m.train_images.count,
+            m.train_images.rows,
+            m.train_images.cols
+        ),
+        (60000, 28, 28)
+    );
+    assert_eq!(m.test_images.count, 10000);
+    let mut counts = [0usize; 10];
+    for &l in &m.train_labels {
+        counts[l as usize] += 1;
+    }
+    assert_eq!(
+        counts,
+        [5923, 6742, 5958, 6131, 5842, 5421, 5918, 6265, 5851, 5949]
+    );
+    let mut counts = [0usize; 10];
+    for &l in &m.test_labels {
+        counts[l as usize] += 1;
+    }
+    assert_eq!(
+        counts,
+        [980, 1135, 1032, 1010, 982, 892, 958, 1028, 974, 1009]
+    );
+}
