@@ -138,23 +138,8 @@ where
             }
         });
         // The bar a count must pass: for top-k, the k-th largest count.
-        let n_valid = valid.popcount();
-        let mut ties_left = usize::MAX;
-        let bar = match self.rule {
-            UpdateRule::Xor | UpdateRule::LocalMajority => 0,
-            UpdateRule::Majority => n_valid / 2 + 1,
-            UpdateRule::Threshold(t) => t.max(1),
-            UpdateRule::TopK(0) => u32::MAX,
-            UpdateRule::TopK(k) => {
-                let k = k.min(counts.len());
-                self.scratch.copy_from_slice(counts);
-                let (_, kth, _) = self.scratch.select_nth_unstable_by(k - 1, |a, b| b.cmp(a));
-                let kth = (*kth).max(1);
-                let above = counts.iter().filter(|&&c| c > kth).count();
-                ties_left = k - above.min(k);
-                kth
-            }
-        };
+        let (bar, mut ties_left) =
+            crate::netlist::bar(self.rule, counts, &mut self.scratch, valid.popcount());
         let rule = self.rule;
         let mut flipped = 0;
         let mut j = 0;

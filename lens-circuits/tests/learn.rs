@@ -114,3 +114,78 @@ fn votes_count_across_all_lanes_of_wide_words() {
     let r = l.step(&x, &[y], Lanes::ONES);
     assert_eq!((r.wrong_bits, r.flipped), (100, 0)); // now 100 ask to flip back: no majority
 }
+
+mod gate_networks {
+    use lens_circuits::models::{gate_network, random_tables};
+    use lens_circuits::netlist::NetlistLearner;
+    use lens_circuits::{Lanes, UpdateRule, Word};
+
+    /// All `2^n` input combinations of `n` bits, one per lane.
+    fn all_inputs(n: usize) -> Vec<u64> {
+        (0..n)
+            .map(|j| (0..(1u64 << n)).fold(0, |w, lane| w | (((lane >> j) & 1) << lane)))
+            .collect()
+    }
+
+    #[test]
+    fn one_gate_learns_any_two_input_function_in_one_vote() {
+        let x = all_inputs(2);
+        let valid = 0b1111;
+        for table in 0..16u64 {
+            // Target: lane k (inputs a = bit 0, b = bit 1) has label bit k of `table`.
+            let y = [table];
+            let net = gate_network(2, &[1], 1, 3).unwrap();
+            let mut l =
+                NetlistLearner::<u64>::new(net.netlist, net.params, UpdateRule::LocalMajority)
+                    .unwrap();
+            l.step(&x, &y, valid).unwrap();
+            let r = l.step(&x, &y, valid).unwrap();
+            assert_eq!(r.wrong_bits, 0, "table {table:04b}");
+        }
+    }
+
+    #[test]
+    fn a_two_layer_network_improves_on_a_three_bit_function() {
+        // Majority of three bits, all 8 combinations (repeated over the 256 lanes of
+        // Lanes<4>), from random tables, by votes over the whole batch.
+        let bits = all_inputs(3);
+        let x: Vec<Lanes<4>> = bits
+            .iter()
+            .map(|&w| {
+                let mut l = Lanes::<4>::ZERO;
+                for lane in 0..256 {
+                    l.set_lane(lane, (w >> (lane % 8)) & 1 == 1);
+                }
+                l
+            })
+            .collect();
+        let mut y = Lanes::<4>::ZERO;
+        for lane in 0..256 {
+            let k = lane % 8;
+            y.set_lane(lane, (k & 1) + ((k >> 1) & 1) + ((k >> 2) & 1) >= 2);
+        }
+        let net = gate_network(3, &[6, 1], 1, 11).unwrap();
+        let mut l =
+            NetlistLearner::<Lanes<4>>::new(net.netlist, net.params, UpdateRule::TopK(1)).unwrap();
+        l.set_params(&random_tables(net.params, 5)).unwrap();
+        let first = l.step(&x, &[y], Lanes::ONES).unwrap().wrong_bits;
+        let mut best = first;
+        for _ in 0..60 {
+            best = best.min(l.step(&x, &[y], Lanes::ONES).unwrap().wrong_bits);
+        }
+        assert!(best < first, "no improvement from {first}");
+    }
+
+    #[test]
+    fn bad_shapes_are_errors() {
+        assert!(gate_network(8, &[], 1, 0).is_err());
+        assert!(gate_network(8, &[4, 0], 1, 0).is_err());
+        assert!(gate_network(8, &[4], 5, 0).is_err());
+        assert!(gate_network(1, &[4], 1, 0).is_err());
+        let net = gate_network(4, &[2], 1, 0).unwrap();
+        let mut l = NetlistLearner::<u64>::new(net.netlist, net.params, UpdateRule::Xor).unwrap();
+        let e = l.step(&[0; 3], &[0], 1).unwrap_err();
+        assert_eq!(e.to_string(), "data inputs: expected 4 values, got 3");
+        assert!(l.set_params(&[true]).is_err());
+    }
+}

@@ -27,11 +27,14 @@
 mod build;
 mod error;
 mod eval;
+mod learn;
 mod level;
 
 pub use build::NetlistBuilder;
 pub use error::NetlistError;
 pub use eval::Evaluator;
+pub use learn::NetlistLearner;
+pub(crate) use learn::bar;
 
 use level::Levels;
 

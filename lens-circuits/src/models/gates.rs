@@ -1,0 +1,96 @@
+//! Gate networks: layers of two-input gates with fixed random wiring, each gate's 4-bit
+//! truth table learned.
+
+use crate::netlist::{Netlist, NetlistBuilder, NetlistError, Wire};
+use rand::{Rng, SeedableRng, rngs::StdRng};
+
+/// A gate network compiled to a netlist whose first `params` inputs are the truth tables
+/// (4 bits per gate) and whose remaining inputs are the data bits.
+#[derive(Clone, Debug)]
+pub struct GateNetwork {
+    /// The netlist: parameters first, then data inputs.
+    pub netlist: Netlist,
+    /// The number of parameter inputs (4 per gate).
+    pub params: usize,
+}
+
+/// Builds a gate network over `inputs` data bits: `layers[l]` gates in layer `l`, each
+/// reading two distinct wires of the layer before (the data for the first), chosen by a
+/// generator seeded with `seed`. The outputs are the first `outputs` gates of the last layer.
+/// Gate `g` computes `t[g][a + 2b]` from its inputs `a`, `b` and its truth table `t[g]`, as
+/// `mux(b, mux(a, t3, t2), mux(a, t1, t0))`, so each table bit is read once.
+///
+/// ```
+/// use lens_circuits::models::gate_network;
+/// let net = gate_network(8, &[16, 4], 2, 7).unwrap();
+/// assert_eq!(net.params, 4 * 20);
+/// assert_eq!(net.netlist.outputs(), 2);
+/// ```
+///
+/// # Errors
+/// No layers, a layer of zero gates, fewer than two wires to choose from, or more outputs
+/// than the last layer has gates.
+pub fn gate_network(
+    inputs: usize,
+    layers: &[usize],
+    outputs: usize,
+    seed: u64,
+) -> Result<GateNetwork, NetlistError> {
+    let bad = |what: &'static str, expected: usize, got: usize| NetlistError::Width {
+        what,
+        expected,
+        got,
+    };
+    let last = *layers.last().ok_or(bad("layers (at least one)", 1, 0))?;
+    if outputs > last || outputs == 0 {
+        return Err(bad(
+            "outputs (1 up to the last layer's gates)",
+            last,
+            outputs,
+        ));
+    }
+    if let Some(&z) = layers.iter().find(|&&g| g == 0) {
+        return Err(bad("gates per layer (at least one)", 1, z));
+    }
+    if inputs < 2 {
+        return Err(bad("data inputs (at least two)", 2, inputs));
+    }
+    let gates: usize = layers.iter().sum();
+    let params = 4 * gates;
+    let total = u32::try_from(params + inputs).map_err(|_| NetlistError::TooLarge)?;
+    let mut b = NetlistBuilder::new(total);
+    let mut rng = StdRng::seed_from_u64(seed);
+    let mut prev: Vec<Wire> = (params as u32..total).collect();
+    let mut g = 0u32;
+    for &width in layers {
+        let mut next = Vec::with_capacity(width);
+        for _ in 0..width {
+            let i = rng.random_range(0..prev.len());
+            let mut j = rng.random_range(0..prev.len() - 1);
+            if j >= i {
+                j += 1;
+            }
+            let (a, bb) = (prev[i], prev[j]);
+            let t = |k: u32| 4 * g + k;
+            let hi = b.mux(a, t(3), t(2));
+            let lo = b.mux(a, t(1), t(0));
+            next.push(b.mux(bb, hi, lo));
+            g += 1;
+        }
+        prev = next;
+    }
+    for &w in &prev[..outputs] {
+        b.output(w);
+    }
+    Ok(GateNetwork {
+        netlist: b.build()?,
+        params,
+    })
+}
+
+/// A random starting point for a gate network's tables, seeded.
+#[must_use]
+pub fn random_tables(params: usize, seed: u64) -> Vec<bool> {
+    let mut rng = StdRng::seed_from_u64(seed);
+    (0..params).map(|_| rng.random()).collect()
+}

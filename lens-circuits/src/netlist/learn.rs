@@ -1,0 +1,201 @@
+//! Learning the parameter inputs of a netlist by reverse derivative ascent.
+
+use super::{Evaluator, Netlist, NetlistError};
+use crate::Word;
+use crate::learn::{StepReport, UpdateRule};
+
+/// Learns a netlist whose first `params` inputs are parameters (one bit each, shared by
+/// every example) and whose other inputs are data. A step runs a batch forward, takes the
+/// output change `e = f(p, x) ^ y` on the valid lanes, pulls it back, and flips parameter
+/// bits by the [`UpdateRule`]. All buffers are allocated at construction.
+///
+/// ```
+/// use lens_circuits::netlist::NetlistLearner;
+/// use lens_circuits::{NetlistBuilder, UpdateRule};
+/// // y = p ^ x: learn p so that y = !x.
+/// let mut b = NetlistBuilder::new(2);
+/// let y = b.xor(0, 1);
+/// b.output(y);
+/// let mut l = NetlistLearner::<u64>::new(b.build().unwrap(), 1, UpdateRule::Majority).unwrap();
+/// let x = 0x00ff_00ff_u64;
+/// l.step(&[x], &[!x], u64::MAX).unwrap();
+/// assert_eq!(l.params(), [true]);
+/// ```
+pub struct NetlistLearner<W: Word> {
+    net: Netlist,
+    n_params: usize,
+    params: Vec<bool>,
+    rule: UpdateRule,
+    ev: Evaluator<W>,
+    inputs: Vec<W>,
+    outputs: Vec<W>,
+    changes: Vec<W>,
+    d_inputs: Vec<W>,
+    counts: Vec<u32>,
+    scratch: Vec<u32>,
+}
+
+impl<W: Word> NetlistLearner<W> {
+    /// A learner with all parameters 0.
+    ///
+    /// # Errors
+    /// More parameters than the netlist has inputs.
+    pub fn new(net: Netlist, params: usize, rule: UpdateRule) -> Result<Self, NetlistError> {
+        if params > net.inputs() {
+            return Err(NetlistError::Width {
+                what: "parameters (at most the netlist's inputs)",
+                expected: net.inputs(),
+                got: params,
+            });
+        }
+        Ok(Self {
+            ev: net.evaluator(),
+            inputs: vec![W::ZERO; net.inputs()],
+            outputs: vec![W::ZERO; net.outputs()],
+            changes: vec![W::ZERO; net.outputs()],
+            d_inputs: vec![W::ZERO; net.inputs()],
+            counts: vec![0; params],
+            scratch: vec![0; params],
+            params: vec![false; params],
+            n_params: params,
+            rule,
+            net,
+        })
+    }
+
+    /// The parameter bits.
+    #[must_use]
+    pub fn params(&self) -> &[bool] {
+        &self.params
+    }
+
+    /// Sets the parameter bits.
+    ///
+    /// # Errors
+    /// A slice of the wrong length.
+    pub fn set_params(&mut self, p: &[bool]) -> Result<(), NetlistError> {
+        if p.len() != self.n_params {
+            return Err(NetlistError::Width {
+                what: "parameters",
+                expected: self.n_params,
+                got: p.len(),
+            });
+        }
+        self.params.copy_from_slice(p);
+        Ok(())
+    }
+
+    /// The netlist.
+    #[must_use]
+    pub fn netlist(&self) -> &Netlist {
+        &self.net
+    }
+
+    fn load(&mut self, data: &[W]) -> Result<(), NetlistError> {
+        let n_data = self.net.inputs() - self.n_params;
+        if data.len() != n_data {
+            return Err(NetlistError::Width {
+                what: "data inputs",
+                expected: n_data,
+                got: data.len(),
+            });
+        }
+        for (w, &p) in self.inputs.iter_mut().zip(&self.params) {
+            *w = W::splat(p);
+        }
+        self.inputs[self.n_params..].copy_from_slice(data);
+        Ok(())
+    }
+
+    /// The outputs for a batch of data inputs (one word per data input).
+    ///
+    /// # Errors
+    /// Slices of the wrong length.
+    pub fn predict(&mut self, data: &[W], out: &mut [W]) -> Result<(), NetlistError> {
+        self.load(data)?;
+        self.net.forward(&mut self.ev, &self.inputs, out)
+    }
+
+    /// One step on the examples in the lanes where `valid` is set.
+    ///
+    /// # Errors
+    /// Slices of the wrong length.
+    pub fn step(&mut self, data: &[W], labels: &[W], valid: W) -> Result<StepReport, NetlistError> {
+        if labels.len() != self.net.outputs() {
+            return Err(NetlistError::Width {
+                what: "labels",
+                expected: self.net.outputs(),
+                got: labels.len(),
+            });
+        }
+        self.load(data)?;
+        self.net
+            .forward(&mut self.ev, &self.inputs, &mut self.outputs)?;
+        let mut wrong = 0;
+        for ((c, &o), &y) in self.changes.iter_mut().zip(&self.outputs).zip(labels) {
+            *c = (o ^ y) & valid;
+            wrong += c.popcount();
+        }
+        self.net
+            .reverse(&mut self.ev, &self.changes, &mut self.d_inputs)?;
+        for (c, d) in self.counts.iter_mut().zip(&self.d_inputs) {
+            *c = d.popcount();
+        }
+        if self.rule == UpdateRule::LocalMajority {
+            self.changes.fill(valid);
+            self.net
+                .reverse(&mut self.ev, &self.changes, &mut self.d_inputs)?;
+            for (a, d) in self.scratch.iter_mut().zip(&self.d_inputs) {
+                *a = d.popcount();
+            }
+        }
+        let (bar, mut ties_left) =
+            bar(self.rule, &self.counts, &mut self.scratch, valid.popcount());
+        let mut flipped = 0;
+        for (j, p) in self.params.iter_mut().enumerate() {
+            let c = self.counts[j];
+            let flip = match self.rule {
+                UpdateRule::Xor => c & 1 == 1,
+                UpdateRule::LocalMajority => 2 * c > self.scratch[j],
+                UpdateRule::TopK(_) if c == bar => {
+                    let take = ties_left > 0;
+                    ties_left = ties_left.saturating_sub(1);
+                    take
+                }
+                _ => c >= bar,
+            };
+            if flip {
+                *p = !*p;
+                flipped += 1;
+            }
+        }
+        Ok(StepReport {
+            wrong_bits: wrong,
+            flipped,
+        })
+    }
+}
+
+/// The count a parameter's requests must reach, and for top-k how many parameters at
+/// exactly that count may still flip (`scratch` is overwritten for top-k).
+pub(crate) fn bar(
+    rule: UpdateRule,
+    counts: &[u32],
+    scratch: &mut [u32],
+    n_valid: u32,
+) -> (u32, usize) {
+    match rule {
+        UpdateRule::Xor | UpdateRule::LocalMajority => (0, 0),
+        UpdateRule::Majority => (n_valid / 2 + 1, 0),
+        UpdateRule::Threshold(t) => (t.max(1), 0),
+        UpdateRule::TopK(0) => (u32::MAX, 0),
+        UpdateRule::TopK(k) => {
+            let k = k.min(counts.len());
+            scratch.copy_from_slice(counts);
+            let (_, kth, _) = scratch.select_nth_unstable_by(k - 1, |a, b| b.cmp(a));
+            let kth = (*kth).max(1);
+            let above = counts.iter().filter(|&&c| c > kth).count();
+            (kth, k - above.min(k))
+        }
+    }
+}
