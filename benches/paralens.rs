@@ -3,8 +3,9 @@
 
 use criterion::{criterion_group, criterion_main};
 
+mod circuits;
 mod generated;
 mod iris_step;
 
-criterion_group!(benches, iris_step::bench, generated::bench);
+criterion_group!(benches, iris_step::bench, generated::bench, circuits::bench);
 criterion_main!(benches);
