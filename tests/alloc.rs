@@ -105,3 +105,39 @@ fn iris_minibatch_step_allocates_nothing() {
     });
     assert_eq!(n, 0);
 }
+
+#[test]
+fn boolean_training_steps_allocate_nothing() {
+    use paralens::circuits::models::{LookupTable, gate_network};
+    use paralens::circuits::netlist::NetlistLearner;
+    use paralens::circuits::{BoolLearner, Lanes, UpdateRule, Word};
+
+    let lut = LookupTable::<4, 2, 16>;
+    let mut learners: Vec<BoolLearner<_, [Lanes<2>; 4], Lanes<2>>> = [
+        UpdateRule::Xor,
+        UpdateRule::Majority,
+        UpdateRule::TopK(3),
+        UpdateRule::LocalMajority,
+    ]
+    .into_iter()
+    .map(|r| BoolLearner::new(lut, [[Lanes::<2>::ZERO; 16]; 2], r))
+    .collect();
+    let x = [
+        Lanes([0x0f0f, 7]),
+        Lanes([0x3333, 1]),
+        Lanes([0x5555, 0]),
+        Lanes([u64::MAX, 9]),
+    ];
+    let y = [Lanes([0xff00, 3]), Lanes([0x1234, 5])];
+    let net = gate_network(8, &[16, 4], 2, 1).unwrap();
+    let mut nl =
+        NetlistLearner::<u64>::new(net.netlist, net.params, UpdateRule::LocalMajority).unwrap();
+    let data = [1u64, 2, 3, 4, 5, 6, 7, 8];
+    let n = allocations_during(|| {
+        for l in &mut learners {
+            std::hint::black_box(l.step(&x, &y, Lanes::ONES));
+        }
+        std::hint::black_box(nl.step(&data, &[9, 10], u64::MAX).unwrap());
+    });
+    assert_eq!(n, 0, "Boolean steps allocated {n} times");
+}
