@@ -181,3 +181,15 @@ mod rings {
         assert_eq!(sat_poly_rev(x, y, Sat::new(50)).0, Sat::new(100)); // capped
     }
 }
+
+#[allow(dead_code)]
+#[path = "../examples/circuits_mnist.rs"]
+mod circuits_mnist;
+
+#[test]
+fn mnist_zero_vs_one_with_the_pseudo_linear_model() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/data/mnist");
+    let acc = circuits_mnist::zero_vs_one(&dir, false)
+        .unwrap_or_else(|e| panic!("MNIST is expected in the project's shared data: {e}"));
+    assert!(acc >= 0.992, "test accuracy {acc}");
+}

@@ -2,6 +2,8 @@
 
 mod gates;
 mod lookup;
+mod pseudo_linear;
 
 pub use gates::{GateNetwork, gate_network, random_tables};
 pub use lookup::LookupTable;
+pub use pseudo_linear::PseudoLinear;
