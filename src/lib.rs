@@ -90,9 +90,9 @@
 //!
 //! ## The crates behind the facade
 //!
-//! [`lens_core`] (traits, rules, composition, losses, optimizers, learners), `lens-macros`
-//! (`#[lens]`, `para!`, `#[derive(Tangent)]`), [`lens_circuits`] (Boolean and polynomial
-//! circuits).
+//! [`lens_core`] (traits, rules, composition, losses, optimizers, learners, data),
+//! `lens-macros` (`#[lens]`, `para!`, `#[derive(Tangent)]`), [`lens_circuits`] (Boolean and
+//! polynomial circuits, reverse derivative ascent), also reachable as `paralens::circuits`.
 #![deny(missing_docs)]
 
 pub use lens_circuits as circuits;
