@@ -186,9 +186,14 @@ mod rings {
 #[path = "../examples/circuits_mnist.rs"]
 mod circuits_mnist;
 
+mod common;
+
 #[test]
 fn mnist_zero_vs_one_with_the_pseudo_linear_model() {
-    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/data/mnist");
+    let Some(data) = common::shared_data() else {
+        return;
+    };
+    let dir = data.join("mnist");
     let acc = circuits_mnist::zero_vs_one(&dir, false)
         .unwrap_or_else(|e| panic!("MNIST is expected in the project's shared data: {e}"));
     assert!(acc >= 0.992, "test accuracy {acc}");

@@ -6,6 +6,8 @@ use paralens::data::{load_mnist, parse_idx_images, parse_idx_labels};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
+mod common;
+
 fn images(count: u32, rows: u32, cols: u32, pixels: &[u8]) -> Vec<u8> {
     let mut f = vec![0, 0, 8, 3];
     for v in [count, rows, cols] {
@@ -120,14 +122,12 @@ fn folders_in_the_mnist_layout_gzip_or_plain() {
     assert!(e.to_string().contains("corrupt gzip stream"), "{e}");
 }
 
-/// The shared data folder next to the project (CI puts a copy of it beside the clone).
-fn shared_mnist() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/data/mnist")
-}
-
 #[test]
 fn the_real_mnist_files_read_with_their_published_counts() {
-    let dir = shared_mnist();
+    let Some(data) = common::shared_data() else {
+        return;
+    };
+    let dir = data.join("mnist");
     let m = load_mnist(&dir).unwrap_or_else(|e| {
         panic!(
             "MNIST is expected in {} (the project's shared data): {e}",

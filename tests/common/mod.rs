@@ -1,0 +1,26 @@
+//! Locating the project's shared data folder (MNIST and Fashion-MNIST are not copied into
+//! the repository).
+
+use std::path::PathBuf;
+
+/// The shared `data` folder: `$PARALENS_DATA` if set, else `shared/data` beside the
+/// checkout (where the project's machines and CI put it). `None` when neither holds
+/// `mnist/`; the tests that need it then say so and stop.
+pub fn shared_data() -> Option<PathBuf> {
+    let here = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let candidates = [
+        std::env::var_os("PARALENS_DATA").map(PathBuf::from),
+        Some(here.join("../shared/data")),
+        Some(here.join("shared/data")),
+    ];
+    let found = candidates
+        .into_iter()
+        .flatten()
+        .find(|d| d.join("mnist").is_dir());
+    if found.is_none() {
+        eprintln!(
+            "shared data not found: set PARALENS_DATA to the folder holding mnist/ (looked beside the checkout)"
+        );
+    }
+    found
+}
