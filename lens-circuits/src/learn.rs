@@ -137,28 +137,14 @@ where
                 i += 1;
             }
         });
-        // The bar a count must pass: for top-k, the k-th largest count.
-        let (bar, mut ties_left) =
-            crate::netlist::bar(self.rule, counts, &mut self.scratch, valid.popcount());
-        let rule = self.rule;
+        let mut decision = Decision::new(self.rule, counts, &mut self.scratch, valid.popcount());
         let mut flipped = 0;
         let mut j = 0;
         let counts = &self.counts;
         let audience = &self.scratch;
         for s in self.params.slices_mut() {
             for chunk in s.chunks_mut(wpv) {
-                let c = counts[j];
-                let flip = match rule {
-                    UpdateRule::Xor => c & 1 == 1,
-                    UpdateRule::LocalMajority => 2 * c > audience[j],
-                    UpdateRule::TopK(_) if c == bar => {
-                        let take = ties_left > 0;
-                        ties_left = ties_left.saturating_sub(1);
-                        take
-                    }
-                    _ => c >= bar,
-                };
-                if flip {
+                if decision.flip(counts[j], audience[j]) {
                     chunk.iter_mut().for_each(|w| *w = !*w);
                     flipped += 1;
                 }
@@ -168,6 +154,56 @@ where
         StepReport {
             wrong_bits: wrong,
             flipped,
+        }
+    }
+}
+
+/// The flip decision of one vote: built from the request counts of a step, then asked for
+/// each bit in order (top-k takes ties at the bar in that order).
+pub(crate) struct Decision {
+    rule: UpdateRule,
+    bar: u32,
+    ties_left: usize,
+}
+
+impl Decision {
+    /// Computes the bar a count must reach (for top-k, the k-th largest count; `scratch`
+    /// is overwritten then, and otherwise left alone, since it holds the audiences of the
+    /// local majority).
+    pub(crate) fn new(rule: UpdateRule, counts: &[u32], scratch: &mut [u32], n_valid: u32) -> Self {
+        let (bar, ties_left) = match rule {
+            UpdateRule::Xor | UpdateRule::LocalMajority => (0, 0),
+            UpdateRule::Majority => (n_valid / 2 + 1, 0),
+            UpdateRule::Threshold(t) => (t.max(1), 0),
+            UpdateRule::TopK(0) => (u32::MAX, 0),
+            UpdateRule::TopK(k) => {
+                let k = k.min(counts.len());
+                scratch.copy_from_slice(counts);
+                let (_, kth, _) = scratch.select_nth_unstable_by(k - 1, |a, b| b.cmp(a));
+                let kth = (*kth).max(1);
+                let above = counts.iter().filter(|&&c| c > kth).count();
+                (kth, k - above.min(k))
+            }
+        };
+        Self {
+            rule,
+            bar,
+            ties_left,
+        }
+    }
+
+    /// Whether the next bit, with `count` requests and `audience` examples it matters to,
+    /// flips.
+    pub(crate) fn flip(&mut self, count: u32, audience: u32) -> bool {
+        match self.rule {
+            UpdateRule::Xor => count & 1 == 1,
+            UpdateRule::LocalMajority => 2 * count > audience,
+            UpdateRule::TopK(_) if count == self.bar => {
+                let take = self.ties_left > 0;
+                self.ties_left = self.ties_left.saturating_sub(1);
+                take
+            }
+            _ => count >= self.bar,
         }
     }
 }

@@ -5,35 +5,32 @@ use lens_circuits::oracle::{boolean_reverse, check_exhaustive};
 use lens_circuits::{Gate, Lanes, Netlist, NetlistBuilder, NetlistError, Wire, Word};
 use proptest::prelude::*;
 
-/// Runs a netlist at the point `x` (bit `i` = input `i`) on one lane.
-fn eval_bits(net: &Netlist, x: u64) -> u64 {
+/// Runs a netlist at the point `x` (bit `i` = input `i`) on one lane, then pulls `d` (bit
+/// `j` = output `j`) back: (output bits, input-change bits).
+fn run(net: &Netlist, x: u64, d: u64) -> (u64, u64) {
+    let splat =
+        |v: u64, n: usize| -> Vec<u64> { (0..n).map(|i| u64::splat((v >> i) & 1 == 1)).collect() };
+    let gather = |ws: &[u64]| {
+        ws.iter()
+            .enumerate()
+            .fold(0, |acc, (i, w)| acc | (u64::from(w.lane(0)) << i))
+    };
     let mut ev = net.evaluator::<u64>();
-    let ins: Vec<u64> = (0..net.inputs())
-        .map(|i| u64::splat((x >> i) & 1 == 1))
-        .collect();
     let mut out = vec![0u64; net.outputs()];
-    net.forward(&mut ev, &ins, &mut out).unwrap();
-    out.iter()
-        .enumerate()
-        .fold(0, |acc, (j, w)| acc | (u64::from(w.lane(0)) << j))
+    net.forward(&mut ev, &splat(x, net.inputs()), &mut out)
+        .unwrap();
+    let mut dx = vec![0u64; net.inputs()];
+    net.reverse(&mut ev, &splat(d, net.outputs()), &mut dx)
+        .unwrap();
+    (gather(&out), gather(&dx))
 }
 
-/// The netlist's reverse derivative at `x` applied to `d` (bit `j` = output `j`).
+fn eval_bits(net: &Netlist, x: u64) -> u64 {
+    run(net, x, 0).0
+}
+
 fn rev_bits(net: &Netlist, x: u64, d: u64) -> u64 {
-    let mut ev = net.evaluator::<u64>();
-    let ins: Vec<u64> = (0..net.inputs())
-        .map(|i| u64::splat((x >> i) & 1 == 1))
-        .collect();
-    let mut out = vec![0u64; net.outputs()];
-    net.forward(&mut ev, &ins, &mut out).unwrap();
-    let dy: Vec<u64> = (0..net.outputs())
-        .map(|j| u64::splat((d >> j) & 1 == 1))
-        .collect();
-    let mut dx = vec![0u64; net.inputs()];
-    net.reverse(&mut ev, &dy, &mut dx).unwrap();
-    dx.iter()
-        .enumerate()
-        .fold(0, |acc, (i, w)| acc | (u64::from(w.lane(0)) << i))
+    run(net, x, d).1
 }
 
 /// A random read-once formula over the inputs `vars`: every input is read exactly once.

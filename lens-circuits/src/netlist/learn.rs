@@ -2,7 +2,7 @@
 
 use super::{Evaluator, Netlist, NetlistError};
 use crate::Word;
-use crate::learn::{StepReport, UpdateRule};
+use crate::learn::{Decision, StepReport, UpdateRule};
 
 /// Learns a netlist whose first `params` inputs are parameters (one bit each, shared by
 /// every example) and whose other inputs are data. A step runs a batch forward, takes the
@@ -149,22 +149,11 @@ impl<W: Word> NetlistLearner<W> {
                 *a = d.popcount();
             }
         }
-        let (bar, mut ties_left) =
-            bar(self.rule, &self.counts, &mut self.scratch, valid.popcount());
+        let mut decision =
+            Decision::new(self.rule, &self.counts, &mut self.scratch, valid.popcount());
         let mut flipped = 0;
         for (j, p) in self.params.iter_mut().enumerate() {
-            let c = self.counts[j];
-            let flip = match self.rule {
-                UpdateRule::Xor => c & 1 == 1,
-                UpdateRule::LocalMajority => 2 * c > self.scratch[j],
-                UpdateRule::TopK(_) if c == bar => {
-                    let take = ties_left > 0;
-                    ties_left = ties_left.saturating_sub(1);
-                    take
-                }
-                _ => c >= bar,
-            };
-            if flip {
+            if decision.flip(self.counts[j], self.scratch[j]) {
                 *p = !*p;
                 flipped += 1;
             }
@@ -173,29 +162,5 @@ impl<W: Word> NetlistLearner<W> {
             wrong_bits: wrong,
             flipped,
         })
-    }
-}
-
-/// The count a parameter's requests must reach, and for top-k how many parameters at
-/// exactly that count may still flip (`scratch` is overwritten for top-k).
-pub(crate) fn bar(
-    rule: UpdateRule,
-    counts: &[u32],
-    scratch: &mut [u32],
-    n_valid: u32,
-) -> (u32, usize) {
-    match rule {
-        UpdateRule::Xor | UpdateRule::LocalMajority => (0, 0),
-        UpdateRule::Majority => (n_valid / 2 + 1, 0),
-        UpdateRule::Threshold(t) => (t.max(1), 0),
-        UpdateRule::TopK(0) => (u32::MAX, 0),
-        UpdateRule::TopK(k) => {
-            let k = k.min(counts.len());
-            scratch.copy_from_slice(counts);
-            let (_, kth, _) = scratch.select_nth_unstable_by(k - 1, |a, b| b.cmp(a));
-            let kth = (*kth).max(1);
-            let above = counts.iter().filter(|&&c| c > kth).count();
-            (kth, k - above.min(k))
-        }
     }
 }

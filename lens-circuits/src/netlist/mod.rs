@@ -34,7 +34,6 @@ pub use build::NetlistBuilder;
 pub use error::NetlistError;
 pub use eval::Evaluator;
 pub use learn::NetlistLearner;
-pub(crate) use learn::bar;
 
 use level::Levels;
 
