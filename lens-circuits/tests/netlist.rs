@@ -218,3 +218,25 @@ fn wide_lanes_agree_with_single_words() {
         assert_eq!(dx1, [dx[0].0[k], dx[1].0[k], dx[2].0[k]]);
     }
 }
+
+#[test]
+fn a_fused_lut2_is_its_mux_tree() {
+    // Inputs: a, b, t0..t3. One netlist with the fused gate, one with three MUXes.
+    let mut f = NetlistBuilder::new(6);
+    let y = f.lut2(0, 1, 2);
+    f.output(y);
+    let fused = f.build().unwrap();
+    let mut m = NetlistBuilder::new(6);
+    let hi = m.mux(0, 5, 4);
+    let lo = m.mux(0, 3, 2);
+    let y = m.mux(1, hi, lo);
+    m.output(y);
+    let tree = m.build().unwrap();
+    for x in 0..64 {
+        for d in 0..2 {
+            assert_eq!(run(&fused, x, d), run(&tree, x, d), "x = {x:06b}, d = {d}");
+        }
+    }
+    let e = Netlist::new(2, vec![Gate::Lut2(0, 1, 0)], vec![2]).unwrap_err();
+    assert!(matches!(e, NetlistError::DanglingWire { .. }), "{e}");
+}

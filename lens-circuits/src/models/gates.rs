@@ -17,8 +17,9 @@ pub struct GateNetwork {
 /// Builds a gate network over `inputs` data bits: `layers[l]` gates in layer `l`, each
 /// reading two distinct wires of the layer before (the data for the first), chosen by a
 /// generator seeded with `seed`. The outputs are the first `outputs` gates of the last layer.
-/// Gate `g` computes `t[g][a + 2b]` from its inputs `a`, `b` and its truth table `t[g]`, as
-/// `mux(b, mux(a, t3, t2), mux(a, t1, t0))`, so each table bit is read once.
+/// Gate `g` computes `t[g][a + 2b]` from its inputs `a`, `b` and its truth table `t[g]`
+/// ([`crate::Gate::Lut2`]: the circuit `mux(b, mux(a, t3, t2), mux(a, t1, t0))`, so each
+/// table bit is read once).
 ///
 /// ```
 /// use lens_circuits::models::gate_network;
@@ -71,10 +72,7 @@ pub fn gate_network(
                 j += 1;
             }
             let (a, bb) = (prev[i], prev[j]);
-            let t = |k: u32| 4 * g + k;
-            let hi = b.mux(a, t(3), t(2));
-            let lo = b.mux(a, t(1), t(0));
-            next.push(b.mux(bb, hi, lo));
+            next.push(b.lut2(a, bb, 4 * g));
             g += 1;
         }
         prev = next;

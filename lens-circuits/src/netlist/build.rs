@@ -57,6 +57,11 @@ impl NetlistBuilder {
         self.gate(Gate::Mux(s, a, b))
     }
 
+    /// `t[a + 2b]` with the table on wires `t..t + 4`.
+    pub fn lut2(&mut self, a: Wire, b: Wire, t: Wire) -> Wire {
+        self.gate(Gate::Lut2(a, b, t))
+    }
+
     /// A constant.
     pub fn constant(&mut self, bit: bool) -> Wire {
         self.gate(Gate::Const(bit))

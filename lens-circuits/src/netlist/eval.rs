@@ -18,6 +18,12 @@ impl<W: Word> Evaluator<W> {
     pub fn values(&self) -> &[W] {
         &self.values
     }
+
+    /// The change of every wire after the last reverse pass (inputs first).
+    #[must_use]
+    pub fn changes(&self) -> &[W] {
+        &self.changes
+    }
 }
 
 fn width(what: &'static str, expected: usize, got: usize) -> Result<(), NetlistError> {
@@ -89,6 +95,12 @@ impl Netlist {
                     let (s, x, y) = (v[a[i] as usize], v[b[i] as usize], v[c[i] as usize]);
                     y ^ (s & (x ^ y))
                 }),
+                Kind::Lut2 => each!(|i| {
+                    let (x, y, t) = (v[a[i] as usize], v[b[i] as usize], c[i] as usize);
+                    let lo = v[t] ^ (x & (v[t + 1] ^ v[t]));
+                    let hi = v[t + 2] ^ (x & (v[t + 3] ^ v[t + 2]));
+                    lo ^ (y & (hi ^ lo))
+                }),
             }
         }
         for (o, &w) in outputs.iter_mut().zip(&self.outputs) {
@@ -109,8 +121,23 @@ impl Netlist {
         d_outputs: &[W],
         d_inputs: &mut [W],
     ) -> Result<(), NetlistError> {
-        width("output changes", self.outputs.len(), d_outputs.len())?;
         width("input changes", self.inputs as usize, d_inputs.len())?;
+        self.reverse_in_place(ev, d_outputs)?;
+        d_inputs.copy_from_slice(&ev.changes[..self.inputs as usize]);
+        Ok(())
+    }
+
+    /// [`Netlist::reverse`] leaving every wire's change in the evaluator
+    /// ([`Evaluator::changes`]) instead of copying the input changes out.
+    ///
+    /// # Errors
+    /// Slices or evaluator not sized for this netlist.
+    pub fn reverse_in_place<W: Word>(
+        &self,
+        ev: &mut Evaluator<W>,
+        d_outputs: &[W],
+    ) -> Result<(), NetlistError> {
+        width("output changes", self.outputs.len(), d_outputs.len())?;
         let wires = self.inputs as usize + self.gates.len();
         width("evaluator wires", wires, ev.changes.len())?;
         let (v, d) = (&ev.values, &mut ev.changes);
@@ -167,9 +194,23 @@ impl Netlist {
                     d[bi] = d[bi] ^ (s & dy);
                     d[ci] = d[ci] ^ (!s & dy);
                 }),
+                // The reverse of mux(b, mux(a, t3, t2), mux(a, t1, t0)), fused.
+                Kind::Lut2 => each!(|i, dy| {
+                    let (ai, bi, t) = (a[i] as usize, b[i] as usize, c[i] as usize);
+                    let (x, y) = (v[ai], v[bi]);
+                    let (t0, t1, t2, t3) = (v[t], v[t + 1], v[t + 2], v[t + 3]);
+                    let lo = t0 ^ (x & (t1 ^ t0));
+                    let hi = t2 ^ (x & (t3 ^ t2));
+                    let (d_hi, d_lo) = (y & dy, !y & dy);
+                    d[ai] = d[ai] ^ (((t3 ^ t2) & d_hi) ^ ((t1 ^ t0) & d_lo));
+                    d[bi] = d[bi] ^ ((hi ^ lo) & dy);
+                    d[t] = d[t] ^ (!x & d_lo);
+                    d[t + 1] = d[t + 1] ^ (x & d_lo);
+                    d[t + 2] = d[t + 2] ^ (!x & d_hi);
+                    d[t + 3] = d[t + 3] ^ (x & d_hi);
+                }),
             }
         }
-        d_inputs.copy_from_slice(&d[..self.inputs as usize]);
         Ok(())
     }
 }

@@ -30,7 +30,6 @@ pub struct NetlistLearner<W: Word> {
     inputs: Vec<W>,
     outputs: Vec<W>,
     changes: Vec<W>,
-    d_inputs: Vec<W>,
     counts: Vec<u32>,
     scratch: Vec<u32>,
 }
@@ -53,7 +52,6 @@ impl<W: Word> NetlistLearner<W> {
             inputs: vec![W::ZERO; net.inputs()],
             outputs: vec![W::ZERO; net.outputs()],
             changes: vec![W::ZERO; net.outputs()],
-            d_inputs: vec![W::ZERO; net.inputs()],
             counts: vec![0; params],
             scratch: vec![0; params],
             params: vec![false; params],
@@ -82,6 +80,9 @@ impl<W: Word> NetlistLearner<W> {
             });
         }
         self.params.copy_from_slice(p);
+        for (w, &b) in self.inputs.iter_mut().zip(p) {
+            *w = W::splat(b);
+        }
         Ok(())
     }
 
@@ -100,9 +101,7 @@ impl<W: Word> NetlistLearner<W> {
                 got: data.len(),
             });
         }
-        for (w, &p) in self.inputs.iter_mut().zip(&self.params) {
-            *w = W::splat(p);
-        }
+        // The parameter words are kept splatted in `inputs` (updated when a bit flips).
         self.inputs[self.n_params..].copy_from_slice(data);
         Ok(())
     }
@@ -136,16 +135,14 @@ impl<W: Word> NetlistLearner<W> {
             *c = (o ^ y) & valid;
             wrong += c.popcount();
         }
-        self.net
-            .reverse(&mut self.ev, &self.changes, &mut self.d_inputs)?;
-        for (c, d) in self.counts.iter_mut().zip(&self.d_inputs) {
+        self.net.reverse_in_place(&mut self.ev, &self.changes)?;
+        for (c, d) in self.counts.iter_mut().zip(self.ev.changes()) {
             *c = d.popcount();
         }
         if self.rule == UpdateRule::LocalMajority {
             self.changes.fill(valid);
-            self.net
-                .reverse(&mut self.ev, &self.changes, &mut self.d_inputs)?;
-            for (a, d) in self.scratch.iter_mut().zip(&self.d_inputs) {
+            self.net.reverse_in_place(&mut self.ev, &self.changes)?;
+            for (a, d) in self.scratch.iter_mut().zip(self.ev.changes()) {
                 *a = d.popcount();
             }
         }
@@ -155,6 +152,7 @@ impl<W: Word> NetlistLearner<W> {
         for (j, p) in self.params.iter_mut().enumerate() {
             if decision.flip(self.counts[j], self.scratch[j]) {
                 *p = !*p;
+                self.inputs[j] = W::splat(*p);
                 flipped += 1;
             }
         }

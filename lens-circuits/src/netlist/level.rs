@@ -14,6 +14,7 @@ pub enum Kind {
     Or,
     Nand,
     Mux,
+    Lut2,
 }
 
 impl Kind {
@@ -27,6 +28,7 @@ impl Kind {
             Gate::Or(..) => Self::Or,
             Gate::Nand(..) => Self::Nand,
             Gate::Mux(..) => Self::Mux,
+            Gate::Lut2(..) => Self::Lut2,
         }
     }
 }

@@ -55,19 +55,28 @@ pub enum Gate {
     Not(Wire),
     /// `s ? a : b`
     Mux(Wire, Wire, Wire),
+    /// A two-input lookup: `t[a + 2b]`, the table being the four wires `t..t + 4`. The
+    /// circuit is `mux(b, mux(a, t3, t2), mux(a, t1, t0))`, fused into one gate.
+    Lut2(Wire, Wire, Wire),
     /// A constant.
     Const(bool),
 }
 
 impl Gate {
-    /// The wires this gate reads, in order (`[a, b, c]`, the first `n` meaningful).
+    /// The wires this gate reads, in order (the first `n` of the array are meaningful).
     #[must_use]
-    pub fn reads(&self) -> ([Wire; 3], usize) {
+    pub fn reads(&self) -> ([Wire; 6], usize) {
         match *self {
-            Self::Xor(a, b) | Self::And(a, b) | Self::Or(a, b) | Self::Nand(a, b) => ([a, b, 0], 2),
-            Self::Not(a) => ([a, 0, 0], 1),
-            Self::Mux(s, a, b) => ([s, a, b], 3),
-            Self::Const(_) => ([0; 3], 0),
+            Self::Xor(a, b) | Self::And(a, b) | Self::Or(a, b) | Self::Nand(a, b) => {
+                ([a, b, 0, 0, 0, 0], 2)
+            }
+            Self::Not(a) => ([a, 0, 0, 0, 0, 0], 1),
+            Self::Mux(s, a, b) => ([s, a, b, 0, 0, 0], 3),
+            Self::Lut2(a, b, t) => {
+                let t = |k| t.saturating_add(k);
+                ([a, b, t(0), t(1), t(2), t(3)], 6)
+            }
+            Self::Const(_) => ([0; 6], 0),
         }
     }
 }
