@@ -45,6 +45,7 @@ mod para;
 mod rate;
 mod real;
 pub mod rules;
+pub mod span;
 mod tangent;
 
 pub use activation::{Gelu, LeakyRelu, LogSoftmax, Relu, Sigmoid, Softmax, Softplus, Tanh};

@@ -1,0 +1,129 @@
+//! A span as a parametric lens on static vectors.
+
+use super::{CompiledSpan, Span};
+use crate::{Para, Real};
+use nalgebra::SVector;
+
+/// The layer of a span, from `I` inputs to `O` outputs with `P` parameters, as a [`Para`]:
+/// forward and both reverse passes are gathers over the compiled span.
+///
+/// ```
+/// use lens_core::span::{SpanLayer, instances};
+/// use lens_core::Para;
+/// use nalgebra::SVector;
+/// // A 1-D convolution: 5 inputs, kernel 3, stride 1, no padding -> 3 outputs.
+/// let conv = SpanLayer::<f64, 5, 3, 3>::new(&instances::conv1d(1, 5, 1, 3, 1, 0, 1));
+/// let w = SVector::<f64, 3>::new(1.0, 0.0, -1.0);
+/// let y = conv.forward(&w, SVector::<f64, 5>::new(1.0, 2.0, 4.0, 8.0, 16.0));
+/// assert_eq!(y, SVector::<f64, 3>::new(-3.0, -6.0, -12.0));
+/// ```
+#[derive(Clone, Debug)]
+pub struct SpanLayer<T, const I: usize, const O: usize, const P: usize> {
+    compiled: CompiledSpan<T>,
+}
+
+impl<T: Real, const I: usize, const O: usize, const P: usize> SpanLayer<T, I, O, P> {
+    /// Compiles `span` into a layer of these sizes.
+    ///
+    /// # Panics
+    /// If the span's sizes are not `(I, P, O)` or a cell is out of range; the message says
+    /// which sizes the span has.
+    #[must_use]
+    pub fn new(span: &Span) -> Self {
+        assert!(
+            (span.inputs, span.params, span.outputs) == (I, P, O),
+            "the span has {} inputs, {} parameters and {} outputs, the layer type says {I}, {P} and {O}",
+            span.inputs,
+            span.params,
+            span.outputs
+        );
+        Self {
+            compiled: CompiledSpan::new(span),
+        }
+    }
+
+    /// A dense layer (weights only; add [`super::instances::bias`] beside it), its sizes
+    /// checked at compile time: `P = I * O`.
+    #[must_use]
+    pub fn dense() -> Self {
+        const { assert!(P == I * O, "dense span layer: P must be I * O") };
+        Self::new(&super::instances::dense(I, O))
+    }
+
+    /// A 2-D convolution from `C` channels of `H x W` to `CO` channels, kernel `K`, stride
+    /// `S`, zero padding `PAD`, with every size checked at compile time: a layer type whose
+    /// `I`, `O` or `P` does not fit the geometry does not compile.
+    ///
+    /// ```
+    /// use lens_core::span::SpanLayer;
+    /// // 1 channel of 8x8 -> 4 channels of 6x6 with 3x3 kernels.
+    /// let conv = SpanLayer::<f32, 64, 144, 36>::conv2d::<1, 8, 8, 4, 3, 1, 0>();
+    /// # let _ = conv;
+    /// ```
+    #[must_use]
+    pub fn conv2d<
+        const C: usize,
+        const H: usize,
+        const W: usize,
+        const CO: usize,
+        const K: usize,
+        const S: usize,
+        const PAD: usize,
+    >() -> Self {
+        const {
+            assert!(I == C * H * W, "conv2d: the input size I must be C * H * W");
+            assert!(
+                S > 0 && K > 0 && H + 2 * PAD >= K && W + 2 * PAD >= K,
+                "conv2d: the kernel must fit the padded input and the stride be positive"
+            );
+            assert!(
+                O == CO * ((H + 2 * PAD - K) / S + 1) * ((W + 2 * PAD - K) / S + 1),
+                "conv2d: the output size O must be CO * OH * OW with OH = (H + 2 PAD - K) / S + 1"
+            );
+            assert!(
+                P == CO * C * K * K,
+                "conv2d: the parameter count P must be CO * C * K * K"
+            );
+        };
+        Self::new(&super::instances::conv2d(C, H, W, CO, K, S, PAD, 1))
+    }
+}
+
+impl<T: Real, const I: usize, const O: usize, const P: usize> Para<SVector<T, I>>
+    for SpanLayer<T, I, O, P>
+{
+    type Param = SVector<T, P>;
+    type Out = SVector<T, O>;
+
+    #[inline]
+    fn forward(&self, w: &SVector<T, P>, x: SVector<T, I>) -> SVector<T, O> {
+        let mut y = SVector::<T, O>::zeros();
+        self.compiled
+            .forward(x.as_slice(), w.as_slice(), y.as_mut_slice());
+        y
+    }
+
+    #[inline]
+    fn vjp(
+        &self,
+        w: &SVector<T, P>,
+        x: SVector<T, I>,
+    ) -> (
+        SVector<T, O>,
+        impl FnOnce(SVector<T, O>) -> (SVector<T, P>, SVector<T, I>),
+    ) {
+        (
+            self.forward(w, x),
+            #[inline(always)]
+            move |dy: SVector<T, O>| {
+                let mut dx = SVector::<T, I>::zeros();
+                let mut dw = SVector::<T, P>::zeros();
+                self.compiled
+                    .reverse_input(w.as_slice(), dy.as_slice(), dx.as_mut_slice());
+                self.compiled
+                    .reverse_param(x.as_slice(), dy.as_slice(), dw.as_mut_slice());
+                (dw, dx)
+            },
+        )
+    }
+}
