@@ -83,7 +83,8 @@
 //! assert!(dp.l2.w.norm() > 0.0);            // both uses of l2 contributed
 //! ```
 //!
-//! `para!` generates the model struct (deriving `Clone, Copy, Debug, Default`), its
+//! `para!` generates the model struct (deriving `Clone, Copy, Debug, Default` unless the
+//! struct carries its own `#[derive(...)]`), its
 //! parameter struct `NameParams` (with [`Tangent`] and [`Flat`], so optimizers walk it),
 //! [`Init`] and [`Para`]. A sub-model given a value of the wrong shape is a compile error at
 //! that call.

@@ -317,3 +317,18 @@ fn spans_with_cells_out_of_range_are_refused() {
         "a layer type that does not fit the span is refused"
     );
 }
+
+#[allow(dead_code)]
+#[path = "../examples/digits_cnn.rs"]
+mod digits_cnn;
+
+#[test]
+fn digits_cnn_reaches_97_percent() {
+    // Two seeded stratified splits, 20 epochs (the example runs 30); the bar is 97%.
+    let accs: Vec<f64> = (0..2)
+        .map(|s| digits_cnn::run(s, 20, false).test_accuracy)
+        .collect();
+    let mean = accs.iter().sum::<f64>() / 2.0;
+    assert!(mean >= 0.97, "mean test accuracy {mean} over {accs:?}");
+    assert!(accs.iter().all(|&a| a >= 0.96), "{accs:?}");
+}

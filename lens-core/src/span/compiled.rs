@@ -85,6 +85,17 @@ impl<T: Real> CompiledSpan<T> {
         }
     }
 
+    /// The largest number of cells feeding one output (the fan-in, for initialisation).
+    #[must_use]
+    pub fn fan_in(&self) -> usize {
+        self.by_t
+            .start
+            .windows(2)
+            .map(|w| (w[1] - w[0]) as usize)
+            .max()
+            .unwrap_or(0)
+    }
+
     /// Sizes: (inputs, parameters, outputs).
     #[must_use]
     pub fn sizes(&self) -> (usize, usize, usize) {

@@ -1,8 +1,9 @@
 //! A span as a parametric lens on static vectors.
 
 use super::{CompiledSpan, Span};
-use crate::{Para, Real};
+use crate::{Init, Para, Real};
 use nalgebra::SVector;
+use rand::Rng;
 
 /// The layer of a span, from `I` inputs to `O` outputs with `P` parameters, as a [`Para`]:
 /// forward and both reverse passes are gathers over the compiled span.
@@ -87,6 +88,34 @@ impl<T: Real, const I: usize, const O: usize, const P: usize> SpanLayer<T, I, O,
         };
         Self::new(&super::instances::conv2d(C, H, W, CO, K, S, PAD, 1))
     }
+
+    /// Average pooling of `C` channels of `H x W` over `K x K` windows with stride `S`, sizes
+    /// checked at compile time (`P` must be 0: pooling has no parameters).
+    #[must_use]
+    pub fn avg_pool2d<
+        const C: usize,
+        const H: usize,
+        const W: usize,
+        const K: usize,
+        const S: usize,
+    >() -> Self {
+        const {
+            assert!(
+                I == C * H * W,
+                "avg_pool2d: the input size I must be C * H * W"
+            );
+            assert!(
+                S > 0 && K > 0 && H >= K && W >= K,
+                "avg_pool2d: the window must fit"
+            );
+            assert!(
+                O == C * ((H - K) / S + 1) * ((W - K) / S + 1),
+                "avg_pool2d: the output size O must be C * OH * OW with OH = (H - K) / S + 1"
+            );
+            assert!(P == 0, "avg_pool2d: pooling has no parameters, P must be 0");
+        };
+        Self::new(&super::instances::avg_pool2d(C, H, W, K, S))
+    }
 }
 
 impl<T: Real, const I: usize, const O: usize, const P: usize> Para<SVector<T, I>>
@@ -125,5 +154,69 @@ impl<T: Real, const I: usize, const O: usize, const P: usize> Para<SVector<T, I>
                 (dw, dx)
             },
         )
+    }
+}
+
+/// Weights uniform in `±sqrt(6 / fan_in)` (He), the fan-in being the largest number of cells
+/// of one output.
+impl<T: Real, const I: usize, const O: usize, const P: usize> Init for SpanLayer<T, I, O, P> {
+    type Param = SVector<T, P>;
+    fn init_with<R: Rng + ?Sized>(&self, rng: &mut R) -> Self::Param {
+        let limit = (6.0 / self.compiled.fan_in().max(1) as f64).sqrt();
+        SVector::from_fn(|_, _| T::cst(rng.random_range(-limit..limit)))
+    }
+}
+
+/// A bias added to a vector: `y = x + b`, reverse `(d, d)`.
+///
+/// ```
+/// use lens_core::span::Bias;
+/// use lens_core::Para;
+/// use nalgebra::SVector;
+/// let b = SVector::<f64, 2>::new(1.0, -1.0);
+/// assert_eq!(Bias::<2, f64>::new().forward(&b, SVector::zeros()), b);
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Bias<const N: usize, T = f32>(core::marker::PhantomData<fn() -> T>);
+
+impl<const N: usize, T> Bias<N, T> {
+    /// A bias of `N` entries.
+    #[must_use]
+    pub const fn new() -> Self {
+        Self(core::marker::PhantomData)
+    }
+}
+
+impl<T: Real, const N: usize> Para<SVector<T, N>> for Bias<N, T> {
+    type Param = SVector<T, N>;
+    type Out = SVector<T, N>;
+
+    #[inline]
+    fn forward(&self, b: &SVector<T, N>, x: SVector<T, N>) -> SVector<T, N> {
+        x + b
+    }
+
+    #[inline]
+    fn vjp(
+        &self,
+        b: &SVector<T, N>,
+        x: SVector<T, N>,
+    ) -> (
+        SVector<T, N>,
+        impl FnOnce(SVector<T, N>) -> (SVector<T, N>, SVector<T, N>),
+    ) {
+        (
+            x + b,
+            #[inline(always)]
+            |d: SVector<T, N>| (d, d),
+        )
+    }
+}
+
+/// Biases start at zero.
+impl<T: Real, const N: usize> Init for Bias<N, T> {
+    type Param = SVector<T, N>;
+    fn init_with<R: Rng + ?Sized>(&self, _rng: &mut R) -> Self::Param {
+        SVector::zeros()
     }
 }

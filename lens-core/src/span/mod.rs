@@ -15,7 +15,7 @@ pub mod instances;
 mod layer;
 
 pub use compiled::CompiledSpan;
-pub use layer::SpanLayer;
+pub use layer::{Bias, SpanLayer};
 
 /// One cell of a span: `y[t] += mu * x[s] * w[p]`, where a missing `s` or `p` stands for 1.
 #[derive(Clone, Copy, Debug, PartialEq)]

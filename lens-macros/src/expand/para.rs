@@ -167,9 +167,16 @@ pub fn para(def: ParaDef, errors: &mut Errors) -> TokenStream {
     let field_attrs: Vec<&Vec<syn::Attribute>> = named.named.iter().map(|f| &f.attrs).collect();
     let doc_params = format!("The parameters of [`{name}`]: one field per sub-model.");
 
+    // The model derives Clone, Copy, Debug and Default unless the user chose its derives
+    // (sub-models holding buffers, like span layers, are not Copy).
+    let derives = if attrs.iter().any(|a| a.path().is_ident("derive")) {
+        TokenStream::new()
+    } else {
+        quote!(#[derive(Clone, Copy, Debug, Default)])
+    };
     quote! {
         #(#attrs)*
-        #[derive(Clone, Copy, Debug, Default)]
+        #derives
         #vis struct #name {
             #(#(#field_attrs)* #field_vis #fields: #field_types,)*
         }
