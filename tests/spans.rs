@@ -332,3 +332,23 @@ fn digits_cnn_reaches_97_percent() {
     assert!(mean >= 0.97, "mean test accuracy {mean} over {accs:?}");
     assert!(accs.iter().all(|&a| a >= 0.96), "{accs:?}");
 }
+
+#[allow(dead_code)]
+#[path = "../examples/graph_conv.rs"]
+mod graph_conv;
+
+#[test]
+fn graph_convolution_separates_the_karate_club_from_two_labels() {
+    // The graph is the published one: 34 members, 78 undirected friendships, no repeats.
+    let mut seen = std::collections::HashSet::new();
+    for &(a, b) in &graph_conv::EDGES {
+        assert!(a < b && b < 34 && seen.insert((a, b)));
+    }
+    for seed in 0..3 {
+        let acc = graph_conv::run(200, seed, false);
+        assert!(
+            acc >= 0.9,
+            "seed {seed}: accuracy {acc} on the unlabelled members"
+        );
+    }
+}
