@@ -83,6 +83,11 @@ where
         &self.model
     }
 
+    /// The optimizer, mutably (e.g. to lower its step size on a schedule).
+    pub fn optimizer_mut(&mut self) -> &mut O {
+        &mut self.optimizer
+    }
+
     /// The optimizer's state.
     pub fn optimizer_state(&self) -> &O::State {
         &self.state

@@ -1,0 +1,25 @@
+//! Long trainings on MNIST, too slow for a debug build: run them with
+//! `cargo test --release --test slow -- --ignored`.
+
+mod common;
+
+#[allow(dead_code)]
+#[path = "../examples/mnist_mlp.rs"]
+mod mnist_mlp;
+
+#[test]
+#[ignore = "trains for about a minute in release; run with --release -- --ignored"]
+fn mnist_mlp_reaches_98_percent() {
+    let Some(data) = common::shared_data() else {
+        return;
+    };
+    // Dense<784, 128> keeps its 400 KB of weights (and their changes) on the stack: more
+    // than a test thread's default 2 MB allows once moved around, so run on a larger one.
+    let acc = std::thread::Builder::new()
+        .stack_size(64 << 20)
+        .spawn(move || mnist_mlp::run(&data.join("mnist"), 9, false).unwrap())
+        .unwrap()
+        .join()
+        .unwrap();
+    assert!(acc >= 0.98, "test accuracy {acc}");
+}
