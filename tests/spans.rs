@@ -352,3 +352,25 @@ fn graph_convolution_separates_the_karate_club_from_two_labels() {
         );
     }
 }
+
+#[test]
+fn max_pooling_matches_a_direct_loop_and_routes_changes_to_the_winners() {
+    use paralens::Lens;
+    use paralens::span::MaxPool2d;
+    // 2 channels of 4x6, 2x2 windows, stride 2.
+    let pool = MaxPool2d::<48, 12>::new::<2, 4, 6, 2, 2>();
+    let x = SVector::<f64, 48>::from_vec(vals(48, 0.3));
+    let y = pool.apply(x);
+    for ch in 0..2 {
+        for r in 0..2 {
+            for q in 0..3 {
+                let at = |a: usize, b: usize| x[ch * 24 + (2 * r + a) * 6 + 2 * q + b];
+                let want = at(0, 0).max(at(0, 1)).max(at(1, 0)).max(at(1, 1));
+                assert_eq!(y[ch * 6 + r * 3 + q], want);
+            }
+        }
+    }
+    // Away from ties the max is differentiable: finite differences agree.
+    let r = check_gradient(|x| pool.apply(x), |x, d| pool.reverse(x, d), x, 1e-6);
+    assert!(r.passes(1e-7), "{r}");
+}

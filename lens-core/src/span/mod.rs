@@ -13,9 +13,11 @@
 mod compiled;
 pub mod instances;
 mod layer;
+mod pool;
 
 pub use compiled::CompiledSpan;
 pub use layer::{Bias, SpanLayer};
+pub use pool::MaxPool2d;
 
 /// One cell of a span: `y[t] += mu * x[s] * w[p]`, where a missing `s` or `p` stands for 1.
 #[derive(Clone, Copy, Debug, PartialEq)]

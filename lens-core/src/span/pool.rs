@@ -1,0 +1,129 @@
+//! Max pooling: a lens beside the spans (not linear, so not a span).
+
+use crate::{Lens, Real};
+use nalgebra::SVector;
+
+/// Max pooling of `c` channels of `h x w` over `k x k` windows with stride `s`, from `I`
+/// inputs to `O` outputs (channels first, row-major). The reverse routes each output's
+/// change to the input that won its window (the first one on ties).
+///
+/// ```
+/// use lens_core::Lens;
+/// use lens_core::span::MaxPool2d;
+/// use nalgebra::SVector;
+/// let pool = MaxPool2d::<16, 4>::new::<1, 4, 4, 2, 2>();
+/// let x = SVector::<f64, 16>::from_fn(|i, _| i as f64);
+/// assert_eq!(pool.apply(x), SVector::<f64, 4>::new(5.0, 7.0, 13.0, 15.0));
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MaxPool2d<const I: usize, const O: usize> {
+    h: usize,
+    w: usize,
+    k: usize,
+    s: usize,
+}
+
+impl<const I: usize, const O: usize> MaxPool2d<I, O> {
+    /// The pooling of `C` channels of `H x W` over `K x K` windows with stride `S`, sizes
+    /// checked at compile time.
+    #[must_use]
+    pub const fn new<
+        const C: usize,
+        const H: usize,
+        const W: usize,
+        const K: usize,
+        const S: usize,
+    >() -> Self {
+        const {
+            assert!(
+                I == C * H * W,
+                "max_pool2d: the input size I must be C * H * W"
+            );
+            assert!(
+                S > 0 && K > 0 && H >= K && W >= K,
+                "max_pool2d: the window must fit"
+            );
+            assert!(
+                O == C * ((H - K) / S + 1) * ((W - K) / S + 1),
+                "max_pool2d: the output size O must be C * OH * OW with OH = (H - K) / S + 1"
+            );
+        };
+        Self {
+            h: H,
+            w: W,
+            k: K,
+            s: S,
+        }
+    }
+
+    /// For each output, the input index that wins its window.
+    fn winners<T: Real>(&self, x: &SVector<T, I>) -> [usize; O] {
+        let (oh, ow) = (
+            (self.h - self.k) / self.s + 1,
+            (self.w - self.k) / self.s + 1,
+        );
+        core::array::from_fn(|t| {
+            let (ch, rest) = (t / (oh * ow), t % (oh * ow));
+            let (oy, ox) = (rest / ow, rest % ow);
+            let mut best = (ch * self.h + oy * self.s) * self.w + ox * self.s;
+            for ky in 0..self.k {
+                for kx in 0..self.k {
+                    let i = (ch * self.h + oy * self.s + ky) * self.w + ox * self.s + kx;
+                    if x[i] > x[best] {
+                        best = i;
+                    }
+                }
+            }
+            best
+        })
+    }
+}
+
+impl<T: Real, const I: usize, const O: usize> Lens<SVector<T, I>> for MaxPool2d<I, O> {
+    type Out = SVector<T, O>;
+
+    fn apply(&self, x: SVector<T, I>) -> SVector<T, O> {
+        let win = self.winners(&x);
+        SVector::from_fn(|t, _| x[win[t]])
+    }
+
+    fn apply_vjp(
+        &self,
+        x: SVector<T, I>,
+    ) -> (SVector<T, O>, impl FnOnce(SVector<T, O>) -> SVector<T, I>) {
+        let win = self.winners(&x);
+        (
+            SVector::from_fn(|t, _| x[win[t]]),
+            #[inline(always)]
+            move |d: SVector<T, O>| {
+                let mut dx = SVector::<T, I>::zeros();
+                for (t, &i) in win.iter().enumerate() {
+                    dx[i] += d[t];
+                }
+                dx
+            },
+        )
+    }
+}
+
+impl<X, const I: usize, const O: usize> crate::Para<X> for MaxPool2d<I, O>
+where
+    Self: Lens<X>,
+{
+    type Param = ();
+    type Out = <Self as Lens<X>>::Out;
+
+    fn forward(&self, _: &(), x: X) -> Self::Out {
+        self.apply(x)
+    }
+
+    fn vjp(&self, _: &(), x: X) -> (Self::Out, impl FnOnce(Self::Out) -> ((), X)) {
+        let (y, pull) = self.apply_vjp(x);
+        (y, move |d| ((), pull(d)))
+    }
+}
+
+impl<const I: usize, const O: usize> crate::Init for MaxPool2d<I, O> {
+    type Param = ();
+    fn init_with<R: rand::Rng + ?Sized>(&self, _: &mut R) {}
+}
