@@ -6,6 +6,13 @@ use criterion::{criterion_group, criterion_main};
 mod circuits;
 mod generated;
 mod iris_step;
+mod spans;
 
-criterion_group!(benches, iris_step::bench, generated::bench, circuits::bench);
+criterion_group!(
+    benches,
+    iris_step::bench,
+    generated::bench,
+    circuits::bench,
+    spans::bench
+);
 criterion_main!(benches);
