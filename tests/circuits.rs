@@ -198,3 +198,16 @@ fn mnist_zero_vs_one_with_the_pseudo_linear_model() {
         .unwrap_or_else(|e| panic!("MNIST is expected in the project's shared data: {e}"));
     assert!(acc >= 0.992, "test accuracy {acc}");
 }
+
+#[allow(dead_code)]
+#[path = "../examples/ring_learning.rs"]
+mod ring_learning;
+
+#[test]
+fn a_z7_table_is_learned_by_reverse_derivative_steps() {
+    let (w, wrong) = ring_learning::learn([3, 5, 0, 6]);
+    assert_eq!(w.map(paralens::circuits::ring::Zp::value), [3, 5, 0, 6]);
+    // From zero three entries are wrong; each step fixes the entry its example selects
+    // (entry 2 is already 0, so step 3 changes nothing).
+    assert_eq!(wrong, [2, 1, 1, 0]);
+}
