@@ -189,3 +189,36 @@ mod gate_networks {
         assert!(l.set_params(&[true]).is_err());
     }
 }
+
+mod masks_and_freezing {
+    use lens_circuits::UpdateRule;
+    use lens_circuits::models::gate_network;
+    use lens_circuits::netlist::NetlistLearner;
+
+    #[test]
+    fn masked_outputs_and_frozen_parameters_do_not_move() {
+        // Two one-gate networks side by side would be two outputs; here one gate, one output,
+        // all four input combinations, target XOR.
+        let x = [0b1010u64, 0b1100];
+        let y = [0b0110u64];
+        let net = gate_network(2, &[1], 1, 3).unwrap();
+        // A mask with no lanes: the output takes part nowhere, nothing flips.
+        let mut l =
+            NetlistLearner::<u64>::new(net.netlist.clone(), net.params, UpdateRule::LocalMajority)
+                .unwrap();
+        let r = l.step_masked(&x, &y, 0b1111, Some(&[0])).unwrap();
+        assert_eq!((r.wrong_bits, r.flipped), (0, 0));
+        assert!(l.step_masked(&x, &y, 0b1111, Some(&[0, 0])).is_err());
+        // Frozen parameters: freezing all four table bits stops learning.
+        l.freeze_first(4);
+        let r = l.step(&x, &y, 0b1111).unwrap();
+        assert_eq!((r.wrong_bits, r.flipped), (2, 0));
+        // Unfrozen, the same step learns XOR.
+        let mut l =
+            NetlistLearner::<u64>::new(net.netlist, net.params, UpdateRule::LocalMajority).unwrap();
+        l.step(&x, &y, 0b1111).unwrap();
+        let mut out = [0u64];
+        l.predict(&x, &mut out).unwrap();
+        assert_eq!(out[0] & 0b1111, 0b0110);
+    }
+}

@@ -32,6 +32,7 @@ pub struct NetlistLearner<W: Word> {
     changes: Vec<W>,
     counts: Vec<u32>,
     scratch: Vec<u32>,
+    frozen: usize,
 }
 
 impl<W: Word> NetlistLearner<W> {
@@ -55,6 +56,7 @@ impl<W: Word> NetlistLearner<W> {
             counts: vec![0; params],
             scratch: vec![0; params],
             params: vec![false; params],
+            frozen: 0,
             n_params: params,
             rule,
             net,
@@ -84,6 +86,12 @@ impl<W: Word> NetlistLearner<W> {
             *w = W::splat(b);
         }
         Ok(())
+    }
+
+    /// Keeps the first `n` parameters fixed: steps never flip them (for example the hidden
+    /// layers of a gate network, left as random features while the last layer learns).
+    pub fn freeze_first(&mut self, n: usize) {
+        self.frozen = n.min(self.n_params);
     }
 
     /// The netlist.
@@ -120,6 +128,30 @@ impl<W: Word> NetlistLearner<W> {
     /// # Errors
     /// Slices of the wrong length.
     pub fn step(&mut self, data: &[W], labels: &[W], valid: W) -> Result<StepReport, NetlistError> {
+        self.step_masked(data, labels, valid, None)
+    }
+
+    /// One step where output `o` takes part only in the lanes of `masks[o]` (within
+    /// `valid`): for example to balance rare positive labels against common negative ones.
+    ///
+    /// # Errors
+    /// Slices of the wrong length.
+    pub fn step_masked(
+        &mut self,
+        data: &[W],
+        labels: &[W],
+        valid: W,
+        masks: Option<&[W]>,
+    ) -> Result<StepReport, NetlistError> {
+        if let Some(m) = masks
+            && m.len() != self.net.outputs()
+        {
+            return Err(NetlistError::Width {
+                what: "output masks",
+                expected: self.net.outputs(),
+                got: m.len(),
+            });
+        }
         if labels.len() != self.net.outputs() {
             return Err(NetlistError::Width {
                 what: "labels",
@@ -131,8 +163,15 @@ impl<W: Word> NetlistLearner<W> {
         self.net
             .forward(&mut self.ev, &self.inputs, &mut self.outputs)?;
         let mut wrong = 0;
-        for ((c, &o), &y) in self.changes.iter_mut().zip(&self.outputs).zip(labels) {
-            *c = (o ^ y) & valid;
+        for (j, ((c, &o), &y)) in self
+            .changes
+            .iter_mut()
+            .zip(&self.outputs)
+            .zip(labels)
+            .enumerate()
+        {
+            let mask = masks.map_or(valid, |m| m[j] & valid);
+            *c = (o ^ y) & mask;
             wrong += c.popcount();
         }
         self.net.reverse_in_place(&mut self.ev, &self.changes)?;
@@ -140,7 +179,10 @@ impl<W: Word> NetlistLearner<W> {
             *c = d.popcount();
         }
         if self.rule == UpdateRule::LocalMajority {
-            self.changes.fill(valid);
+            // The audience: the lanes each output takes part in.
+            for (j, c) in self.changes.iter_mut().enumerate() {
+                *c = masks.map_or(valid, |m| m[j] & valid);
+            }
             self.net.reverse_in_place(&mut self.ev, &self.changes)?;
             for (a, d) in self.scratch.iter_mut().zip(self.ev.changes()) {
                 *a = d.popcount();
@@ -150,7 +192,7 @@ impl<W: Word> NetlistLearner<W> {
             Decision::new(self.rule, &self.counts, &mut self.scratch, valid.popcount());
         let mut flipped = 0;
         for (j, p) in self.params.iter_mut().enumerate() {
-            if decision.flip(self.counts[j], self.scratch[j]) {
+            if decision.flip(self.counts[j], self.scratch[j]) && j >= self.frozen {
                 *p = !*p;
                 self.inputs[j] = W::splat(*p);
                 flipped += 1;
