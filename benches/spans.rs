@@ -2,7 +2,7 @@
 //! passes, on MNIST-sized images; throughput in multiply-adds.
 
 use criterion::{Criterion, Throughput};
-use paralens::span::{CompiledSpan, instances};
+use paralens::span::{CompiledSpan, ConvGeometry, instances};
 use std::hint::black_box;
 
 pub fn bench(c: &mut Criterion) {
@@ -41,6 +41,28 @@ pub fn bench(c: &mut Criterion) {
         b.iter(|| {
             for x in &xs {
                 conv.reverse_param(black_box(x), &dy, &mut dw);
+            }
+        })
+    });
+    let fast = ConvGeometry::new(1, 28, 28, 16, 5, 1, 0, 1).expect("fits");
+    g.bench_function("fast_forward", |b| {
+        b.iter(|| {
+            for x in &xs {
+                fast.forward(black_box(x), &w, &mut y);
+            }
+        })
+    });
+    g.bench_function("fast_reverse_input", |b| {
+        b.iter(|| {
+            for _ in 0..32 {
+                fast.reverse_input(&w, black_box(&dy), &mut dx);
+            }
+        })
+    });
+    g.bench_function("fast_reverse_param", |b| {
+        b.iter(|| {
+            for x in &xs {
+                fast.reverse_param(black_box(x), &dy, &mut dw);
             }
         })
     });

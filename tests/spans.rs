@@ -374,3 +374,51 @@ fn max_pooling_matches_a_direct_loop_and_routes_changes_to_the_winners() {
     let r = check_gradient(|x| pool.apply(x), |x, d| pool.reverse(x, d), x, 1e-6);
     assert!(r.passes(1e-7), "{r}");
 }
+
+#[test]
+fn the_convolution_fast_path_equals_the_span_form() {
+    use paralens::span::ConvGeometry;
+    // Every geometry in both precisions: f64 to 1e-12, f32 to 1e-5.
+    for &(c, h, w, co, k, s, p, d) in &[
+        (1, 8, 8, 4, 3, 1, 0, 1),
+        (2, 7, 6, 3, 3, 2, 1, 1),
+        (3, 8, 8, 2, 2, 1, 2, 2),
+        (2, 6, 9, 4, 3, 3, 1, 2),
+        (1, 5, 5, 2, 5, 1, 2, 1),
+    ] {
+        let span = instances::conv2d(c, h, w, co, k, s, p, d);
+        let compiled = CompiledSpan::<f64>::new(&span);
+        let fast = ConvGeometry::new(c, h, w, co, k, s, p, d).unwrap();
+        assert_eq!(fast.sizes(), (span.inputs, span.outputs, span.params));
+        let (x, wt, dy) = (
+            vals(span.inputs, 0.1),
+            vals(span.params, 0.2),
+            vals(span.outputs, 0.3),
+        );
+        let mut want_y = vec![0.0; span.outputs];
+        compiled.forward(&x, &wt, &mut want_y);
+        let mut want_dx = vec![0.0; span.inputs];
+        compiled.reverse_input(&wt, &dy, &mut want_dx);
+        let mut want_dw = vec![0.0; span.params];
+        compiled.reverse_param(&x, &dy, &mut want_dw);
+        macro_rules! check {
+            ($t:ty, $tol:expr) => {{
+                let cast = |v: &[f64]| -> Vec<$t> { v.iter().map(|&a| a as $t).collect() };
+                let (x, wt, dy) = (cast(&x), cast(&wt), cast(&dy));
+                let mut y = vec![0.0 as $t; span.outputs];
+                fast.forward(&x, &wt, &mut y);
+                let mut dx = vec![0.0 as $t; span.inputs];
+                fast.reverse_input(&wt, &dy, &mut dx);
+                let mut dw = vec![0.0 as $t; span.params];
+                fast.reverse_param(&x, &dy, &mut dw);
+                for (got, want) in [(&y, &want_y), (&dx, &want_dx), (&dw, &want_dw)] {
+                    for (a, b) in got.iter().zip(want.iter()) {
+                        assert!((f64::from(*a) - b).abs() < $tol, "{a} vs {b}");
+                    }
+                }
+            }};
+        }
+        check!(f64, 1e-12);
+        check!(f32, 1e-5);
+    }
+}

@@ -11,11 +11,13 @@
 //! (`p = None`: the factor is 1, as in pooling).
 
 mod compiled;
+mod conv;
 pub mod instances;
 mod layer;
 mod pool;
 
 pub use compiled::CompiledSpan;
+pub use conv::{Conv2d, ConvGeometry};
 pub use layer::{Bias, SpanLayer};
 pub use pool::MaxPool2d;
 
