@@ -23,3 +23,22 @@ fn mnist_mlp_reaches_98_percent() {
         .unwrap();
     assert!(acc >= 0.98, "test accuracy {acc}");
 }
+
+#[allow(dead_code)]
+#[path = "../examples/mnist_cnn.rs"]
+mod mnist_cnn;
+
+#[test]
+#[ignore = "trains for about five minutes in release; run with --release -- --ignored"]
+fn mnist_cnn_reaches_99_percent() {
+    let Some(data) = common::shared_data() else {
+        return;
+    };
+    let acc = std::thread::Builder::new()
+        .stack_size(256 << 20)
+        .spawn(move || mnist_cnn::run(&data.join("mnist"), 4, false).unwrap())
+        .unwrap()
+        .join()
+        .unwrap();
+    assert!(acc >= 0.99, "test accuracy {acc}");
+}
