@@ -422,3 +422,30 @@ fn the_convolution_fast_path_equals_the_span_form() {
         check!(f32, 1e-5);
     }
 }
+
+#[test]
+fn the_dense_layer_equals_the_dense_span() {
+    // The nalgebra layer (matrix products) is the fast path of the dense span: same values
+    // and changes, with the span's weights w[o * I + i] = W[(o, i)] and its bias as the bias
+    // span beside it.
+    use paralens::{Dense, DenseParams, Init};
+    let layer = Dense::<5, 3, f64>::new();
+    let p: DenseParams<f64, 5, 3> = layer.init(4);
+    let x = SVector::<f64, 5>::from_vec(vals(5, 0.3));
+    let dy = SVector::<f64, 3>::from_vec(vals(3, 0.9));
+    let weights: Vec<f64> = (0..15).map(|k| p.w[(k / 5, k % 5)]).collect();
+    let span = instances::dense(5, 3);
+    let mut y = run(&span, x.as_slice(), &weights);
+    for (o, v) in y.iter_mut().enumerate() {
+        *v += p.b[o];
+    }
+    let (fast_y, pull) = layer.vjp(&p, x);
+    close(fast_y.as_slice(), &y);
+    let (dp, dx) = pull(dy);
+    let (mut sdx, mut sdw) = (vec![0.0; 5], vec![0.0; 15]);
+    span.apply_reverse(x.as_slice(), &weights, dy.as_slice(), &mut sdx, &mut sdw);
+    close(dx.as_slice(), &sdx);
+    let fast_dw: Vec<f64> = (0..15).map(|k| dp.w[(k / 5, k % 5)]).collect();
+    close(&fast_dw, &sdw);
+    close(dp.b.as_slice(), dy.as_slice()); // the bias span's change is dy
+}
