@@ -3,9 +3,7 @@
 //! Same parameter layout and results as `instances::conv2d` (tested equal).
 
 use super::instances::conv_out;
-use crate::{Init, Para, Real};
-use nalgebra::SVector;
-use rand::Rng;
+use crate::Real;
 
 /// A 2-D convolution from `c` channels of `h x w` to `co` channels, square kernel `k`,
 /// stride, zero padding and dilation, as a [`Para`] from `I` to `O` values with `P`
@@ -70,6 +68,12 @@ impl ConvGeometry {
             oh,
             ow,
         })
+    }
+
+    /// The number of taps feeding one output: `c k^2` (the fan-in, for initialisation).
+    #[must_use]
+    pub fn fan_in(&self) -> usize {
+        self.c * self.k * self.k
     }
 
     /// (inputs, outputs, parameters).
@@ -268,49 +272,4 @@ impl ConvGeometry {
     }
 }
 
-impl<T: Real, const I: usize, const O: usize, const P: usize> Para<SVector<T, I>>
-    for Conv2d<T, I, O, P>
-{
-    type Param = SVector<T, P>;
-    type Out = SVector<T, O>;
-
-    #[inline]
-    fn forward(&self, w: &SVector<T, P>, x: SVector<T, I>) -> SVector<T, O> {
-        let mut y = SVector::<T, O>::zeros();
-        self.g.forward(x.as_slice(), w.as_slice(), y.as_mut_slice());
-        y
-    }
-
-    #[inline]
-    fn vjp(
-        &self,
-        w: &SVector<T, P>,
-        x: SVector<T, I>,
-    ) -> (
-        SVector<T, O>,
-        impl FnOnce(SVector<T, O>) -> (SVector<T, P>, SVector<T, I>),
-    ) {
-        (
-            self.forward(w, x),
-            #[inline(always)]
-            move |dy: SVector<T, O>| {
-                let mut dx = SVector::<T, I>::zeros();
-                let mut dw = SVector::<T, P>::zeros();
-                self.g
-                    .reverse_input(w.as_slice(), dy.as_slice(), dx.as_mut_slice());
-                self.g
-                    .reverse_param(x.as_slice(), dy.as_slice(), dw.as_mut_slice());
-                (dw, dx)
-            },
-        )
-    }
-}
-
-/// He-uniform weights over the fan-in `c k^2`.
-impl<T: Real, const I: usize, const O: usize, const P: usize> Init for Conv2d<T, I, O, P> {
-    type Param = SVector<T, P>;
-    fn init_with<R: Rng + ?Sized>(&self, rng: &mut R) -> Self::Param {
-        let limit = (6.0 / (self.g.c * self.g.k * self.g.k).max(1) as f64).sqrt();
-        SVector::from_fn(|_, _| T::cst(rng.random_range(-limit..limit)))
-    }
-}
+super::linear_layer!(Conv2d, g);

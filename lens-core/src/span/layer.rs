@@ -118,54 +118,7 @@ impl<T: Real, const I: usize, const O: usize, const P: usize> SpanLayer<T, I, O,
     }
 }
 
-impl<T: Real, const I: usize, const O: usize, const P: usize> Para<SVector<T, I>>
-    for SpanLayer<T, I, O, P>
-{
-    type Param = SVector<T, P>;
-    type Out = SVector<T, O>;
-
-    #[inline]
-    fn forward(&self, w: &SVector<T, P>, x: SVector<T, I>) -> SVector<T, O> {
-        let mut y = SVector::<T, O>::zeros();
-        self.compiled
-            .forward(x.as_slice(), w.as_slice(), y.as_mut_slice());
-        y
-    }
-
-    #[inline]
-    fn vjp(
-        &self,
-        w: &SVector<T, P>,
-        x: SVector<T, I>,
-    ) -> (
-        SVector<T, O>,
-        impl FnOnce(SVector<T, O>) -> (SVector<T, P>, SVector<T, I>),
-    ) {
-        (
-            self.forward(w, x),
-            #[inline(always)]
-            move |dy: SVector<T, O>| {
-                let mut dx = SVector::<T, I>::zeros();
-                let mut dw = SVector::<T, P>::zeros();
-                self.compiled
-                    .reverse_input(w.as_slice(), dy.as_slice(), dx.as_mut_slice());
-                self.compiled
-                    .reverse_param(x.as_slice(), dy.as_slice(), dw.as_mut_slice());
-                (dw, dx)
-            },
-        )
-    }
-}
-
-/// Weights uniform in `±sqrt(6 / fan_in)` (He), the fan-in being the largest number of cells
-/// of one output.
-impl<T: Real, const I: usize, const O: usize, const P: usize> Init for SpanLayer<T, I, O, P> {
-    type Param = SVector<T, P>;
-    fn init_with<R: Rng + ?Sized>(&self, rng: &mut R) -> Self::Param {
-        let limit = (6.0 / self.compiled.fan_in().max(1) as f64).sqrt();
-        SVector::from_fn(|_, _| T::cst(rng.random_range(-limit..limit)))
-    }
-}
+super::linear_layer!(SpanLayer, compiled);
 
 /// A bias added to a vector: `y = x + b`, reverse `(d, d)`.
 ///

@@ -10,6 +10,63 @@
 //! A cell may have no input (`s = None`: the factor is 1, as in a bias) or no parameter
 //! (`p = None`: the factor is 1, as in pooling).
 
+/// `Para` and `Init` for a linear layer on static vectors `Type<T, I, O, P>` whose field
+/// `field` runs the three passes on slices (`forward`, `reverse_input`, `reverse_param`)
+/// and knows its fan-in. Weights start He-uniform in `±sqrt(6 / fan_in)`.
+macro_rules! linear_layer {
+    ($ty:ident, $field:ident) => {
+        impl<T: $crate::Real, const I: usize, const O: usize, const P: usize>
+            $crate::Para<nalgebra::SVector<T, I>> for $ty<T, I, O, P>
+        {
+            type Param = nalgebra::SVector<T, P>;
+            type Out = nalgebra::SVector<T, O>;
+
+            #[inline]
+            fn forward(&self, w: &Self::Param, x: nalgebra::SVector<T, I>) -> Self::Out {
+                let mut y = Self::Out::zeros();
+                self.$field
+                    .forward(x.as_slice(), w.as_slice(), y.as_mut_slice());
+                y
+            }
+
+            #[inline]
+            fn vjp(
+                &self,
+                w: &Self::Param,
+                x: nalgebra::SVector<T, I>,
+            ) -> (
+                Self::Out,
+                impl FnOnce(Self::Out) -> (Self::Param, nalgebra::SVector<T, I>),
+            ) {
+                (
+                    self.forward(w, x),
+                    #[inline(always)]
+                    move |dy: Self::Out| {
+                        let mut dx = nalgebra::SVector::<T, I>::zeros();
+                        let mut dw = Self::Param::zeros();
+                        self.$field
+                            .reverse_input(w.as_slice(), dy.as_slice(), dx.as_mut_slice());
+                        self.$field
+                            .reverse_param(x.as_slice(), dy.as_slice(), dw.as_mut_slice());
+                        (dw, dx)
+                    },
+                )
+            }
+        }
+
+        impl<T: $crate::Real, const I: usize, const O: usize, const P: usize> $crate::Init
+            for $ty<T, I, O, P>
+        {
+            type Param = nalgebra::SVector<T, P>;
+            fn init_with<R: rand::Rng + ?Sized>(&self, rng: &mut R) -> Self::Param {
+                let limit = (6.0 / self.$field.fan_in().max(1) as f64).sqrt();
+                nalgebra::SVector::from_fn(|_, _| T::cst(rng.random_range(-limit..limit)))
+            }
+        }
+    };
+}
+use linear_layer;
+
 mod compiled;
 mod conv;
 pub mod instances;
