@@ -8,12 +8,11 @@
 //! cargo run --release --example mnist_cnn -- --data ../shared/data/fashion-mnist --epochs 4
 //! ```
 
-use paralens::data::{Images, load_mnist};
 use paralens::prelude::*;
 use paralens::span::{Bias, Conv2d, MaxPool2d};
-use rand::{SeedableRng, rngs::StdRng, seq::SliceRandom};
-use std::path::PathBuf;
-use std::time::Instant;
+
+#[path = "shared/mnist.rs"]
+mod shared;
 
 para! {
     /// 1x28x28 -> 16x24x24 -> 16x12x12 -> 32x8x8 -> 32x4x4 -> 10.
@@ -34,12 +33,6 @@ para! {
     }
 }
 
-fn inputs(images: &Images) -> Vec<SVector<f32, 784>> {
-    (0..images.count)
-        .map(|i| SVector::from_iterator(images.image(i).iter().map(|&v| f32::from(v) / 255.0)))
-        .collect()
-}
-
 /// Trains for `epochs` epochs on the folder `dir` (MNIST layout); returns the test accuracy.
 ///
 /// # Errors
@@ -49,10 +42,7 @@ pub fn run(
     epochs: usize,
     verbose: bool,
 ) -> Result<f64, paralens::data::DataError> {
-    let m = load_mnist(dir)?;
-    let (xs, ts) = (inputs(&m.train_images), inputs(&m.test_images));
-    let ys: Vec<usize> = m.train_labels.iter().map(|&l| l as usize).collect();
-    let ty: Vec<usize> = m.test_labels.iter().map(|&l| l as usize).collect();
+    let m = shared::load(dir)?;
     let model = Cnn {
         c1: Conv2d::new::<1, 28, 28, 16, 5, 1, 0>(),
         b1: Bias::new(),
@@ -62,60 +52,12 @@ pub fn run(
         p2: MaxPool2d::new::<32, 8, 8, 2, 2>(),
         fc: Dense::glorot(),
     };
-    let params = model.init(0);
-    let mut learner = Learner::new(model, params, SoftmaxCrossEntropy, Adam::new(1e-3));
-    let mut order: Vec<usize> = (0..xs.len()).collect();
-    let mut rng = StdRng::seed_from_u64(0);
-    for epoch in 1..=epochs {
-        learner.optimizer_mut().lr = 1e-3 / 3f32.powi(((epoch - 1) / 2) as i32);
-        order.shuffle(&mut rng);
-        let start = Instant::now();
-        let mut total = 0.0;
-        for &i in &order {
-            total += learner.step(&xs[i], &ys[i]);
-        }
-        if verbose {
-            println!(
-                "epoch {epoch}  train loss {:.4}  test accuracy {:.4}  ({:.1} s)",
-                total / xs.len() as f32,
-                learner.accuracy(&ts, &ty),
-                start.elapsed().as_secs_f64()
-            );
-        }
-    }
-    Ok(learner.accuracy(&ts, &ty))
+    Ok(shared::train(model, &m, epochs, 2, verbose))
 }
 
 fn main() {
-    let mut data = None;
-    let mut epochs = 4usize;
-    let mut args = std::env::args().skip(1);
-    while let Some(a) = args.next() {
-        match a.as_str() {
-            "--data" => data = args.next().map(PathBuf::from),
-            "--epochs" => epochs = args.next().and_then(|v| v.parse().ok()).unwrap_or(epochs),
-            other => {
-                eprintln!(
-                    "error: unknown argument `{other}`\nusage: mnist_cnn --data DIR [--epochs N]"
-                );
-                std::process::exit(2);
-            }
-        }
-    }
-    let Some(dir) = data else {
-        eprintln!(
-            "error: give the data folder with --data DIR (in this project: ../shared/data/mnist or ../shared/data/fashion-mnist)"
-        );
-        std::process::exit(2);
-    };
-    // The activations (up to 9216 values) and their pullbacks live on the stack.
-    let result = std::thread::Builder::new()
-        .stack_size(256 << 20)
-        .spawn(move || run(&dir, epochs, true))
-        .expect("a thread")
-        .join()
-        .expect("training finished");
-    match result {
+    let (dir, epochs) = shared::args("mnist_cnn --data DIR [--epochs N]", 4);
+    match shared::with_large_stack(move || run(&dir, epochs, true)) {
         Ok(acc) => println!("test accuracy {acc:.4}"),
         Err(e) => {
             eprintln!("error: {e}");

@@ -1,6 +1,9 @@
 //! Long trainings on MNIST, too slow for a debug build: run them with
 //! `cargo test --release --test slow -- --ignored`.
 
+// Both examples include their shared MNIST helpers as a module of their own.
+#![allow(clippy::duplicate_mod)]
+
 mod common;
 
 #[allow(dead_code)]
@@ -16,7 +19,7 @@ fn mnist_mlp_reaches_98_percent() {
     // Dense<784, 128> keeps its 400 KB of weights (and their changes) on the stack: more
     // than a test thread's default 2 MB allows once moved around, so run on a larger one.
     let acc = std::thread::Builder::new()
-        .stack_size(64 << 20)
+        .stack_size(256 << 20)
         .spawn(move || mnist_mlp::run(&data.join("mnist"), 9, false).unwrap())
         .unwrap()
         .join()
