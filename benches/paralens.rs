@@ -6,6 +6,7 @@ use criterion::{criterion_group, criterion_main};
 mod circuits;
 mod generated;
 mod iris_step;
+mod mnist_steps;
 mod spans;
 
 criterion_group!(
@@ -13,6 +14,7 @@ criterion_group!(
     iris_step::bench,
     generated::bench,
     circuits::bench,
-    spans::bench
+    spans::bench,
+    mnist_steps::bench
 );
 criterion_main!(benches);

@@ -33,6 +33,20 @@ para! {
     }
 }
 
+/// The network, its sizes checked at compile time.
+#[must_use]
+pub fn model() -> Cnn {
+    Cnn {
+        c1: Conv2d::new::<1, 28, 28, 16, 5, 1, 0>(),
+        b1: Bias::new(),
+        p1: MaxPool2d::new::<16, 24, 24, 2, 2>(),
+        c2: Conv2d::new::<16, 12, 12, 32, 5, 1, 0>(),
+        b2: Bias::new(),
+        p2: MaxPool2d::new::<32, 8, 8, 2, 2>(),
+        fc: Dense::glorot(),
+    }
+}
+
 /// Trains for `epochs` epochs on the folder `dir` (MNIST layout); returns the test accuracy.
 ///
 /// # Errors
@@ -43,16 +57,7 @@ pub fn run(
     verbose: bool,
 ) -> Result<f64, paralens::data::DataError> {
     let m = shared::load(dir)?;
-    let model = Cnn {
-        c1: Conv2d::new::<1, 28, 28, 16, 5, 1, 0>(),
-        b1: Bias::new(),
-        p1: MaxPool2d::new::<16, 24, 24, 2, 2>(),
-        c2: Conv2d::new::<16, 12, 12, 32, 5, 1, 0>(),
-        b2: Bias::new(),
-        p2: MaxPool2d::new::<32, 8, 8, 2, 2>(),
-        fc: Dense::glorot(),
-    };
-    Ok(shared::train(model, &m, epochs, 2, verbose))
+    Ok(shared::train(model(), &m, epochs, 2, verbose))
 }
 
 fn main() {

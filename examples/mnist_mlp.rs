@@ -19,6 +19,15 @@ para! {
     }
 }
 
+/// The model with its initialisers (He for the hidden layer, Glorot for the output).
+#[must_use]
+pub fn model() -> Mlp {
+    Mlp {
+        l1: Dense::new(),
+        l2: Dense::glorot(),
+    }
+}
+
 /// Trains for `epochs` epochs on the MNIST folder `dir`; returns the test accuracy.
 ///
 /// # Errors
@@ -29,11 +38,7 @@ pub fn run(
     verbose: bool,
 ) -> Result<f64, paralens::data::DataError> {
     let m = shared::load(dir)?;
-    let model = Mlp {
-        l1: Dense::new(),
-        l2: Dense::glorot(),
-    };
-    Ok(shared::train(model, &m, epochs, 3, verbose))
+    Ok(shared::train(model(), &m, epochs, 3, verbose))
 }
 
 fn main() {
