@@ -1,6 +1,9 @@
 //! Criterion benchmarks. One binary; each area is a module. Run with
 //! `cargo bench --bench paralens` (add `RUSTFLAGS="-C target-cpu=native"` for the native build).
 
+// The MNIST step benchmarks include both MNIST examples, each with its shared helpers.
+#![allow(clippy::duplicate_mod)]
+
 use criterion::{criterion_group, criterion_main};
 
 mod circuits;
