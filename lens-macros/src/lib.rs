@@ -2,7 +2,7 @@
 //! through the `paralens` crate, which re-exports them; generated code names runtime items
 //! through `::paralens::__private`.
 //!
-//! Stages: [`parse`] reads the item into a small IR that keeps the syntax nodes, [`analyse`]
+//! Stages: `parse` reads the item into a small IR that keeps the syntax nodes, `analyse`
 //! puts the body in A-normal form and checks what can be differentiated, `expand` writes
 //! the forward and reverse sweeps.
 #![deny(missing_docs)]

@@ -6,7 +6,7 @@ use super::instances::conv_out;
 use crate::Real;
 
 /// A 2-D convolution from `c` channels of `h x w` to `co` channels, square kernel `k`,
-/// stride, zero padding and dilation, as a [`Para`] from `I` to `O` values with `P`
+/// stride, zero padding and dilation, as a [`crate::Para`] from `I` to `O` values with `P`
 /// parameters (`w[((o * c + i) * k + ky) * k + kx]`, like the span).
 ///
 /// ```
