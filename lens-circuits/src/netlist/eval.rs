@@ -18,12 +18,6 @@ impl<W: Word> Evaluator<W> {
     pub fn values(&self) -> &[W] {
         &self.values
     }
-
-    /// The change of every wire after the last reverse pass (inputs first).
-    #[must_use]
-    pub fn changes(&self) -> &[W] {
-        &self.changes
-    }
 }
 
 fn width(what: &'static str, expected: usize, got: usize) -> Result<(), NetlistError> {
@@ -122,17 +116,34 @@ impl Netlist {
         d_inputs: &mut [W],
     ) -> Result<(), NetlistError> {
         width("input changes", self.inputs as usize, d_inputs.len())?;
-        self.reverse_in_place(ev, d_outputs)?;
-        d_inputs.copy_from_slice(&ev.changes[..self.inputs as usize]);
-        Ok(())
+        self.reverse_each(ev, d_outputs, |i, d| d_inputs[i] = d)
     }
 
-    /// [`Netlist::reverse`] leaving every wire's change in the evaluator
-    /// ([`Evaluator::changes`]) instead of copying the input changes out.
+    /// [`Netlist::reverse`] handing each input's change to `f(input, change)` instead of
+    /// copying them out (a learner counts flip requests in the same pass).
     ///
     /// # Errors
     /// Slices or evaluator not sized for this netlist.
-    pub fn reverse_in_place<W: Word>(
+    pub fn reverse_each<W: Word>(
+        &self,
+        ev: &mut Evaluator<W>,
+        d_outputs: &[W],
+        mut f: impl FnMut(usize, W),
+    ) -> Result<(), NetlistError> {
+        self.reverse_sweep(ev, d_outputs)?;
+        // Consume the input changes: the buffer is all zero again for the next sweep.
+        for (i, d) in ev.changes[..self.inputs as usize].iter_mut().enumerate() {
+            f(i, *d);
+            *d = W::ZERO;
+        }
+        Ok(())
+    }
+
+    /// The sweep itself. The change buffer is all zero before it (a new evaluator is, and
+    /// each sweep consumes what it writes): a gate's change is read once, when the gate is
+    /// pulled back, and reset there; the inputs' changes are left for the caller to consume.
+    /// So no pass clears the whole buffer.
+    fn reverse_sweep<W: Word>(
         &self,
         ev: &mut Evaluator<W>,
         d_outputs: &[W],
@@ -141,7 +152,6 @@ impl Netlist {
         let wires = self.inputs as usize + self.gates.len();
         width("evaluator wires", wires, ev.changes.len())?;
         let (v, d) = (&ev.values, &mut ev.changes);
-        d.fill(W::ZERO);
         for (&w, &dy) in self.outputs.iter().zip(d_outputs) {
             d[w as usize] = d[w as usize] ^ dy;
         }
@@ -158,13 +168,15 @@ impl Netlist {
             macro_rules! each {
                 (|$i:ident, $dy:ident| $body:block) => {
                     for $i in 0..out.len() {
-                        let $dy = d[out[$i] as usize];
+                        let $dy = core::mem::replace(&mut d[out[$i] as usize], W::ZERO);
                         $body
                     }
                 };
             }
             match g.kind {
-                Kind::Const0 | Kind::Const1 => {}
+                Kind::Const0 | Kind::Const1 => each!(|i, dy| {
+                    let _ = dy;
+                }),
                 Kind::Not => each!(|i, dy| {
                     let ai = a[i] as usize;
                     d[ai] = d[ai] ^ dy;

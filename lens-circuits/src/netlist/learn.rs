@@ -174,19 +174,24 @@ impl<W: Word> NetlistLearner<W> {
             *c = (o ^ y) & mask;
             wrong += c.popcount();
         }
-        self.net.reverse_in_place(&mut self.ev, &self.changes)?;
-        for (c, d) in self.counts.iter_mut().zip(self.ev.changes()) {
-            *c = d.popcount();
-        }
+        let n_params = self.n_params;
+        let counts = &mut self.counts;
+        self.net.reverse_each(&mut self.ev, &self.changes, |i, d| {
+            if i < n_params {
+                counts[i] = d.popcount();
+            }
+        })?;
         if self.rule == UpdateRule::LocalMajority {
             // The audience: the lanes each output takes part in.
             for (j, c) in self.changes.iter_mut().enumerate() {
                 *c = masks.map_or(valid, |m| m[j] & valid);
             }
-            self.net.reverse_in_place(&mut self.ev, &self.changes)?;
-            for (a, d) in self.scratch.iter_mut().zip(self.ev.changes()) {
-                *a = d.popcount();
-            }
+            let audience = &mut self.scratch;
+            self.net.reverse_each(&mut self.ev, &self.changes, |i, d| {
+                if i < n_params {
+                    audience[i] = d.popcount();
+                }
+            })?;
         }
         let mut decision =
             Decision::new(self.rule, &self.counts, &mut self.scratch, valid.popcount());
