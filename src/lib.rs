@@ -28,7 +28,8 @@
 //! - `name_vjp(a1, ..., an)`: the value and its pullback (one slot per argument, `()` for
 //!   arguments that are not differentiated); calls inside other lens bodies use it;
 //! - a zero-sized type `Name` (UpperCamelCase) implementing [`Lens`], or [`Para`] when some
-//!   arguments are marked `#[param]` (the parameter is the tuple of those).
+//!   arguments are marked `#[param]` (the parameter is the tuple of those); write
+//!   `#[lens(name = Other)]` when that name is taken.
 //!
 //! ```
 //! use paralens::prelude::*;

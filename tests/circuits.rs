@@ -158,8 +158,9 @@ mod rings {
     }
 
     // In the saturating semiring {0..=100}: f(x, y) = x y + x; reverse (y d + d, x d).
-    #[lens]
-    fn sat_poly(x: Sat<100>, y: Sat<100>) -> Sat<100> {
+    // The lens type would be `Sat`, which is taken: name it.
+    #[lens(name = SatLens)]
+    fn sat(x: Sat<100>, y: Sat<100>) -> Sat<100> {
         x * y + x
     }
 
@@ -177,8 +178,9 @@ mod rings {
             assert_eq!(wrap_rev(x, y, d), ((y + x + x) * d, (x - Z2k(1)) * d));
         }
         let (x, y, d) = (Sat::<100>::new(6), Sat::new(30), Sat::new(2));
-        assert_eq!(sat_poly_rev(x, y, d), (Sat::new(62), Sat::new(12)));
-        assert_eq!(sat_poly_rev(x, y, Sat::new(50)).0, Sat::new(100)); // capped
+        assert_eq!(sat_rev(x, y, d), (Sat::new(62), Sat::new(12)));
+        assert_eq!(sat_rev(x, y, Sat::new(50)).0, Sat::new(100)); // capped
+        assert_eq!(paralens::Lens::apply(&SatLens, (x, y)), sat(x, y));
     }
 }
 

@@ -17,22 +17,16 @@ mod parse;
 mod tangent;
 
 /// Makes a function a lens: keeps it as written and generates `name_vjp`, `name_rev` and a
-/// zero-sized type `Name` implementing `Lens` (or `Para` when arguments are `#[param]`).
-/// See the `paralens` crate documentation.
+/// zero-sized type `Name` implementing `Lens` (or `Para` when arguments are `#[param]`);
+/// `#[lens(name = Other)]` names that type `Other` instead. See the `paralens` crate
+/// documentation.
 #[proc_macro_attribute]
 pub fn lens(attr: TokenStream, item: TokenStream) -> TokenStream {
     let mut errors = errors::Errors::default();
-    if !attr.is_empty() {
-        errors.push(syn::Error::new(
-            proc_macro2::TokenStream::from(attr)
-                .into_iter()
-                .next()
-                .map_or_else(proc_macro2::Span::call_site, |t| t.span()),
-            "`#[lens]` takes no arguments; mark arguments with `#[param]` or `#[nodiff]`",
-        ));
-    }
+    let type_name = parse::lens_attr(attr.into(), &mut errors);
     let item = syn::parse_macro_input!(item as syn::ItemFn);
-    let f = parse::lens_fn(item, &mut errors);
+    let mut f = parse::lens_fn(item, &mut errors);
+    f.type_name = type_name;
     let generated = expand::lens(&f, &mut errors);
     let mut out = f.original.to_token_stream();
     out.extend(generated);

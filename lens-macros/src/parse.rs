@@ -36,6 +36,8 @@ pub struct LensFn {
     pub args: Vec<Arg>,
     pub ret: Type,
     pub body: Block,
+    /// The name of the generated lens type, from `#[lens(name = ...)]`.
+    pub type_name: Option<Ident>,
 }
 
 /// Integer-like types that get no change (`u64` is a Z2 word and does).
@@ -142,6 +144,41 @@ pub fn lens_fn(mut item: ItemFn, errors: &mut Errors) -> LensFn {
         ret,
         body: (*item.block).clone(),
         original: item,
+        type_name: None,
+    }
+}
+
+/// The arguments of `#[lens(...)]`: nothing, or `name = Ident` for the lens type's name.
+pub fn lens_attr(attr: proc_macro2::TokenStream, errors: &mut Errors) -> Option<Ident> {
+    if attr.is_empty() {
+        return None;
+    }
+    let parsed = syn::parse::Parser::parse2(
+        |input: ParseStream| {
+            let key: Ident = input.parse()?;
+            if key != "name" {
+                return Err(syn::Error::new_spanned(
+                    &key,
+                    format!(
+                        "unknown `#[lens]` argument `{key}`: the only one is `name = TypeName`; mark arguments with `#[param]` or `#[nodiff]`"
+                    ),
+                ));
+            }
+            input.parse::<syn::Token![=]>()?;
+            let name: Ident = input.parse()?;
+            if !input.is_empty() {
+                return Err(input.error("`#[lens(name = TypeName)]` takes one name"));
+            }
+            Ok(name)
+        },
+        attr,
+    );
+    match parsed {
+        Ok(name) => Some(name),
+        Err(e) => {
+            errors.push(e);
+            None
+        }
     }
 }
 

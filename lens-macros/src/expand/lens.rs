@@ -57,7 +57,7 @@ pub fn lens(f: &LensFn, errors: &mut Errors) -> TokenStream {
     let generics = &f.generics;
     let vjp = format_ident!("{}_vjp", name);
     let rev = format_ident!("{}_rev", name);
-    let ty_name = camel(name);
+    let ty_name = f.type_name.clone().unwrap_or_else(|| camel(name));
     let allow = allows();
 
     let idents: Vec<&Ident> = args.iter().map(|a| &a.ident).collect();
