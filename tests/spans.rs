@@ -449,3 +449,30 @@ fn the_dense_layer_equals_the_dense_span() {
     close(&fast_dw, &sdw);
     close(dp.b.as_slice(), dy.as_slice()); // the bias span's change is dy
 }
+
+#[test]
+fn convolution_size_checks_name_the_size_that_is_wrong() {
+    use paralens::span::instances::conv2d_sizes_wrong;
+    let geometry = [1, 8, 8, 4, 3, 1, 0];
+    assert_eq!(conv2d_sizes_wrong([64, 144, 36], geometry), None);
+    assert!(
+        conv2d_sizes_wrong([63, 144, 36], geometry)
+            .unwrap()
+            .contains("input size I")
+    );
+    assert!(
+        conv2d_sizes_wrong([64, 100, 36], geometry)
+            .unwrap()
+            .contains("output size O")
+    );
+    assert!(
+        conv2d_sizes_wrong([64, 144, 35], geometry)
+            .unwrap()
+            .contains("parameter count P")
+    );
+    assert!(
+        conv2d_sizes_wrong([64, 144, 36], [1, 8, 8, 4, 9, 1, 0])
+            .unwrap()
+            .contains("kernel must fit")
+    );
+}

@@ -22,6 +22,27 @@ pub const fn conv_out(
     }
 }
 
+/// Why a layer type `[I, O, P]` does not fit the convolution `[C, H, W, CO, K, S, PAD]`
+/// (dilation 1), or `None` if it does. A `const fn`, so that typed constructors check their
+/// sizes at compile time with one message per mistake.
+#[must_use]
+pub const fn conv2d_sizes_wrong(
+    [i, o, p]: [usize; 3],
+    [c, h, w, co, k, s, pad]: [usize; 7],
+) -> Option<&'static str> {
+    if i != c * h * w {
+        Some("conv2d: the input size I must be C * H * W")
+    } else if s == 0 || k == 0 || h + 2 * pad < k || w + 2 * pad < k {
+        Some("conv2d: the kernel must fit the padded input and the stride be positive")
+    } else if o != co * ((h + 2 * pad - k) / s + 1) * ((w + 2 * pad - k) / s + 1) {
+        Some("conv2d: the output size O must be CO * OH * OW with OH = (H + 2 PAD - K) / S + 1")
+    } else if p != co * c * k * k {
+        Some("conv2d: the parameter count P must be CO * C * K * K")
+    } else {
+        None
+    }
+}
+
 fn cell(s: usize, p: usize, t: usize) -> Cell {
     Cell {
         s: Some(s as u32),

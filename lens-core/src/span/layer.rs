@@ -72,19 +72,11 @@ impl<T: Real, const I: usize, const O: usize, const P: usize> SpanLayer<T, I, O,
         const PAD: usize,
     >() -> Self {
         const {
-            assert!(I == C * H * W, "conv2d: the input size I must be C * H * W");
-            assert!(
-                S > 0 && K > 0 && H + 2 * PAD >= K && W + 2 * PAD >= K,
-                "conv2d: the kernel must fit the padded input and the stride be positive"
-            );
-            assert!(
-                O == CO * ((H + 2 * PAD - K) / S + 1) * ((W + 2 * PAD - K) / S + 1),
-                "conv2d: the output size O must be CO * OH * OW with OH = (H + 2 PAD - K) / S + 1"
-            );
-            assert!(
-                P == CO * C * K * K,
-                "conv2d: the parameter count P must be CO * C * K * K"
-            );
+            if let Some(why) =
+                super::instances::conv2d_sizes_wrong([I, O, P], [C, H, W, CO, K, S, PAD])
+            {
+                panic!("{}", why);
+            }
         };
         Self::new(&super::instances::conv2d(C, H, W, CO, K, S, PAD, 1))
     }
