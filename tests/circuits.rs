@@ -224,3 +224,37 @@ fn mnist_ten_digits_gate_network_beats_chance_by_far() {
     let acc = circuits_mnist::ten_digits(&data.join("mnist"), 1, false).unwrap();
     assert!(acc > 0.25, "test accuracy {acc}");
 }
+
+#[test]
+fn copy_discard_and_constant_follow_their_z2_rules() {
+    use paralens::circuits::rules::{constant_vjp, copy_vjp, discard_vjp, mux_rev, nand_rev};
+    let (x, d1, d2) = (0b1100u64, 0b1010u64, 0b0110u64);
+    // copy: (x, x), reverse d1 ^ d2 (changes add in Z2)
+    let (y, pull) = copy_vjp(x);
+    assert_eq!((y, pull((d1, d2))), ((x, x), d1 ^ d2));
+    // discard: (), reverse 0
+    let ((), pull) = discard_vjp(x);
+    assert_eq!(pull(()), 0);
+    // constant: no input
+    let (c, pull) = constant_vjp(x);
+    assert_eq!(c, x);
+    pull(d1);
+    // NAND and MUX against the Boolean difference on every lane (both read-once).
+    let f_nand = |v: u64| !((v & 1) & ((v >> 1) & 1)) & 1;
+    let f_mux = |v: u64| {
+        if v & 1 == 1 {
+            (v >> 1) & 1
+        } else {
+            (v >> 2) & 1
+        }
+    };
+    for v in 0..8u64 {
+        let bit = |i: u32| if (v >> i) & 1 == 1 { u64::MAX } else { 0 };
+        let (ds, da) = nand_rev(bit(0), bit(1), u64::MAX);
+        let want = paralens::circuits::oracle::boolean_reverse(f_nand, 2, v & 3, 1);
+        assert_eq!((ds & 1) | ((da & 1) << 1), want);
+        let (ds, da, db) = mux_rev(bit(0), bit(1), bit(2), u64::MAX);
+        let want = paralens::circuits::oracle::boolean_reverse(f_mux, 3, v, 1);
+        assert_eq!((ds & 1) | ((da & 1) << 1) | ((db & 1) << 2), want);
+    }
+}

@@ -476,3 +476,31 @@ fn convolution_size_checks_name_the_size_that_is_wrong() {
             .contains("kernel must fit")
     );
 }
+
+#[test]
+fn bias_and_the_convolution_para_match_finite_differences() {
+    use paralens::span::{Bias, Conv2d};
+    let bias = Bias::<4, f64>::new();
+    let r = check_gradient(
+        |(b, x): (SVector<f64, 4>, SVector<f64, 4>)| bias.forward(&b, x),
+        |(b, x), d| bias.vjp(&b, x).1(d),
+        (
+            SVector::from_vec(vals(4, 0.1)),
+            SVector::from_vec(vals(4, 0.2)),
+        ),
+        1e-6,
+    );
+    assert!(r.passes(1e-7), "{r}");
+    // 2 channels of 5x5 -> 2 channels of 3x3 with padding 0, stride 1.
+    let conv = Conv2d::<f64, 50, 18, 36>::new::<2, 5, 5, 2, 3, 1, 0>();
+    let r = check_gradient(
+        |(w, x): (SVector<f64, 36>, SVector<f64, 50>)| conv.forward(&w, x),
+        |(w, x), d| conv.vjp(&w, x).1(d),
+        (
+            SVector::from_vec(vals(36, 0.4)),
+            SVector::from_vec(vals(50, 0.5)),
+        ),
+        1e-6,
+    );
+    assert!(r.passes(1e-7), "{r}");
+}

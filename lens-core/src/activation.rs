@@ -151,30 +151,13 @@ impl<T: Real, const N: usize> Lens<SVector<T, N>> for LogSoftmax {
     }
 }
 
-lens_is_para!(Relu, Sigmoid, Tanh, Softplus, Gelu, Softmax, LogSoftmax);
-
-impl<X, T> crate::Para<X> for LeakyRelu<T>
-where
-    LeakyRelu<T>: Lens<X>,
-{
-    type Param = ();
-    type Out = <Self as Lens<X>>::Out;
-    #[inline]
-    fn forward(&self, _p: &(), x: X) -> Self::Out {
-        Lens::apply(self, x)
-    }
-    #[inline]
-    fn vjp(&self, _p: &(), x: X) -> (Self::Out, impl FnOnce(Self::Out) -> ((), X)) {
-        let (y, pullback) = Lens::apply_vjp(self, x);
-        (
-            y,
-            #[inline(always)]
-            move |d| ((), pullback(d)),
-        )
-    }
-}
-
-impl<T> crate::Init for LeakyRelu<T> {
-    type Param = ();
-    fn init_with<R: rand::Rng + ?Sized>(&self, _rng: &mut R) {}
-}
+lens_is_para!(
+    [] Relu,
+    [] Sigmoid,
+    [] Tanh,
+    [] Softplus,
+    [] Gelu,
+    [] Softmax,
+    [] LogSoftmax,
+    [T] LeakyRelu<T>,
+);

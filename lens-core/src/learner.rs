@@ -39,7 +39,8 @@ where
     loss: L,
     optimizer: O,
     state: O::State,
-    scratch: M::Param,
+    /// Where a look-ahead optimizer writes the parameters the model sees (`None` otherwise).
+    scratch: Option<M::Param>,
     _input: PhantomData<fn(X)>,
 }
 
@@ -56,7 +57,7 @@ where
     /// Builds a learner from a model, its initial parameters, a loss and an optimizer.
     pub fn new(model: M, params: M::Param, loss: L, optimizer: O) -> Self {
         let state = optimizer.init_state(&params);
-        let scratch = params.clone();
+        let scratch = optimizer.looks_ahead().then(|| params.clone());
         Self {
             model,
             params,
@@ -119,9 +120,12 @@ where
     /// On error the parameters and optimizer state are unchanged.
     pub fn try_step(&mut self, x: &X, label: &L::Label) -> Result<T, StepError> {
         check(&self.loss, 0, label)?;
-        let p = self
-            .optimizer
-            .view(&self.state, &self.params, &mut self.scratch);
+        let p = seen(
+            &self.optimizer,
+            &self.state,
+            &self.params,
+            &mut self.scratch,
+        );
         // Forward through model ; loss ; learning rate.
         let (y, pull_model) = self.model.vjp(p, x.clone());
         let (loss, pull_loss) = self.loss.vjp(y, label);
@@ -166,9 +170,12 @@ where
         for (i, label) in labels.iter().enumerate() {
             check(&self.loss, i, label)?;
         }
-        let p = self
-            .optimizer
-            .view(&self.state, &self.params, &mut self.scratch);
+        let p = seen(
+            &self.optimizer,
+            &self.state,
+            &self.params,
+            &mut self.scratch,
+        );
         let batch = Batch::<&M, B>::new(&self.model);
         let (ys, pull_model) = batch.vjp(p, core::array::from_fn(|i| xs[i].clone()));
         let mean = T::one() / T::cst(B as f64);
@@ -301,6 +308,19 @@ where
             .filter(|(x, y)| self.predict_class(x) == **y)
             .count();
         hits as f64 / xs.len() as f64
+    }
+}
+
+/// The parameters the model runs with: the optimizer's view where it has one.
+fn seen<'p, P, O: Optimizer<P>>(
+    optimizer: &O,
+    state: &O::State,
+    params: &'p P,
+    scratch: &'p mut Option<P>,
+) -> &'p P {
+    match scratch {
+        Some(s) => optimizer.view(state, params, s),
+        None => params,
     }
 }
 

@@ -43,10 +43,11 @@ pub trait Lens<X> {
 }
 
 /// Makes lenses (no parameters) usable wherever a [`crate::Para`] is expected, with the
-/// unit parameter `()`; also gives them [`crate::Init`].
+/// unit parameter `()`; also gives them [`crate::Init`]. Each type is preceded by its
+/// generic parameters in brackets: `lens_is_para!([] Relu, [T] LeakyRelu<T>)`.
 macro_rules! lens_is_para {
-    ($($ty:ty),* $(,)?) => {$(
-        impl<X> $crate::Para<X> for $ty
+    ($([$($g:tt)*] $ty:ty),* $(,)?) => {$(
+        impl<X, $($g)*> $crate::Para<X> for $ty
         where
             $ty: $crate::Lens<X>,
         {
@@ -69,7 +70,7 @@ macro_rules! lens_is_para {
             }
         }
 
-        impl $crate::Init for $ty {
+        impl<$($g)*> $crate::Init for $ty {
             type Param = ();
             fn init_with<R: rand::Rng + ?Sized>(&self, _rng: &mut R) {}
         }

@@ -37,6 +37,12 @@ pub trait Optimizer<P> {
     /// The learning-rate lens placed after the loss.
     fn rate(&self) -> LearningRate<Self::Scalar>;
 
+    /// Whether [`Optimizer::view`] shows the model something other than `p` (and so needs a
+    /// scratch copy of the parameters, allocated once by the learner).
+    fn looks_ahead(&self) -> bool {
+        false
+    }
+
     /// The parameter the model runs with (the optimizer lens's forward). Most optimizers
     /// show `p` itself; Nesterov writes its look-ahead into `scratch` and shows that.
     fn view<'p>(&self, _state: &Self::State, p: &'p P, _scratch: &'p mut P) -> &'p P {

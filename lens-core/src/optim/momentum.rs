@@ -72,6 +72,10 @@ impl<T: Real, P: Flat<T>> Optimizer<P> for Nesterov<T> {
         LearningRate(self.lr)
     }
 
+    fn looks_ahead(&self) -> bool {
+        true
+    }
+
     fn view<'p>(&self, v: &P, p: &'p P, scratch: &'p mut P) -> &'p P {
         scratch.clone_from(p);
         let g = self.gamma;

@@ -43,6 +43,24 @@ pub const fn conv2d_sizes_wrong(
     }
 }
 
+/// Why a layer type `[I, O]` does not fit pooling `[C, H, W, K, S]` (windows `K x K`,
+/// stride `S`), or `None` if it does; shared by the average and max pooling constructors.
+#[must_use]
+pub const fn pool2d_sizes_wrong(
+    [i, o]: [usize; 2],
+    [c, h, w, k, s]: [usize; 5],
+) -> Option<&'static str> {
+    if i != c * h * w {
+        Some("pool2d: the input size I must be C * H * W")
+    } else if s == 0 || k == 0 || h < k || w < k {
+        Some("pool2d: the window must fit and the stride be positive")
+    } else if o != c * ((h - k) / s + 1) * ((w - k) / s + 1) {
+        Some("pool2d: the output size O must be C * OH * OW with OH = (H - K) / S + 1")
+    } else {
+        None
+    }
+}
+
 fn cell(s: usize, p: usize, t: usize) -> Cell {
     Cell {
         s: Some(s as u32),

@@ -92,18 +92,9 @@ impl<T: Real, const I: usize, const O: usize, const P: usize> SpanLayer<T, I, O,
         const S: usize,
     >() -> Self {
         const {
-            assert!(
-                I == C * H * W,
-                "avg_pool2d: the input size I must be C * H * W"
-            );
-            assert!(
-                S > 0 && K > 0 && H >= K && W >= K,
-                "avg_pool2d: the window must fit"
-            );
-            assert!(
-                O == C * ((H - K) / S + 1) * ((W - K) / S + 1),
-                "avg_pool2d: the output size O must be C * OH * OW with OH = (H - K) / S + 1"
-            );
+            if let Some(why) = super::instances::pool2d_sizes_wrong([I, O], [C, H, W, K, S]) {
+                panic!("{}", why);
+            }
             assert!(P == 0, "avg_pool2d: pooling has no parameters, P must be 0");
         };
         Self::new(&super::instances::avg_pool2d(C, H, W, K, S))

@@ -35,18 +35,9 @@ impl<const I: usize, const O: usize> MaxPool2d<I, O> {
         const S: usize,
     >() -> Self {
         const {
-            assert!(
-                I == C * H * W,
-                "max_pool2d: the input size I must be C * H * W"
-            );
-            assert!(
-                S > 0 && K > 0 && H >= K && W >= K,
-                "max_pool2d: the window must fit"
-            );
-            assert!(
-                O == C * ((H - K) / S + 1) * ((W - K) / S + 1),
-                "max_pool2d: the output size O must be C * OH * OW with OH = (H - K) / S + 1"
-            );
+            if let Some(why) = super::instances::pool2d_sizes_wrong([I, O], [C, H, W, K, S]) {
+                panic!("{}", why);
+            }
         };
         Self {
             h: H,
@@ -106,24 +97,4 @@ impl<T: Real, const I: usize, const O: usize> Lens<SVector<T, I>> for MaxPool2d<
     }
 }
 
-impl<X, const I: usize, const O: usize> crate::Para<X> for MaxPool2d<I, O>
-where
-    Self: Lens<X>,
-{
-    type Param = ();
-    type Out = <Self as Lens<X>>::Out;
-
-    fn forward(&self, _: &(), x: X) -> Self::Out {
-        self.apply(x)
-    }
-
-    fn vjp(&self, _: &(), x: X) -> (Self::Out, impl FnOnce(Self::Out) -> ((), X)) {
-        let (y, pull) = self.apply_vjp(x);
-        (y, move |d| ((), pull(d)))
-    }
-}
-
-impl<const I: usize, const O: usize> crate::Init for MaxPool2d<I, O> {
-    type Param = ();
-    fn init_with<R: rand::Rng + ?Sized>(&self, _: &mut R) {}
-}
+crate::lens::lens_is_para!([const I: usize, const O: usize] MaxPool2d<I, O>);

@@ -4,22 +4,12 @@
 use super::{Cx, block};
 use crate::analyse::{BranchHead, Op, Operand, Stmt, StmtKind};
 use proc_macro2::TokenStream;
-use quote::{format_ident, quote, quote_spanned};
+use quote::{ToTokens, format_ident, quote, quote_spanned};
 
 pub fn operand(cx: &Cx, o: &Operand) -> TokenStream {
     match o {
-        Operand::Var(id) => cx.vars[*id].ident.to_token_stream_owned(),
+        Operand::Var(id) => cx.vars[*id].ident.to_token_stream(),
         Operand::Const(ts) => ts.clone(),
-    }
-}
-
-trait IdentTokens {
-    fn to_token_stream_owned(&self) -> TokenStream;
-}
-
-impl IdentTokens for syn::Ident {
-    fn to_token_stream_owned(&self) -> TokenStream {
-        quote!(#self)
     }
 }
 

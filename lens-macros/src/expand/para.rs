@@ -5,7 +5,7 @@ use crate::analyse::Analyser;
 use crate::errors::Errors;
 use crate::parse::{ParaDef, nodiff_type};
 use proc_macro2::TokenStream;
-use quote::{format_ident, quote, quote_spanned};
+use quote::{ToTokens, format_ident, quote, quote_spanned};
 use syn::fold::{self, Fold};
 use syn::spanned::Spanned;
 use syn::{Expr, FnArg, Ident, Pat, ReturnType, Type};
@@ -52,7 +52,7 @@ pub fn para(def: ParaDef, errors: &mut Errors) -> TokenStream {
             &item.ident,
             "a `para!` model is a struct with named sub-model fields (`struct Mlp { l1: Dense<4, 16>, ... }`)",
         );
-        return errors_only(item.to_owned_tokens());
+        return item.to_token_stream();
     };
     let fields: Vec<Ident> = named
         .named
@@ -100,7 +100,7 @@ pub fn para(def: ParaDef, errors: &mut Errors) -> TokenStream {
     let field_vars = std::mem::take(&mut an.fields);
     drop(an);
     if !errors.is_empty() {
-        return item.to_owned_tokens();
+        return item.to_token_stream();
     }
     let cx = Cx {
         vars: &vars,
@@ -217,18 +217,4 @@ pub fn para(def: ParaDef, errors: &mut Errors) -> TokenStream {
             }
         }
     }
-}
-
-trait OwnedTokens {
-    fn to_owned_tokens(&self) -> TokenStream;
-}
-
-impl OwnedTokens for syn::ItemStruct {
-    fn to_owned_tokens(&self) -> TokenStream {
-        quote!(#self)
-    }
-}
-
-fn errors_only(t: TokenStream) -> TokenStream {
-    t
 }
