@@ -75,10 +75,22 @@ pub fn bench(c: &mut Criterion) {
     g.throughput(Throughput::Elements(75));
     // Data loading and encoding included: parse the CSV, binarise, learn, test.
     g.bench_function("anchor_three_class", |b| {
-        b.iter(|| circuits_iris::anchor::<2>(black_box(&[0, 1, 2]), circuits_iris::Labels::Binary))
+        b.iter(|| {
+            circuits_iris::anchor::<2>(
+                &paralens::data::iris_uci(),
+                black_box(&[0, 1, 2]),
+                circuits_iris::Labels::Binary,
+            )
+        })
     });
     g.bench_function("vote_three_class", |b| {
-        b.iter(|| circuits_iris::vote::<2>(black_box(&[0, 1, 2]), circuits_iris::Labels::Binary))
+        b.iter(|| {
+            circuits_iris::vote::<2>(
+                &paralens::data::iris_uci(),
+                black_box(&[0, 1, 2]),
+                circuits_iris::Labels::Binary,
+            )
+        })
     });
     g.finish();
     width::<1>(c);

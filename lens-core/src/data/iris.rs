@@ -30,6 +30,26 @@ pub fn iris() -> Iris {
     parse_iris(IRIS_CSV).expect("the shipped iris.csv is valid (checked by tests)")
 }
 
+/// Iris as the UCI Machine Learning Repository's `iris.data` has it: the shipped (Fisher's,
+/// scikit-learn's) data with UCI's two known transcription errors put back. UCI's sample 35
+/// has petal width 0.1 (Fisher: 0.2) and its sample 38 reads `4.9, 3.1, 1.5, 0.1` (Fisher:
+/// `4.9, 3.6, 1.4, 0.1`); both errors are listed on the UCI page. Published experiments that
+/// read `iris.data` ran on this version, so reproducing their figures exactly needs it.
+///
+/// ```
+/// let (fisher, uci) = (lens_core::data::iris(), lens_core::data::iris_uci());
+/// assert_eq!(uci.features[37], [4.9, 3.1, 1.5, 0.1]);
+/// let differing = (0..150).filter(|&i| fisher.features[i] != uci.features[i]).count();
+/// assert_eq!(differing, 2);
+/// ```
+#[must_use]
+pub fn iris_uci() -> Iris {
+    let mut data = iris();
+    data.features[34] = [4.9, 3.1, 1.5, 0.1];
+    data.features[37] = [4.9, 3.1, 1.5, 0.1];
+    data
+}
+
 /// Parses Iris in the shipped format: header
 /// `sepal_length,sepal_width,petal_length,petal_width,species`, then one row per flower.
 ///

@@ -12,5 +12,5 @@ pub use error::DataError;
 pub use idx::{
     Images, MNIST_FILES, Mnist, load_mnist, parse_idx_images, parse_idx_labels, read_maybe_gzip,
 };
-pub use iris::{IRIS_CLASSES, IRIS_CSV, Iris, iris, parse_iris};
+pub use iris::{IRIS_CLASSES, IRIS_CSV, Iris, iris, iris_uci, parse_iris};
 pub use split::{Standardizer, stratified_split};
