@@ -35,6 +35,7 @@ pub mod data;
 mod dense;
 mod error;
 pub mod fns;
+pub mod gemm;
 pub mod gradcheck;
 mod init;
 mod learner;

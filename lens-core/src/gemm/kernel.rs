@@ -1,0 +1,193 @@
+//! Blocking, packing and the register-blocked micro-kernels, one per instruction set.
+
+use super::{Kernel, Panels, Sink};
+use crate::Real;
+
+/// Depth of a packed block: `KC` deep steps of `A`'s and `Bt`'s panels stay in L1/L2.
+const KC: usize = 256;
+/// Rows of `A` packed at once; a multiple of every kernel's `MR`.
+const MC: usize = 96;
+/// Upper bounds of every kernel's `MR` and `NR`.
+const MR_MAX: usize = 32;
+const NR_MAX: usize = 16;
+
+/// The best kernel this CPU runs (the standard library caches the detection).
+pub(super) fn level() -> Kernel {
+    #[cfg(target_arch = "x86_64")]
+    {
+        if std::arch::is_x86_feature_detected!("avx512f") {
+            return Kernel::Avx512;
+        }
+        if std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma")
+        {
+            return Kernel::Avx2Fma;
+        }
+    }
+    Kernel::Portable
+}
+
+/// A micro-kernel: `tile (MR x NR, column-major) = sum_d a[d] b[d]^T` over packed panels
+/// (`a`: `kc` groups of `MR`, `b`: `kc` groups of `NR`).
+pub(super) trait Micro<T>: Copy {
+    const MR: usize;
+    const NR: usize;
+    fn tile(self, a: &[T], b: &[T], tile: &mut [T]);
+}
+
+/// Runs the product with `kernel`, which the caller checked is available.
+pub(super) fn run<T: Real, A: Panels<T>, B: Panels<T>, C: Sink<T>>(
+    kernel: Kernel,
+    a: &A,
+    b: &B,
+    c: &mut C,
+) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use super::simd::{Avx2, Avx512};
+        let (m, n) = (a.wide(), b.wide());
+        if kernel == Kernel::Avx512 {
+            let wide = Avx512::<2, 12>::detect().expect("checked by the caller");
+            // One vector of rows against sixteen columns where a two-vector tile would be
+            // half empty (16 or fewer rows: the output channels of a small convolution).
+            let narrow = Avx512::<1, 16>::detect().expect("checked by the caller");
+            if waste::<T, _>(narrow, m, n) < waste::<T, _>(wide, m, n) {
+                return oriented(narrow, a, b, c);
+            }
+            return oriented(wide, a, b, c);
+        }
+        if kernel == Kernel::Avx2Fma {
+            return oriented(
+                Avx2::<2, 6>::detect().expect("checked by the caller"),
+                a,
+                b,
+                c,
+            );
+        }
+    }
+    portable(a, b, c);
+}
+
+/// The portable kernel, whatever the CPU.
+fn portable<T: Real, A: Panels<T>, B: Panels<T>, C: Sink<T>>(a: &A, b: &B, c: &mut C) {
+    if size_of::<T>() == 4 {
+        oriented(Portable::<8, 6>, a, b, c);
+    } else {
+        oriented(Portable::<4, 6>, a, b, c);
+    }
+}
+
+/// Kernel slots spent on a product (tiles times tile size, in the better orientation).
+fn waste<T, K: Micro<T>>(_: K, m: usize, n: usize) -> usize {
+    let s = |m: usize, n: usize| m.div_ceil(K::MR) * K::MR * n.div_ceil(K::NR) * K::NR;
+    s(m, n).min(s(n, m))
+}
+
+/// Picks the orientation that wastes the fewest kernel slots on partial tiles: `C = A Bt^T`
+/// or, swapping the operands, `C^T = Bt A^T` written through a transposing sink.
+fn oriented<T, K, A, B, C>(k: K, a: &A, b: &B, c: &mut C)
+where
+    T: Real,
+    K: Micro<T>,
+    A: Panels<T>,
+    B: Panels<T>,
+    C: Sink<T>,
+{
+    let s = |m: usize, n: usize| m.div_ceil(K::MR) * K::MR * n.div_ceil(K::NR) * K::NR;
+    let (m, n) = (a.wide(), b.wide());
+    if s(n, m) < s(m, n) {
+        blocked(k, b, a, &mut Transposed(c));
+    } else {
+        blocked(k, a, b, c);
+    }
+}
+
+/// A sink seen transposed.
+struct Transposed<'a, C>(&'a mut C);
+
+impl<T: Real, C: Sink<T>> Sink<T> for Transposed<'_, C> {
+    fn rows(&self) -> usize {
+        self.0.cols()
+    }
+
+    fn cols(&self) -> usize {
+        self.0.rows()
+    }
+
+    #[inline]
+    fn add_tile(&mut self, i0: usize, j0: usize, m: usize, n: usize, tile: &[T], ld: usize) {
+        self.0.add_tile_t(j0, i0, n, m, tile, ld);
+    }
+
+    #[inline]
+    fn add_tile_t(&mut self, i0: usize, j0: usize, m: usize, n: usize, tile: &[T], ld: usize) {
+        self.0.add_tile(j0, i0, n, m, tile, ld);
+    }
+}
+
+/// The loop nest: for each depth block, each block of `MC` rows of `A` (packed once), each
+/// strip of `NR` rows of `Bt` (packed once per row block), each `MR` strip of the packed
+/// block: one micro-kernel call, one tile to the sink. The packing buffers are on the stack.
+fn blocked<T, K, A, B, C>(k: K, a: &A, b: &B, c: &mut C)
+where
+    T: Real,
+    K: Micro<T>,
+    A: Panels<T>,
+    B: Panels<T>,
+    C: Sink<T>,
+{
+    let (mr, nr) = (K::MR, K::NR);
+    debug_assert!(mr <= MR_MAX && nr <= NR_MAX && MC.is_multiple_of(mr));
+    let (m, n, depth) = (a.wide(), b.wide(), a.deep());
+    let mut apack = [T::zero(); KC * MC];
+    let mut bpack = [T::zero(); KC * NR_MAX];
+    let mut tile = [T::zero(); MR_MAX * NR_MAX];
+    for k0 in (0..depth).step_by(KC) {
+        let kc = KC.min(depth - k0);
+        for i0 in (0..m).step_by(MC) {
+            let mc = MC.min(m - i0);
+            for s in (0..mc).step_by(mr) {
+                a.pack(
+                    i0 + s,
+                    mr.min(mc - s),
+                    mr,
+                    k0,
+                    kc,
+                    &mut apack[s * kc..(s + mr) * kc],
+                );
+            }
+            for j0 in (0..n).step_by(nr) {
+                let nn = nr.min(n - j0);
+                let bp = &mut bpack[..nr * kc];
+                b.pack(j0, nn, nr, k0, kc, bp);
+                for s in (0..mc).step_by(mr) {
+                    let t = &mut tile[..mr * nr];
+                    k.tile(&apack[s * kc..(s + mr) * kc], bp, t);
+                    c.add_tile(i0 + s, j0, mr.min(mc - s), nn, t, mr);
+                }
+            }
+        }
+    }
+}
+
+/// Plain Rust, `MR x NR` accumulators, separate multiply and add (the baseline has no FMA,
+/// and `mul_add` without it is a library call). LLVM vectorises it with SSE2.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Portable<const MR: usize, const NR: usize>;
+
+impl<T: Real, const MR: usize, const NR: usize> Micro<T> for Portable<MR, NR> {
+    const MR: usize = MR;
+    const NR: usize = NR;
+
+    #[inline]
+    fn tile(self, a: &[T], b: &[T], tile: &mut [T]) {
+        let mut acc = [[T::zero(); MR]; NR];
+        for (ap, bp) in a.chunks_exact(MR).zip(b.chunks_exact(NR)) {
+            for (row, &bj) in acc.iter_mut().zip(bp) {
+                for (r, &ai) in row.iter_mut().zip(ap) {
+                    *r += ai * bj;
+                }
+            }
+        }
+        tile.copy_from_slice(acc.as_flattened());
+    }
+}

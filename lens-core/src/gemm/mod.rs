@@ -1,0 +1,158 @@
+//! Matrix products without allocation, for the batched fast paths of dense and convolution
+//! layers.
+//!
+//! [`gemm`] computes `C += A Bt^T`: both operands are read as *panels* (a "wide" index, the
+//! rows of `A` and of `Bt`, and a "deep" index, the shared one), so one trait, [`Panels`],
+//! serves both, and an operand need not exist as a matrix in memory: the convolution's
+//! patches are packed straight from the image (implicit im2col). The result goes to a
+//! [`Sink`] tile by tile, so the convolution's input change is scattered straight back onto
+//! the image. The blocking is the usual one (pack a block of `A` and a strip of `Bt`, run a
+//! register-blocked micro-kernel), with packing buffers on the stack: nothing is allocated.
+//! The micro-kernel is chosen once per call from the CPU's features (AVX-512, AVX2 with FMA,
+//! or portable code).
+//!
+//! ```
+//! use lens_core::gemm::{gemm, View, ViewMut};
+//! // C (2x2) += A (2x3) B (3x2), all column-major.
+//! let a = [1.0, 4.0, 2.0, 5.0, 3.0, 6.0]; // [[1, 2, 3], [4, 5, 6]]
+//! let b = [1.0, 0.0, 1.0, 0.0, 1.0, 0.0]; // [[1, 0], [0, 1], [1, 0]]
+//! let mut c = [0.0f64; 4];
+//! gemm(
+//!     &View::col_major(&a, 2, 3),
+//!     &View::col_major(&b, 3, 2).t(), // Bt = B^T
+//!     &mut ViewMut::col_major(&mut c, 2, 2),
+//! );
+//! assert_eq!(c, [4.0, 10.0, 2.0, 5.0]); // [[4, 2], [10, 5]]
+//! ```
+
+mod kernel;
+mod simd;
+mod view;
+
+#[doc(hidden)]
+pub use simd::SimdScalar;
+
+pub use view::{View, ViewMut};
+
+use crate::Real;
+
+/// A matrix read in panels: `X(wide, deep)` for `wide < wide()` and `deep < deep()`.
+pub trait Panels<T> {
+    /// The extent of the wide index (rows of `A`, or columns of `B`).
+    fn wide(&self) -> usize;
+    /// The extent of the deep index (the index summed over).
+    fn deep(&self) -> usize;
+    /// Packs a panel: `out[d * width + t] = X(w0 + t, k0 + d)` for `t < n` and `d < kc`,
+    /// and `0` for `n <= t < width`. The caller guarantees `w0 + n <= wide()`,
+    /// `k0 + kc <= deep()`, `n <= width` and `out.len() == width * kc`.
+    fn pack(&self, w0: usize, n: usize, width: usize, k0: usize, kc: usize, out: &mut [T]);
+}
+
+/// Where the product goes, tile by tile.
+pub trait Sink<T> {
+    /// The rows of `C`.
+    fn rows(&self) -> usize;
+    /// The columns of `C`.
+    fn cols(&self) -> usize;
+    /// Adds a tile: `C(i0 + i, j0 + j) += tile[j * ld + i]` for `i < m`, `j < n`.
+    #[allow(clippy::too_many_arguments)] // a tile and where it goes
+    fn add_tile(&mut self, i0: usize, j0: usize, m: usize, n: usize, tile: &[T], ld: usize);
+
+    /// Adds a tile given row by row: `C(i0 + i, j0 + j) += tile[i * ld + j]` for `i < m`,
+    /// `j < n` (what a product computed transposed produces). The default goes through
+    /// [`Sink::add_tile`] one column at a time.
+    #[allow(clippy::too_many_arguments)] // a tile and where it goes
+    fn add_tile_t(&mut self, i0: usize, j0: usize, m: usize, n: usize, tile: &[T], ld: usize)
+    where
+        T: Real,
+    {
+        let mut col = [T::zero(); 64];
+        for j in 0..n {
+            for i0b in (0..m).step_by(64) {
+                let mb = 64.min(m - i0b);
+                for (i, v) in col[..mb].iter_mut().enumerate() {
+                    *v = tile[(i0b + i) * ld + j];
+                }
+                self.add_tile(i0 + i0b, j0 + j, mb, 1, &col[..mb], mb);
+            }
+        }
+    }
+}
+
+/// `C += A Bt^T`: `C(i, j) += sum_p A(i, p) Bt(j, p)`.
+///
+/// # Panics
+/// If the shapes disagree (`A` is `m x k`, `Bt` is `n x k`, `C` must be `m x n`).
+pub fn gemm<T: Real, A: Panels<T>, B: Panels<T>, C: Sink<T>>(a: &A, bt: &B, c: &mut C) {
+    check(a, bt, c);
+    if a.wide() == 0 || bt.wide() == 0 || a.deep() == 0 {
+        return;
+    }
+    kernel::run(Kernel::best(), a, bt, c);
+}
+
+fn check<T, A: Panels<T>, B: Panels<T>, C: Sink<T>>(a: &A, bt: &B, c: &C) {
+    assert!(
+        a.deep() == bt.deep() && c.rows() == a.wide() && c.cols() == bt.wide(),
+        "gemm: A is {}x{}, Bt is {}x{}, C is {}x{}",
+        a.wide(),
+        a.deep(),
+        bt.wide(),
+        bt.deep(),
+        c.rows(),
+        c.cols()
+    );
+}
+
+/// The micro-kernels, by instruction set.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kernel {
+    /// AVX-512F: two 512-bit vectors by twelve columns (one by sixteen for products with
+    /// few rows).
+    Avx512,
+    /// AVX2 with FMA: two 256-bit vectors by six columns.
+    Avx2Fma,
+    /// Plain Rust, vectorised by the compiler for the build's target (SSE2 on x86-64).
+    Portable,
+}
+
+impl Kernel {
+    /// The best kernel this CPU runs (what [`gemm`] uses).
+    #[must_use]
+    pub fn best() -> Self {
+        kernel::level()
+    }
+
+    /// Whether this CPU runs the kernel.
+    #[must_use]
+    pub fn available(self) -> bool {
+        matches!(
+            (self, Self::best()),
+            (Self::Portable, _) | (_, Self::Avx512) | (Self::Avx2Fma, Self::Avx2Fma)
+        )
+    }
+}
+
+/// [`gemm`] with a chosen kernel (for tests and benchmarks that compare kernels).
+///
+/// # Errors
+/// The kernel is not available on this CPU.
+///
+/// # Panics
+/// As [`gemm`].
+pub fn gemm_with<T: Real, A: Panels<T>, B: Panels<T>, C: Sink<T>>(
+    kernel: Kernel,
+    a: &A,
+    bt: &B,
+    c: &mut C,
+) -> Result<(), Kernel> {
+    if !kernel.available() {
+        return Err(kernel);
+    }
+    check(a, bt, c);
+    if a.wide() == 0 || bt.wide() == 0 || a.deep() == 0 {
+        return Ok(());
+    }
+    kernel::run(kernel, a, bt, c);
+    Ok(())
+}

@@ -1,0 +1,194 @@
+//! Hand-vectorised micro-kernels (AVX-512 and AVX2 with FMA) for `f32` and `f64`, chosen at
+//! run time. Written with `core::arch` intrinsics: LLVM's own vectorisation of the portable
+//! kernel, compiled for these features, kept the accumulators in memory.
+
+use super::kernel::Micro;
+use crate::Real;
+
+/// Scalars with vectorised micro-kernels (`f32` and `f64`); a supertrait of [`Real`].
+#[doc(hidden)]
+pub trait SimdScalar: Copy + Sized {
+    /// `tile = sum_d a[d] b[d]^T`, `MR = V * 64 / size_of::<Self>()` rows, `NR` columns.
+    ///
+    /// # Safety
+    /// The CPU has AVX-512F.
+    #[cfg(target_arch = "x86_64")]
+    unsafe fn tile_avx512<const V: usize, const NR: usize>(
+        a: &[Self],
+        b: &[Self],
+        tile: &mut [Self],
+    );
+
+    /// The same with `MR = V * 32 / size_of::<Self>()`.
+    ///
+    /// # Safety
+    /// The CPU has AVX2 and FMA.
+    #[cfg(target_arch = "x86_64")]
+    unsafe fn tile_avx2<const V: usize, const NR: usize>(a: &[Self], b: &[Self], tile: &mut [Self]);
+}
+
+/// One kernel body per (scalar, vector width); `$lanes` values per vector.
+macro_rules! simd_tile {
+    ($name:ident, $t:ty, $feat:literal, $lanes:literal, $vec:ty, $zero:ident, $load:ident,
+     $splat:ident, $fma:ident, $store:ident) => {
+        #[cfg(target_arch = "x86_64")]
+        #[target_feature(enable = $feat)]
+        unsafe fn $name<const V: usize, const NR: usize>(a: &[$t], b: &[$t], tile: &mut [$t]) {
+            use core::arch::x86_64::*;
+            let mr = V * $lanes;
+            assert!(
+                tile.len() == mr * NR && a.len() % mr == 0 && a.len() / mr == b.len() / NR,
+                "micro-kernel panels of the wrong size"
+            );
+            let mut acc: [[$vec; V]; NR] = [[$zero(); V]; NR];
+            for (ap, bp) in a.chunks_exact(mr).zip(b.chunks_exact(NR)) {
+                let mut av: [$vec; V] = [$zero(); V];
+                for (v, x) in av.iter_mut().enumerate() {
+                    // SAFETY: `ap` has `V * lanes` values, so `v * lanes .. (v + 1) * lanes`
+                    // is inside it; the load is unaligned.
+                    *x = unsafe { $load(ap.as_ptr().add(v * $lanes)) };
+                }
+                for (row, &bj) in acc.iter_mut().zip(bp) {
+                    let bj = $splat(bj);
+                    for (r, &x) in row.iter_mut().zip(&av) {
+                        *r = $fma(x, bj, *r);
+                    }
+                }
+            }
+            for (j, row) in acc.iter().enumerate() {
+                for (v, &r) in row.iter().enumerate() {
+                    // SAFETY: `tile` has `mr * NR` values (asserted), and
+                    // `j * mr + (v + 1) * lanes <= mr * NR`.
+                    unsafe { $store(tile.as_mut_ptr().add(j * mr + v * $lanes), r) };
+                }
+            }
+        }
+    };
+}
+
+simd_tile!(
+    f32_512,
+    f32,
+    "avx512f",
+    16,
+    __m512,
+    _mm512_setzero_ps,
+    _mm512_loadu_ps,
+    _mm512_set1_ps,
+    _mm512_fmadd_ps,
+    _mm512_storeu_ps
+);
+simd_tile!(
+    f64_512,
+    f64,
+    "avx512f",
+    8,
+    __m512d,
+    _mm512_setzero_pd,
+    _mm512_loadu_pd,
+    _mm512_set1_pd,
+    _mm512_fmadd_pd,
+    _mm512_storeu_pd
+);
+simd_tile!(
+    f32_256,
+    f32,
+    "avx2,fma",
+    8,
+    __m256,
+    _mm256_setzero_ps,
+    _mm256_loadu_ps,
+    _mm256_set1_ps,
+    _mm256_fmadd_ps,
+    _mm256_storeu_ps
+);
+simd_tile!(
+    f64_256,
+    f64,
+    "avx2,fma",
+    4,
+    __m256d,
+    _mm256_setzero_pd,
+    _mm256_loadu_pd,
+    _mm256_set1_pd,
+    _mm256_fmadd_pd,
+    _mm256_storeu_pd
+);
+
+macro_rules! simd_scalar {
+    ($t:ty, $k512:ident, $k256:ident) => {
+        impl SimdScalar for $t {
+            #[cfg(target_arch = "x86_64")]
+            #[inline]
+            unsafe fn tile_avx512<const V: usize, const NR: usize>(
+                a: &[$t],
+                b: &[$t],
+                t: &mut [$t],
+            ) {
+                // SAFETY: the caller guarantees AVX-512F.
+                unsafe { $k512::<V, NR>(a, b, t) }
+            }
+
+            #[cfg(target_arch = "x86_64")]
+            #[inline]
+            unsafe fn tile_avx2<const V: usize, const NR: usize>(a: &[$t], b: &[$t], t: &mut [$t]) {
+                // SAFETY: the caller guarantees AVX2 and FMA.
+                unsafe { $k256::<V, NR>(a, b, t) }
+            }
+        }
+    };
+}
+
+simd_scalar!(f32, f32_512, f32_256);
+simd_scalar!(f64, f64_512, f64_256);
+
+/// The AVX-512 kernel with `V` vectors of rows and `NR` columns; a value exists only on a
+/// CPU that has AVX-512F.
+#[cfg(target_arch = "x86_64")]
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Avx512<const V: usize, const NR: usize>(());
+
+#[cfg(target_arch = "x86_64")]
+impl<const V: usize, const NR: usize> Avx512<V, NR> {
+    pub(super) fn detect() -> Option<Self> {
+        std::arch::is_x86_feature_detected!("avx512f").then_some(Self(()))
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+impl<T: Real, const V: usize, const NR: usize> Micro<T> for Avx512<V, NR> {
+    const MR: usize = V * 64 / size_of::<T>();
+    const NR: usize = NR;
+
+    #[inline]
+    fn tile(self, a: &[T], b: &[T], tile: &mut [T]) {
+        // SAFETY: `self` was made by `detect`, which found AVX-512F on this CPU.
+        unsafe { T::tile_avx512::<V, NR>(a, b, tile) }
+    }
+}
+
+/// The AVX2 kernel with `V` vectors of rows and `NR` columns; a value exists only on a CPU
+/// that has AVX2 and FMA.
+#[cfg(target_arch = "x86_64")]
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Avx2<const V: usize, const NR: usize>(());
+
+#[cfg(target_arch = "x86_64")]
+impl<const V: usize, const NR: usize> Avx2<V, NR> {
+    pub(super) fn detect() -> Option<Self> {
+        (std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma"))
+            .then_some(Self(()))
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+impl<T: Real, const V: usize, const NR: usize> Micro<T> for Avx2<V, NR> {
+    const MR: usize = V * 32 / size_of::<T>();
+    const NR: usize = NR;
+
+    #[inline]
+    fn tile(self, a: &[T], b: &[T], tile: &mut [T]) {
+        // SAFETY: `self` was made by `detect`, which found AVX2 and FMA on this CPU.
+        unsafe { T::tile_avx2::<V, NR>(a, b, tile) }
+    }
+}

@@ -1,0 +1,148 @@
+//! Strided matrices in memory as gemm operands and results.
+
+use super::{Panels, Sink};
+use crate::Real;
+
+/// A matrix in a slice with a row stride and a column stride: `X(r, c) = data[r rs + c cs]`.
+#[derive(Clone, Copy, Debug)]
+pub struct View<'a, T> {
+    data: &'a [T],
+    rows: usize,
+    cols: usize,
+    rs: usize,
+    cs: usize,
+}
+
+impl<'a, T> View<'a, T> {
+    /// A column-major `rows x cols` matrix (nalgebra's layout).
+    ///
+    /// # Panics
+    /// If `data` holds fewer than `rows * cols` values.
+    #[must_use]
+    pub fn col_major(data: &'a [T], rows: usize, cols: usize) -> Self {
+        Self::strided(data, rows, cols, 1, rows)
+    }
+
+    /// Any strides.
+    ///
+    /// # Panics
+    /// If the last entry `(rows - 1) rs + (cols - 1) cs` is outside `data`.
+    #[must_use]
+    pub fn strided(data: &'a [T], rows: usize, cols: usize, rs: usize, cs: usize) -> Self {
+        if rows > 0 && cols > 0 {
+            let last = (rows - 1) * rs + (cols - 1) * cs;
+            assert!(
+                last < data.len(),
+                "a {rows}x{cols} view with strides ({rs}, {cs}) reaches entry {last}, the slice has {}",
+                data.len()
+            );
+        }
+        Self {
+            data,
+            rows,
+            cols,
+            rs,
+            cs,
+        }
+    }
+
+    /// The transpose (no copy).
+    #[must_use]
+    pub fn t(self) -> Self {
+        Self {
+            data: self.data,
+            rows: self.cols,
+            cols: self.rows,
+            rs: self.cs,
+            cs: self.rs,
+        }
+    }
+}
+
+impl<T: Real> Panels<T> for View<'_, T> {
+    fn wide(&self) -> usize {
+        self.rows
+    }
+
+    fn deep(&self) -> usize {
+        self.cols
+    }
+
+    #[inline]
+    fn pack(&self, w0: usize, n: usize, width: usize, k0: usize, kc: usize, out: &mut [T]) {
+        let (rs, cs) = (self.rs, self.cs);
+        if rs == 1 {
+            // Each deep step reads `n` contiguous values.
+            for (d, o) in out.chunks_exact_mut(width).enumerate().take(kc) {
+                let start = w0 + (k0 + d) * cs;
+                o[..n].copy_from_slice(&self.data[start..start + n]);
+                o[n..].fill(T::zero());
+            }
+        } else {
+            for (d, o) in out.chunks_exact_mut(width).enumerate().take(kc) {
+                let base = (k0 + d) * cs;
+                for (t, v) in o[..n].iter_mut().enumerate() {
+                    *v = self.data[base + (w0 + t) * rs];
+                }
+                o[n..].fill(T::zero());
+            }
+        }
+    }
+}
+
+/// A column-major matrix to add products into.
+#[derive(Debug)]
+pub struct ViewMut<'a, T> {
+    data: &'a mut [T],
+    rows: usize,
+    cols: usize,
+}
+
+impl<'a, T> ViewMut<'a, T> {
+    /// A column-major `rows x cols` matrix.
+    ///
+    /// # Panics
+    /// If `data` does not hold exactly `rows * cols` values.
+    #[must_use]
+    pub fn col_major(data: &'a mut [T], rows: usize, cols: usize) -> Self {
+        assert_eq!(
+            data.len(),
+            rows * cols,
+            "a {rows}x{cols} matrix needs {} values",
+            rows * cols
+        );
+        Self { data, rows, cols }
+    }
+}
+
+impl<T: Real> Sink<T> for ViewMut<'_, T> {
+    fn rows(&self) -> usize {
+        self.rows
+    }
+
+    fn cols(&self) -> usize {
+        self.cols
+    }
+
+    #[inline]
+    fn add_tile(&mut self, i0: usize, j0: usize, m: usize, n: usize, tile: &[T], ld: usize) {
+        for j in 0..n {
+            let start = (j0 + j) * self.rows + i0;
+            let col = &mut self.data[start..start + m];
+            for (c, &t) in col.iter_mut().zip(&tile[j * ld..j * ld + m]) {
+                *c += t;
+            }
+        }
+    }
+
+    #[inline]
+    fn add_tile_t(&mut self, i0: usize, j0: usize, m: usize, n: usize, tile: &[T], ld: usize) {
+        for j in 0..n {
+            let start = (j0 + j) * self.rows + i0;
+            let col = &mut self.data[start..start + m];
+            for (i, c) in col.iter_mut().enumerate() {
+                *c += tile[i * ld + j];
+            }
+        }
+    }
+}
