@@ -141,3 +141,39 @@ fn boolean_training_steps_allocate_nothing() {
     });
     assert_eq!(n, 0, "Boolean steps allocated {n} times");
 }
+
+#[test]
+fn batched_steps_through_the_matrix_product_allocate_nothing() {
+    use paralens::span::{Bias, Conv2d, MaxPool2d};
+    // 16 examples per step as matrix columns: dense layers and a convolution through gemm,
+    // whose packing buffers live on the stack.
+    let mlp = Dense::<64, 32>::new()
+        .then(Relu)
+        .then(Dense::<32, 10>::glorot());
+    let cnn = Conv2d::<f32, 64, 144, 36>::new::<1, 8, 8, 4, 3, 1, 0>()
+        .then(Bias::<144>::new())
+        .then(Relu)
+        .then(MaxPool2d::<144, 36>::new::<4, 6, 6, 2, 2>())
+        .then(Dense::<36, 10>::glorot());
+    let mut a = Learner::new(
+        mlp,
+        mlp.init(0),
+        PerColumn(SoftmaxCrossEntropy),
+        Adam::new(0.01),
+    );
+    let mut b = Learner::new(
+        cnn,
+        cnn.init(0),
+        PerColumn(SoftmaxCrossEntropy),
+        Adam::new(0.01),
+    );
+    let x = SMatrix::<f32, 64, 16>::from_fn(|i, j| ((i * 7 + j * 3) % 17) as f32 / 17.0);
+    let y: [usize; 16] = core::array::from_fn(|j| j % 10);
+    let n = allocations_during(|| {
+        for _ in 0..3 {
+            std::hint::black_box(a.step(&x, &y));
+            std::hint::black_box(b.step(&x, &y));
+        }
+    });
+    assert_eq!(n, 0, "batched steps allocated {n} times");
+}

@@ -325,8 +325,11 @@ fn seen<'p, P, O: Optimizer<P>>(
 }
 
 fn check<Y: Clone, L: Loss<Y>>(loss: &L, index: usize, label: &L::Label) -> Result<(), StepError> {
-    loss.check_label(label)
-        .map_err(|error| StepError::Label { index, error })
+    loss.check_labels(label)
+        .map_err(|(k, error)| StepError::Label {
+            index: index + k,
+            error,
+        })
 }
 
 fn same_len(inputs: usize, labels: usize) -> Result<(), StepError> {

@@ -57,7 +57,7 @@ pub use gradcheck::{GradCheck, check_gradient};
 pub use init::Init;
 pub use learner::{Argmax, Learner};
 pub use lens::Lens;
-pub use loss::{BinaryCrossEntropy, Loss, Mse, SoftmaxCrossEntropy};
+pub use loss::{BinaryCrossEntropy, Loss, Mse, PerColumn, SoftmaxCrossEntropy};
 pub use optim::Optimizer;
 pub use para::Para;
 pub use rate::LearningRate;

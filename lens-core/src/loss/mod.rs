@@ -5,10 +5,12 @@
 //! class index out of range is an error, never a silent clamp.
 
 mod bce;
+mod columns;
 mod cross_entropy;
 mod mse;
 
 pub use bce::BinaryCrossEntropy;
+pub use columns::PerColumn;
 pub use cross_entropy::SoftmaxCrossEntropy;
 pub use mse::Mse;
 
@@ -23,6 +25,15 @@ pub trait Loss<Y: Clone> {
 
     /// Checks that `label` is one this loss can take for predictions of type `Y`.
     fn check_label(&self, label: &Self::Label) -> Result<(), LabelError>;
+
+    /// [`Loss::check_label`] for a label that holds several examples' labels (see
+    /// [`PerColumn`]): the error comes with the position of the example it is about.
+    ///
+    /// # Errors
+    /// The first label this loss cannot take, with its position (0 for a single example).
+    fn check_labels(&self, label: &Self::Label) -> Result<(), (usize, LabelError)> {
+        self.check_label(label).map_err(|e| (0, e))
+    }
 
     /// The loss value.
     fn loss(&self, y: &Y, label: &Self::Label) -> Self::Scalar {

@@ -131,13 +131,20 @@ impl<T: Real> CompiledSpan<T> {
     /// `dw[p] = sum over cells of p of mu x[s] dy[t]`.
     #[inline]
     pub fn reverse_param(&self, x: &[T], dy: &[T], dw: &mut [T]) {
+        dw.iter_mut().take(self.params).for_each(|v| *v = T::zero());
+        self.add_reverse_param(x, dy, dw);
+    }
+
+    /// `dw[p] += sum over cells of p of mu x[s] dy[t]` (for sums over a batch).
+    #[inline]
+    pub fn add_reverse_param(&self, x: &[T], dy: &[T], dw: &mut [T]) {
         let r = &self.by_p;
         for (p, out) in dw.iter_mut().enumerate().take(self.params) {
             let mut acc = T::zero();
             for c in r.start[p] as usize..r.start[p + 1] as usize {
                 acc += r.mu[c] * at(x, r.a[c]) * dy[r.b[c] as usize];
             }
-            *out = acc;
+            *out += acc;
         }
     }
 }

@@ -2,7 +2,7 @@
 
 use super::{CompiledSpan, Span};
 use crate::{Init, Para, Real};
-use nalgebra::SVector;
+use nalgebra::{SMatrix, SVector};
 use rand::Rng;
 
 /// The layer of a span, from `I` inputs to `O` outputs with `P` parameters, as a [`Para`]:
@@ -11,7 +11,7 @@ use rand::Rng;
 /// ```
 /// use lens_core::span::{SpanLayer, instances};
 /// use lens_core::Para;
-/// use nalgebra::SVector;
+/// use nalgebra::{SMatrix, SVector};
 /// // A 1-D convolution: 5 inputs, kernel 3, stride 1, no padding -> 3 outputs.
 /// let conv = SpanLayer::<f64, 5, 3, 3>::new(&instances::conv1d(1, 5, 1, 3, 1, 0, 1));
 /// let w = SVector::<f64, 3>::new(1.0, 0.0, -1.0);
@@ -108,7 +108,7 @@ super::linear_layer!(SpanLayer, compiled);
 /// ```
 /// use lens_core::span::Bias;
 /// use lens_core::Para;
-/// use nalgebra::SVector;
+/// use nalgebra::{SMatrix, SVector};
 /// let b = SVector::<f64, 2>::new(1.0, -1.0);
 /// assert_eq!(Bias::<2, f64>::new().forward(&b, SVector::zeros()), b);
 /// ```
@@ -123,28 +123,39 @@ impl<const N: usize, T> Bias<N, T> {
     }
 }
 
-impl<T: Real, const N: usize> Para<SVector<T, N>> for Bias<N, T> {
+/// On a batch (columns are examples) the bias is added to every column and its change is
+/// the sum of the columns' changes.
+impl<T: Real, const N: usize, const B: usize> Para<SMatrix<T, N, B>> for Bias<N, T> {
     type Param = SVector<T, N>;
-    type Out = SVector<T, N>;
+    type Out = SMatrix<T, N, B>;
 
     #[inline]
-    fn forward(&self, b: &SVector<T, N>, x: SVector<T, N>) -> SVector<T, N> {
-        x + b
+    fn forward(&self, b: &SVector<T, N>, mut x: SMatrix<T, N, B>) -> SMatrix<T, N, B> {
+        for mut col in x.column_iter_mut() {
+            col += b;
+        }
+        x
     }
 
     #[inline]
     fn vjp(
         &self,
         b: &SVector<T, N>,
-        x: SVector<T, N>,
+        x: SMatrix<T, N, B>,
     ) -> (
-        SVector<T, N>,
-        impl FnOnce(SVector<T, N>) -> (SVector<T, N>, SVector<T, N>),
+        SMatrix<T, N, B>,
+        impl FnOnce(SMatrix<T, N, B>) -> (SVector<T, N>, SMatrix<T, N, B>),
     ) {
         (
-            x + b,
+            self.forward(b, x),
             #[inline(always)]
-            |d: SVector<T, N>| (d, d),
+            |d: SMatrix<T, N, B>| {
+                let mut db = SVector::<T, N>::zeros();
+                for col in d.column_iter() {
+                    db += col;
+                }
+                (db, d)
+            },
         )
     }
 }

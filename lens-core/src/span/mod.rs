@@ -10,22 +10,28 @@
 //! A cell may have no input (`s = None`: the factor is 1, as in a bias) or no parameter
 //! (`p = None`: the factor is 1, as in pooling).
 
-/// `Para` and `Init` for a linear layer on static vectors `Type<T, I, O, P>` whose field
-/// `field` runs the three passes on slices (`forward`, `reverse_input`, `reverse_param`)
-/// and knows its fan-in. Weights start He-uniform in `±sqrt(6 / fan_in)`.
+/// `Para` and `Init` for a linear layer `Type<T, I, O, P>` whose field `field` runs the three
+/// passes on slices ([`BatchPasses`]) and knows its fan-in. The layer takes any static
+/// matrix `SMatrix<T, I, B>` whose columns are examples (a vector is a batch of one); the
+/// parameter change is summed over the columns. Weights start He-uniform in
+/// `±sqrt(6 / fan_in)`.
 macro_rules! linear_layer {
     ($ty:ident, $field:ident) => {
-        impl<T: $crate::Real, const I: usize, const O: usize, const P: usize>
-            $crate::Para<nalgebra::SVector<T, I>> for $ty<T, I, O, P>
+        impl<T: $crate::Real, const I: usize, const O: usize, const P: usize, const B: usize>
+            $crate::Para<nalgebra::SMatrix<T, I, B>> for $ty<T, I, O, P>
         {
             type Param = nalgebra::SVector<T, P>;
-            type Out = nalgebra::SVector<T, O>;
+            type Out = nalgebra::SMatrix<T, O, B>;
 
             #[inline]
-            fn forward(&self, w: &Self::Param, x: nalgebra::SVector<T, I>) -> Self::Out {
+            fn forward(&self, w: &Self::Param, x: nalgebra::SMatrix<T, I, B>) -> Self::Out {
                 let mut y = Self::Out::zeros();
-                self.$field
-                    .forward(x.as_slice(), w.as_slice(), y.as_mut_slice());
+                $crate::span::BatchPasses::forward_batch(
+                    &self.$field,
+                    x.as_slice(),
+                    w.as_slice(),
+                    y.as_mut_slice(),
+                );
                 y
             }
 
@@ -33,21 +39,29 @@ macro_rules! linear_layer {
             fn vjp(
                 &self,
                 w: &Self::Param,
-                x: nalgebra::SVector<T, I>,
+                x: nalgebra::SMatrix<T, I, B>,
             ) -> (
                 Self::Out,
-                impl FnOnce(Self::Out) -> (Self::Param, nalgebra::SVector<T, I>),
+                impl FnOnce(Self::Out) -> (Self::Param, nalgebra::SMatrix<T, I, B>),
             ) {
                 (
                     self.forward(w, x),
                     #[inline(always)]
                     move |dy: Self::Out| {
-                        let mut dx = nalgebra::SVector::<T, I>::zeros();
+                        let mut dx = nalgebra::SMatrix::<T, I, B>::zeros();
                         let mut dw = Self::Param::zeros();
-                        self.$field
-                            .reverse_input(w.as_slice(), dy.as_slice(), dx.as_mut_slice());
-                        self.$field
-                            .reverse_param(x.as_slice(), dy.as_slice(), dw.as_mut_slice());
+                        $crate::span::BatchPasses::reverse_input_batch(
+                            &self.$field,
+                            w.as_slice(),
+                            dy.as_slice(),
+                            dx.as_mut_slice(),
+                        );
+                        $crate::span::BatchPasses::reverse_param_batch(
+                            &self.$field,
+                            x.as_slice(),
+                            dy.as_slice(),
+                            dw.as_mut_slice(),
+                        );
                         (dw, dx)
                     },
                 )
@@ -77,6 +91,62 @@ pub use compiled::CompiledSpan;
 pub use conv::{Conv2d, ConvGeometry};
 pub use layer::{Bias, SpanLayer};
 pub use pool::MaxPool2d;
+
+/// The three passes of a linear layer over a batch of examples laid one after the other
+/// (a column-major matrix whose columns are the examples); the parameter change is summed
+/// over the batch.
+#[doc(hidden)]
+pub trait BatchPasses<T> {
+    /// `y = f(x, w)` for every example.
+    fn forward_batch(&self, x: &[T], w: &[T], y: &mut [T]);
+    /// `dx = R_x(dy)` for every example.
+    fn reverse_input_batch(&self, w: &[T], dy: &[T], dx: &mut [T]);
+    /// `dw = sum over examples of R_w(x, dy)`.
+    fn reverse_param_batch(&self, x: &[T], dy: &[T], dw: &mut [T]);
+}
+
+impl<T: crate::Real> BatchPasses<T> for CompiledSpan<T> {
+    fn forward_batch(&self, x: &[T], w: &[T], y: &mut [T]) {
+        let (i, _, o) = self.sizes();
+        for (xb, yb) in x.chunks_exact(i).zip(y.chunks_exact_mut(o)) {
+            self.forward(xb, w, yb);
+        }
+    }
+
+    fn reverse_input_batch(&self, w: &[T], dy: &[T], dx: &mut [T]) {
+        let (i, _, o) = self.sizes();
+        for (dyb, dxb) in dy.chunks_exact(o).zip(dx.chunks_exact_mut(i)) {
+            self.reverse_input(w, dyb, dxb);
+        }
+    }
+
+    fn reverse_param_batch(&self, x: &[T], dy: &[T], dw: &mut [T]) {
+        let (i, _, o) = self.sizes();
+        let mut first = true;
+        for (xb, dyb) in x.chunks_exact(i).zip(dy.chunks_exact(o)) {
+            if first {
+                self.reverse_param(xb, dyb, dw);
+                first = false;
+            } else {
+                self.add_reverse_param(xb, dyb, dw);
+            }
+        }
+    }
+}
+
+impl<T: crate::Real> BatchPasses<T> for ConvGeometry {
+    fn forward_batch(&self, x: &[T], w: &[T], y: &mut [T]) {
+        self.forward(x, w, y);
+    }
+
+    fn reverse_input_batch(&self, w: &[T], dy: &[T], dx: &mut [T]) {
+        self.reverse_input(w, dy, dx);
+    }
+
+    fn reverse_param_batch(&self, x: &[T], dy: &[T], dw: &mut [T]) {
+        self.reverse_param(x, dy, dw);
+    }
+}
 
 /// One cell of a span: `y[t] += mu * x[s] * w[p]`, where a missing `s` or `p` stands for 1.
 #[derive(Clone, Copy, Debug, PartialEq)]

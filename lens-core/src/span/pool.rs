@@ -1,7 +1,7 @@
 //! Max pooling: a lens beside the spans (not linear, so not a span).
 
 use crate::{Lens, Real};
-use nalgebra::SVector;
+use nalgebra::SMatrix;
 
 /// Max pooling of `c` channels of `h x w` over `k x k` windows with stride `s`, from `I`
 /// inputs to `O` outputs (channels first, row-major). The reverse routes each output's
@@ -47,8 +47,8 @@ impl<const I: usize, const O: usize> MaxPool2d<I, O> {
         }
     }
 
-    /// For each output, the input index that wins its window.
-    fn winners<T: Real>(&self, x: &SVector<T, I>) -> [usize; O] {
+    /// For each output of one example, the input index that wins its window.
+    fn winners<T: Real>(&self, x: &[T]) -> [u32; O] {
         let (oh, ow) = (
             (self.h - self.k) / self.s + 1,
             (self.w - self.k) / self.s + 1,
@@ -65,31 +65,60 @@ impl<const I: usize, const O: usize> MaxPool2d<I, O> {
                     }
                 }
             }
-            best
+            // `new` checked I against the geometry, and the caller's I fits u32 (below).
+            best as u32
         })
     }
 }
 
-impl<T: Real, const I: usize, const O: usize> Lens<SVector<T, I>> for MaxPool2d<I, O> {
-    type Out = SVector<T, O>;
+/// On a batch (columns are examples) each column is pooled on its own.
+impl<T: Real, const I: usize, const O: usize, const B: usize> Lens<SMatrix<T, I, B>>
+    for MaxPool2d<I, O>
+{
+    type Out = SMatrix<T, O, B>;
 
-    fn apply(&self, x: SVector<T, I>) -> SVector<T, O> {
-        let win = self.winners(&x);
-        SVector::from_fn(|t, _| x[win[t]])
+    fn apply(&self, x: SMatrix<T, I, B>) -> SMatrix<T, O, B> {
+        let mut y = SMatrix::<T, O, B>::zeros();
+        for (xc, mut yc) in x.column_iter().zip(y.column_iter_mut()) {
+            let xs = xc.as_slice();
+            for (v, &i) in yc.iter_mut().zip(&self.winners(xs)) {
+                *v = xs[i as usize];
+            }
+        }
+        y
     }
 
     fn apply_vjp(
         &self,
-        x: SVector<T, I>,
-    ) -> (SVector<T, O>, impl FnOnce(SVector<T, O>) -> SVector<T, I>) {
-        let win = self.winners(&x);
+        x: SMatrix<T, I, B>,
+    ) -> (
+        SMatrix<T, O, B>,
+        impl FnOnce(SMatrix<T, O, B>) -> SMatrix<T, I, B>,
+    ) {
+        const {
+            assert!(
+                I <= u32::MAX as usize,
+                "max pooling indexes inputs with u32"
+            )
+        };
+        let mut y = SMatrix::<T, O, B>::zeros();
+        let win: [[u32; O]; B] = core::array::from_fn(|b| {
+            let xs = x.column(b);
+            let w = self.winners(xs.as_slice());
+            for (t, &i) in w.iter().enumerate() {
+                y[(t, b)] = xs[i as usize];
+            }
+            w
+        });
         (
-            SVector::from_fn(|t, _| x[win[t]]),
+            y,
             #[inline(always)]
-            move |d: SVector<T, O>| {
-                let mut dx = SVector::<T, I>::zeros();
-                for (t, &i) in win.iter().enumerate() {
-                    dx[i] += d[t];
+            move |d: SMatrix<T, O, B>| {
+                let mut dx = SMatrix::<T, I, B>::zeros();
+                for (b, w) in win.iter().enumerate() {
+                    for (t, &i) in w.iter().enumerate() {
+                        dx[(i as usize, b)] += d[(t, b)];
+                    }
                 }
                 dx
             },
