@@ -44,26 +44,68 @@ pub fn bench(c: &mut Criterion) {
             }
         })
     });
+    g.finish();
+    // The fast path: one matrix product per pass over the whole batch.
     let fast = ConvGeometry::new(1, 28, 28, 16, 5, 1, 0, 1).expect("fits");
-    g.bench_function("fast_forward", |b| {
-        b.iter(|| {
-            for x in &xs {
-                fast.forward(black_box(x), &w, &mut y);
-            }
-        })
+    let batch: Vec<f32> = xs.concat();
+    let dys = vec![0.5f32; 32 * span.outputs];
+    let mut ys = vec![0.0f32; 32 * span.outputs];
+    let mut dxs = vec![0.0f32; 32 * span.inputs];
+    let mut g = c.benchmark_group("conv2d_28x28_1to16_k5_batch32_gemm");
+    g.throughput(Throughput::Elements(cells * 32));
+    g.bench_function("forward", |b| {
+        b.iter(|| fast.forward(black_box(&batch), &w, &mut ys))
     });
-    g.bench_function("fast_reverse_input", |b| {
-        b.iter(|| {
-            for _ in 0..32 {
-                fast.reverse_input(&w, black_box(&dy), &mut dx);
-            }
-        })
+    g.bench_function("reverse_input", |b| {
+        b.iter(|| fast.reverse_input(&w, black_box(&dys), &mut dxs))
     });
-    g.bench_function("fast_reverse_param", |b| {
+    g.bench_function("reverse_param", |b| {
+        b.iter(|| fast.reverse_param(black_box(&batch), &dys, &mut dw))
+    });
+    g.finish();
+    // The second convolution of the MNIST network: 16 channels of 12x12 to 32 of 8x8.
+    let second = ConvGeometry::new(16, 12, 12, 32, 5, 1, 0, 1).expect("fits");
+    let (ni, no, np) = second.sizes();
+    let x2: Vec<f32> = (0..32 * ni).map(|i| ((i * 7) % 13) as f32 / 13.0).collect();
+    let w2: Vec<f32> = (0..np).map(|i| (i % 5) as f32 * 0.1 - 0.2).collect();
+    let dy2 = vec![0.5f32; 32 * no];
+    let (mut y2, mut dx2, mut dw2) = (
+        vec![0.0f32; 32 * no],
+        vec![0.0f32; 32 * ni],
+        vec![0.0f32; np],
+    );
+    let mut g = c.benchmark_group("conv2d_12x12_16to32_k5_batch32_gemm");
+    g.throughput(Throughput::Elements((32 * no * second.fan_in()) as u64));
+    g.bench_function("forward", |b| {
+        b.iter(|| second.forward(black_box(&x2), &w2, &mut y2))
+    });
+    g.bench_function("reverse_input", |b| {
+        b.iter(|| second.reverse_input(&w2, black_box(&dy2), &mut dx2))
+    });
+    g.bench_function("reverse_param", |b| {
+        b.iter(|| second.reverse_param(black_box(&x2), &dy2, &mut dw2))
+    });
+    g.finish();
+    dense(c);
+}
+
+/// The MLP's layers on a batch of 32 through gemm: 784 -> 128 and 128 -> 10.
+fn dense(c: &mut Criterion) {
+    use paralens::prelude::*;
+    let layer = Dense::<784, 128>::new();
+    let p = layer.init(0);
+    let x = SMatrix::<f32, 784, 32>::from_fn(|i, j| ((i * 7 + j) % 13) as f32 / 13.0);
+    let dy = SMatrix::<f32, 128, 32>::from_fn(|i, j| ((i + j) % 5) as f32 * 0.1);
+    let mut g = c.benchmark_group("dense_784_to_128_batch32_gemm");
+    g.throughput(Throughput::Elements(784 * 128 * 32));
+    g.bench_function("forward", |b| {
+        b.iter(|| Para::forward(&layer, &p, black_box(x)))
+    });
+    g.bench_function("forward_and_reverse", |b| {
         b.iter(|| {
-            for x in &xs {
-                fast.reverse_param(black_box(x), &dy, &mut dw);
-            }
+            let (y, pull) = Para::vjp(&layer, &p, black_box(x));
+            black_box(y);
+            black_box(pull(dy))
         })
     });
     g.finish();

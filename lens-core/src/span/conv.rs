@@ -258,20 +258,6 @@ impl ConvGeometry {
         self.oh * self.ow
     }
 
-    /// Where position `p` (over all images) reads: the image's first value and the input
-    /// row and column of the kernel's corner (negative inside the padding).
-    #[inline]
-    fn position(&self, p: usize) -> (usize, isize, isize) {
-        let per = self.positions();
-        let (img, r) = (p / per, p % per);
-        let (oy, ox) = (r / self.ow, r % self.ow);
-        (
-            img * self.c * self.h * self.w,
-            (oy * self.stride) as isize - self.pad as isize,
-            (ox * self.stride) as isize - self.pad as isize,
-        )
-    }
-
     /// What tap `q` adds: the channel's offset and the kernel's row and column offsets.
     #[inline]
     fn tap(&self, q: usize) -> (usize, isize, isize) {
@@ -284,17 +270,87 @@ impl ConvGeometry {
         )
     }
 
-    /// The input index a (position, tap) pair reads, or `None` in the padding.
+    /// Splits positions `p0 .. p0 + len` (over all images, `len <= RUNS`) into runs along
+    /// one output row; divides once, then steps.
     #[inline]
-    fn at(
-        &self,
-        (img, y0, x0): (usize, isize, isize),
-        (ch, dy, dx): (usize, isize, isize),
-    ) -> Option<usize> {
-        let (iy, ix) = (y0 + dy, x0 + dx);
-        (iy >= 0 && ix >= 0 && (iy as usize) < self.h && (ix as usize) < self.w)
-            .then(|| img + ch + iy as usize * self.w + ix as usize)
+    fn runs<'b>(&self, p0: usize, len: usize, buf: &'b mut [Run; RUNS]) -> &'b [Run] {
+        debug_assert!(len <= RUNS);
+        let per = self.positions();
+        let (mut img, r) = (p0 / per, p0 % per);
+        let (mut oy, mut ox0) = (r / self.ow, r % self.ow);
+        let (mut k, mut n) = (0, 0);
+        while k < len {
+            let run = (self.ow - ox0).min(len - k);
+            buf[n] = Run {
+                k,
+                run,
+                img,
+                oy,
+                ox0,
+            };
+            n += 1;
+            k += run;
+            ox0 = 0;
+            oy += 1;
+            if oy == self.oh {
+                oy = 0;
+                img += 1;
+            }
+        }
+        &buf[..n]
     }
+
+    /// For tap `tap` and a run of positions: `None` if the tap's input row is in the
+    /// padding, else the input index of the run's first column (possibly off the row) and
+    /// the range `lo..hi` of the run whose columns are inside the image; column `j` of the
+    /// run reads `start + j stride`.
+    #[inline]
+    fn tap_run(
+        &self,
+        (ch, dy, dx): (usize, isize, isize),
+        r: &Run,
+    ) -> Option<(isize, usize, usize)> {
+        let (s, pad, w) = (self.stride as isize, self.pad as isize, self.w as isize);
+        let iy = r.oy as isize * s - pad + dy;
+        if iy < 0 || iy >= self.h as isize {
+            return None;
+        }
+        let ix0 = r.ox0 as isize * s - pad + dx;
+        // 0 <= ix0 + j s < w  <=>  lo <= j < hi.
+        let lo = if ix0 >= 0 {
+            0
+        } else {
+            ((-ix0 + s - 1) / s) as usize
+        };
+        let hi = if ix0 >= w {
+            0
+        } else {
+            ((w - ix0 + s - 1) / s) as usize
+        };
+        let (lo, hi) = (lo.min(r.run), hi.min(r.run));
+        let row = (r.img * self.c * self.h * self.w + ch) as isize + iy * w;
+        Some((row + ix0, lo, hi.max(lo)))
+    }
+
+    /// The index of the first output of a run in channel `co`.
+    #[inline]
+    fn run_out(&self, r: &Run, co: usize) -> usize {
+        ((r.img * self.co + co) * self.oh + r.oy) * self.ow + r.ox0
+    }
+}
+
+/// Positions handled per run decomposition (at least the widest panel, 32).
+const RUNS: usize = 64;
+
+/// Consecutive positions along one output row: `run` of them from `(img, oy, ox0)`, at
+/// offset `k` of the range decomposed.
+#[derive(Clone, Copy, Debug, Default)]
+struct Run {
+    k: usize,
+    run: usize,
+    img: usize,
+    oy: usize,
+    ox0: usize,
 }
 
 /// The patch matrix of a batch, read straight from the images: entry (tap, position) is the
@@ -307,8 +363,34 @@ struct Patches<'a, T> {
     taps_wide: bool,
 }
 
-/// The widest panel a kernel packs.
-const WIDE_MAX: usize = 32;
+/// Writes one tap's values along a run of positions to `out[at(j)]`, `j < run`.
+#[inline(always)]
+fn gather_run<T: Real>(
+    x: &[T],
+    stride: usize,
+    run: usize,
+    src: Option<(isize, usize, usize)>,
+    mut put: impl FnMut(usize, T),
+) {
+    match src {
+        None => (0..run).for_each(|j| put(j, T::zero())),
+        Some((start, lo, hi)) => {
+            (0..lo).for_each(|j| put(j, T::zero()));
+            // `lo..hi` are the columns inside the image, so these indices are in range.
+            let first = (start + (lo * stride) as isize) as usize;
+            if stride == 1 {
+                for (j, &v) in (lo..hi).zip(&x[first..first + (hi - lo)]) {
+                    put(j, v);
+                }
+            } else {
+                for j in lo..hi {
+                    put(j, x[first + (j - lo) * stride]);
+                }
+            }
+            (hi..run).for_each(|j| put(j, T::zero()));
+        }
+    }
+}
 
 impl<T: Real> Panels<T> for Patches<'_, T> {
     fn wide(&self) -> usize {
@@ -329,31 +411,36 @@ impl<T: Real> Panels<T> for Patches<'_, T> {
 
     #[inline]
     fn pack(&self, w0: usize, n: usize, width: usize, k0: usize, kc: usize, out: &mut [T]) {
-        let g = self.g;
-        // Decompose the (at most 32) wide indices once; the deep one once per step.
-        let mut wide = [(0usize, 0isize, 0isize); WIDE_MAX];
-        for (t, v) in wide[..n].iter_mut().enumerate() {
-            *v = if self.taps_wide {
-                g.tap(w0 + t)
-            } else {
-                g.position(w0 + t)
-            };
-        }
-        for (d, o) in out.chunks_exact_mut(width).enumerate().take(kc) {
-            let deep = if self.taps_wide {
-                g.position(k0 + d)
-            } else {
-                g.tap(k0 + d)
-            };
-            for (v, &wv) in o[..n].iter_mut().zip(&wide[..n]) {
-                let (pos, tap) = if self.taps_wide {
-                    (deep, wv)
-                } else {
-                    (wv, deep)
-                };
-                *v = g.at(pos, tap).map_or(T::zero(), |i| self.x[i]);
+        let (g, s) = (self.g, self.g.stride);
+        let mut buf = [Run::default(); RUNS];
+        if self.taps_wide {
+            // Each tap's values along the deep positions: contiguous reads, strided writes.
+            for c0 in (0..kc).step_by(RUNS) {
+                let runs = g.runs(k0 + c0, RUNS.min(kc - c0), &mut buf);
+                for t in 0..n {
+                    let tap = g.tap(w0 + t);
+                    for r in runs {
+                        let at = c0 + r.k;
+                        gather_run(self.x, s, r.run, g.tap_run(tap, r), |j, v| {
+                            out[(at + j) * width + t] = v;
+                        });
+                    }
+                }
             }
-            o[n..].fill(T::zero());
+            for t in n..width {
+                (0..kc).for_each(|d| out[d * width + t] = T::zero());
+            }
+        } else {
+            // Each deep tap along the panel's positions: contiguous on both sides.
+            let runs = g.runs(w0, n, &mut buf);
+            for (d, o) in out.chunks_exact_mut(width).enumerate().take(kc) {
+                let tap = g.tap(k0 + d);
+                for r in runs {
+                    let o = &mut o[r.k..r.k + r.run];
+                    gather_run(self.x, s, r.run, g.tap_run(tap, r), |j, v| o[j] = v);
+                }
+                o[n..].fill(T::zero());
+            }
         }
     }
 }
@@ -365,15 +452,6 @@ struct PlanesRead<'a, T> {
     y: &'a [T],
     images: usize,
     co_wide: bool,
-}
-
-impl ConvGeometry {
-    /// The index of (position over all images, output channel) in a batch of outputs.
-    #[inline]
-    fn out_index(&self, p: usize, co: usize) -> usize {
-        let per = self.positions();
-        (p / per) * self.co * per + co * per + p % per
-    }
 }
 
 impl<T: Real> Panels<T> for PlanesRead<'_, T> {
@@ -396,19 +474,31 @@ impl<T: Real> Panels<T> for PlanesRead<'_, T> {
     #[inline]
     fn pack(&self, w0: usize, n: usize, width: usize, k0: usize, kc: usize, out: &mut [T]) {
         let g = self.g;
-        for (d, o) in out.chunks_exact_mut(width).enumerate().take(kc) {
-            if self.co_wide {
-                let p = k0 + d;
-                for (t, v) in o[..n].iter_mut().enumerate() {
-                    *v = self.y[g.out_index(p, w0 + t)];
-                }
-            } else {
-                let co = k0 + d;
-                for (t, v) in o[..n].iter_mut().enumerate() {
-                    *v = self.y[g.out_index(w0 + t, co)];
+        let mut buf = [Run::default(); RUNS];
+        if self.co_wide {
+            for c0 in (0..kc).step_by(RUNS) {
+                let runs = g.runs(k0 + c0, RUNS.min(kc - c0), &mut buf);
+                for t in 0..n {
+                    for r in runs {
+                        let at = g.run_out(r, w0 + t);
+                        for (j, &v) in self.y[at..at + r.run].iter().enumerate() {
+                            out[(c0 + r.k + j) * width + t] = v;
+                        }
+                    }
                 }
             }
-            o[n..].fill(T::zero());
+            for t in n..width {
+                (0..kc).for_each(|d| out[d * width + t] = T::zero());
+            }
+        } else {
+            let runs = g.runs(w0, n, &mut buf);
+            for (d, o) in out.chunks_exact_mut(width).enumerate().take(kc) {
+                for r in runs {
+                    let at = g.run_out(r, k0 + d);
+                    o[r.k..r.k + r.run].copy_from_slice(&self.y[at..at + r.run]);
+                }
+                o[n..].fill(T::zero());
+            }
         }
     }
 }
@@ -431,19 +521,19 @@ impl<T: Real> Sink<T> for Planes<'_, T> {
 
     #[inline]
     fn add_tile(&mut self, i0: usize, j0: usize, m: usize, n: usize, tile: &[T], ld: usize) {
-        let per = self.g.positions();
+        let g = self.g;
+        let mut buf = [Run::default(); RUNS];
+        let runs = g.runs(i0, m, &mut buf);
         for j in 0..n {
             let col = &tile[j * ld..j * ld + m];
-            // Positions run contiguously within an image's channel plane.
-            let mut i = 0;
-            while i < m {
-                let p = i0 + i;
-                let run = (per - p % per).min(m - i);
-                let start = self.g.out_index(p, j0 + j);
-                for (a, &b) in self.y[start..start + run].iter_mut().zip(&col[i..i + run]) {
+            for r in runs {
+                let at = g.run_out(r, j0 + j);
+                for (a, &b) in self.y[at..at + r.run]
+                    .iter_mut()
+                    .zip(&col[r.k..r.k + r.run])
+                {
                     *a += b;
                 }
-                i += run;
             }
         }
     }
@@ -454,6 +544,28 @@ struct Scatter<'a, T> {
     g: &'a ConvGeometry,
     dx: &'a mut [T],
     images: usize,
+}
+
+impl<T: Real> Scatter<'_, T> {
+    /// `dx[input of (position i0 + i, tap j0 + j)] += tile[i * di + j * dj]`.
+    #[allow(clippy::too_many_arguments)] // a tile, its strides and where it goes
+    #[inline]
+    fn add(&mut self, i0: usize, j0: usize, m: usize, n: usize, tile: &[T], di: usize, dj: usize) {
+        let (g, s) = (self.g, self.g.stride);
+        let mut buf = [Run::default(); RUNS];
+        let runs = g.runs(i0, m, &mut buf);
+        for j in 0..n {
+            let tap = g.tap(j0 + j);
+            for r in runs {
+                if let Some((start, lo, hi)) = g.tap_run(tap, r) {
+                    let first = (start + (lo * s) as isize) as usize;
+                    for (c, jj) in (lo..hi).enumerate() {
+                        self.dx[first + c * s] += tile[(r.k + jj) * di + j * dj];
+                    }
+                }
+            }
+        }
+    }
 }
 
 impl<T: Real> Sink<T> for Scatter<'_, T> {
@@ -467,32 +579,12 @@ impl<T: Real> Sink<T> for Scatter<'_, T> {
 
     #[inline]
     fn add_tile(&mut self, i0: usize, j0: usize, m: usize, n: usize, tile: &[T], ld: usize) {
-        let g = self.g;
-        let mut pos = [(0usize, 0isize, 0isize); WIDE_MAX];
-        for (i, v) in pos[..m].iter_mut().enumerate() {
-            *v = g.position(i0 + i);
-        }
-        for j in 0..n {
-            let tap = g.tap(j0 + j);
-            for (i, &p) in pos[..m].iter().enumerate() {
-                if let Some(at) = g.at(p, tap) {
-                    self.dx[at] += tile[j * ld + i];
-                }
-            }
-        }
+        self.add(i0, j0, m, n, tile, 1, ld);
     }
 
     #[inline]
     fn add_tile_t(&mut self, i0: usize, j0: usize, m: usize, n: usize, tile: &[T], ld: usize) {
-        let g = self.g;
-        for i in 0..m {
-            let p = g.position(i0 + i);
-            for j in 0..n {
-                if let Some(at) = g.at(p, g.tap(j0 + j)) {
-                    self.dx[at] += tile[i * ld + j];
-                }
-            }
-        }
+        self.add(i0, j0, m, n, tile, ld, 1);
     }
 }
 
