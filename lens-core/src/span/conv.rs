@@ -258,46 +258,51 @@ impl ConvGeometry {
         self.oh * self.ow
     }
 
-    /// What tap `q` adds: the channel's offset and the kernel's row and column offsets.
+    /// Taps `q0, q0 + 1, ...` each as what it adds (the channel's offset and the
+    /// kernel's row and column offsets), stepping instead of dividing.
     #[inline]
-    fn tap(&self, q: usize) -> (usize, isize, isize) {
+    fn taps_from(&self, q0: usize) -> impl Iterator<Item = (usize, isize, isize)> + '_ {
         let kk = self.k * self.k;
-        let (ci, r) = (q / kk, q % kk);
-        (
-            ci * self.h * self.w,
-            ((r / self.k) * self.dil) as isize,
-            ((r % self.k) * self.dil) as isize,
-        )
+        let (mut ci, r) = (q0 / kk, q0 % kk);
+        let (mut ky, mut kx) = (r / self.k, r % self.k);
+        let plane = self.h * self.w;
+        core::iter::from_fn(move || {
+            let tap = (
+                ci * plane,
+                (ky * self.dil) as isize,
+                (kx * self.dil) as isize,
+            );
+            kx += 1;
+            if kx == self.k {
+                kx = 0;
+                ky += 1;
+                if ky == self.k {
+                    ky = 0;
+                    ci += 1;
+                }
+            }
+            Some(tap)
+        })
     }
 
-    /// Splits positions `p0 .. p0 + len` (over all images, `len <= RUNS`) into runs along
-    /// one output row; divides once, then steps.
+    /// Splits positions `p0 .. p0 + len` (over all images) into runs along one output row;
+    /// divides once, then steps (clone the iterator to walk the runs again).
     #[inline]
-    fn runs<'b>(&self, p0: usize, len: usize, buf: &'b mut [Run; RUNS]) -> &'b [Run] {
-        debug_assert!(len <= RUNS);
+    fn runs(&self, p0: usize, len: usize) -> Runs {
         let per = self.positions();
-        let (mut img, r) = (p0 / per, p0 % per);
-        let (mut oy, mut ox0) = (r / self.ow, r % self.ow);
-        let (mut k, mut n) = (0, 0);
-        while k < len {
-            let run = (self.ow - ox0).min(len - k);
-            buf[n] = Run {
-                k,
-                run,
+        let (img, r) = (p0 / per, p0 % per);
+        Runs {
+            next: Run {
+                k: 0,
+                run: 0,
                 img,
-                oy,
-                ox0,
-            };
-            n += 1;
-            k += run;
-            ox0 = 0;
-            oy += 1;
-            if oy == self.oh {
-                oy = 0;
-                img += 1;
-            }
+                oy: r / self.ow,
+                ox0: r % self.ow,
+            },
+            len,
+            oh: self.oh,
+            ow: self.ow,
         }
-        &buf[..n]
     }
 
     /// For tap `tap` and a run of positions: `None` if the tap's input row is in the
@@ -332,25 +337,65 @@ impl ConvGeometry {
         Some((row + ix0, lo, hi.max(lo)))
     }
 
-    /// The index of the first output of a run in channel `co`.
+    /// Splits positions `p0 .. p0 + len` at image boundaries (an output channel's plane is
+    /// contiguous across rows): `f(k, run, base)`, where the run's first output in channel
+    /// `co` is at `base + co * positions`.
     #[inline]
-    fn run_out(&self, r: &Run, co: usize) -> usize {
-        ((r.img * self.co + co) * self.oh + r.oy) * self.ow + r.ox0
+    fn plane_runs(&self, p0: usize, len: usize, mut f: impl FnMut(usize, usize, usize)) {
+        let per = self.positions();
+        let (mut img, mut r0) = (p0 / per, p0 % per);
+        let mut k = 0;
+        while k < len {
+            let run = (per - r0).min(len - k);
+            let base = img * self.co * per + r0;
+            f(k, run, base);
+            k += run;
+            r0 = 0;
+            img += 1;
+        }
     }
 }
 
-/// Positions handled per run decomposition (at least the widest panel, 32).
-const RUNS: usize = 64;
-
 /// Consecutive positions along one output row: `run` of them from `(img, oy, ox0)`, at
 /// offset `k` of the range decomposed.
-#[derive(Clone, Copy, Debug, Default)]
+#[derive(Clone, Copy, Debug)]
 struct Run {
     k: usize,
     run: usize,
     img: usize,
     oy: usize,
     ox0: usize,
+}
+
+/// The runs of a range of positions, in order.
+#[derive(Clone, Copy, Debug)]
+struct Runs {
+    next: Run,
+    len: usize,
+    oh: usize,
+    ow: usize,
+}
+
+impl Iterator for Runs {
+    type Item = Run;
+
+    #[inline]
+    fn next(&mut self) -> Option<Run> {
+        let n = &mut self.next;
+        if n.k >= self.len {
+            return None;
+        }
+        n.run = (self.ow - n.ox0).min(self.len - n.k);
+        let out = *n;
+        n.k += n.run;
+        n.ox0 = 0;
+        n.oy += 1;
+        if n.oy == self.oh {
+            n.oy = 0;
+            n.img += 1;
+        }
+        Some(out)
+    }
 }
 
 /// The patch matrix of a batch, read straight from the images: entry (tap, position) is the
@@ -412,19 +457,14 @@ impl<T: Real> Panels<T> for Patches<'_, T> {
     #[inline]
     fn pack(&self, w0: usize, n: usize, width: usize, k0: usize, kc: usize, out: &mut [T]) {
         let (g, s) = (self.g, self.g.stride);
-        let mut buf = [Run::default(); RUNS];
         if self.taps_wide {
             // Each tap's values along the deep positions: contiguous reads, strided writes.
-            for c0 in (0..kc).step_by(RUNS) {
-                let runs = g.runs(k0 + c0, RUNS.min(kc - c0), &mut buf);
-                for t in 0..n {
-                    let tap = g.tap(w0 + t);
-                    for r in runs {
-                        let at = c0 + r.k;
-                        gather_run(self.x, s, r.run, g.tap_run(tap, r), |j, v| {
-                            out[(at + j) * width + t] = v;
-                        });
-                    }
+            let runs = g.runs(k0, kc);
+            for (t, tap) in g.taps_from(w0).take(n).enumerate() {
+                for r in runs {
+                    gather_run(self.x, s, r.run, g.tap_run(tap, &r), |j, v| {
+                        out[(r.k + j) * width + t] = v;
+                    });
                 }
             }
             for t in n..width {
@@ -432,12 +472,11 @@ impl<T: Real> Panels<T> for Patches<'_, T> {
             }
         } else {
             // Each deep tap along the panel's positions: contiguous on both sides.
-            let runs = g.runs(w0, n, &mut buf);
-            for (d, o) in out.chunks_exact_mut(width).enumerate().take(kc) {
-                let tap = g.tap(k0 + d);
+            let runs = g.runs(w0, n);
+            for (o, tap) in out.chunks_exact_mut(width).take(kc).zip(g.taps_from(k0)) {
                 for r in runs {
                     let o = &mut o[r.k..r.k + r.run];
-                    gather_run(self.x, s, r.run, g.tap_run(tap, r), |j, v| o[j] = v);
+                    gather_run(self.x, s, r.run, g.tap_run(tap, &r), |j, v| o[j] = v);
                 }
                 o[n..].fill(T::zero());
             }
@@ -473,30 +512,27 @@ impl<T: Real> Panels<T> for PlanesRead<'_, T> {
 
     #[inline]
     fn pack(&self, w0: usize, n: usize, width: usize, k0: usize, kc: usize, out: &mut [T]) {
-        let g = self.g;
-        let mut buf = [Run::default(); RUNS];
+        let (g, per) = (self.g, self.g.positions());
         if self.co_wide {
-            for c0 in (0..kc).step_by(RUNS) {
-                let runs = g.runs(k0 + c0, RUNS.min(kc - c0), &mut buf);
+            g.plane_runs(k0, kc, |k, run, base| {
                 for t in 0..n {
-                    for r in runs {
-                        let at = g.run_out(r, w0 + t);
-                        for (j, &v) in self.y[at..at + r.run].iter().enumerate() {
-                            out[(c0 + r.k + j) * width + t] = v;
-                        }
+                    let at = base + (w0 + t) * per;
+                    for (j, &v) in self.y[at..at + run].iter().enumerate() {
+                        out[(k + j) * width + t] = v;
                     }
                 }
-            }
+            });
             for t in n..width {
                 (0..kc).for_each(|d| out[d * width + t] = T::zero());
             }
         } else {
-            let runs = g.runs(w0, n, &mut buf);
-            for (d, o) in out.chunks_exact_mut(width).enumerate().take(kc) {
-                for r in runs {
-                    let at = g.run_out(r, k0 + d);
-                    o[r.k..r.k + r.run].copy_from_slice(&self.y[at..at + r.run]);
+            g.plane_runs(w0, n, |k, run, base| {
+                for (d, o) in out.chunks_exact_mut(width).enumerate().take(kc) {
+                    let at = base + (k0 + d) * per;
+                    o[k..k + run].copy_from_slice(&self.y[at..at + run]);
                 }
+            });
+            for o in out.chunks_exact_mut(width).take(kc) {
                 o[n..].fill(T::zero());
             }
         }
@@ -521,21 +557,31 @@ impl<T: Real> Sink<T> for Planes<'_, T> {
 
     #[inline]
     fn add_tile(&mut self, i0: usize, j0: usize, m: usize, n: usize, tile: &[T], ld: usize) {
-        let g = self.g;
-        let mut buf = [Run::default(); RUNS];
-        let runs = g.runs(i0, m, &mut buf);
-        for j in 0..n {
-            let col = &tile[j * ld..j * ld + m];
-            for r in runs {
-                let at = g.run_out(r, j0 + j);
-                for (a, &b) in self.y[at..at + r.run]
-                    .iter_mut()
-                    .zip(&col[r.k..r.k + r.run])
-                {
+        let (g, per) = (self.g, self.g.positions());
+        let y = &mut *self.y;
+        g.plane_runs(i0, m, |k, run, base| {
+            for j in 0..n {
+                let at = base + (j0 + j) * per;
+                let col = &tile[j * ld + k..j * ld + k + run];
+                for (a, &b) in y[at..at + run].iter_mut().zip(col) {
                     *a += b;
                 }
             }
-        }
+        });
+    }
+
+    #[inline]
+    fn add_tile_t(&mut self, i0: usize, j0: usize, m: usize, n: usize, tile: &[T], ld: usize) {
+        let (g, per) = (self.g, self.g.positions());
+        let y = &mut *self.y;
+        g.plane_runs(i0, m, |k, run, base| {
+            for j in 0..n {
+                let at = base + (j0 + j) * per;
+                for (jj, a) in y[at..at + run].iter_mut().enumerate() {
+                    *a += tile[(k + jj) * ld + j];
+                }
+            }
+        });
     }
 }
 
@@ -552,12 +598,10 @@ impl<T: Real> Scatter<'_, T> {
     #[inline]
     fn add(&mut self, i0: usize, j0: usize, m: usize, n: usize, tile: &[T], di: usize, dj: usize) {
         let (g, s) = (self.g, self.g.stride);
-        let mut buf = [Run::default(); RUNS];
-        let runs = g.runs(i0, m, &mut buf);
-        for j in 0..n {
-            let tap = g.tap(j0 + j);
+        let runs = g.runs(i0, m);
+        for (j, tap) in g.taps_from(j0).take(n).enumerate() {
             for r in runs {
-                if let Some((start, lo, hi)) = g.tap_run(tap, r) {
+                if let Some((start, lo, hi)) = g.tap_run(tap, &r) {
                     let first = (start + (lo * s) as isize) as usize;
                     for (c, jj) in (lo..hi).enumerate() {
                         self.dx[first + c * s] += tile[(r.k + jj) * di + j * dj];
