@@ -504,3 +504,27 @@ fn bias_and_the_convolution_para_match_finite_differences() {
     );
     assert!(r.passes(1e-7), "{r}");
 }
+
+#[test]
+fn flatten_is_a_column_major_reshape_whose_reverse_is_its_adjoint() {
+    use nalgebra::SMatrix;
+    use paralens::span::Flatten;
+    use paralens::{Dense, Init, Lens, ParaExt};
+    let flat = Flatten::<3, 4, 12>::new();
+    let x = SMatrix::<f64, 3, 4>::from_fn(|i, j| (i * 4 + j) as f64 * 0.5 - 1.0);
+    let (y, pull) = flat.apply_vjp(x);
+    for j in 0..4 {
+        for i in 0..3 {
+            assert_eq!(y[j * 3 + i], x[(i, j)]);
+        }
+    }
+    let d = SVector::<f64, 12>::from_fn(|k, _| (k as f64).cos());
+    let dx = pull(d);
+    assert!((y.dot(&d) - x.dot(&dx)).abs() < 1e-12, "adjoint identity");
+    let r = check_gradient(|x| flat.apply(x), |x, d| flat.apply_vjp(x).1(d), x, 1e-6);
+    assert!(r.passes(1e-9), "{r}");
+    // It composes with the layers after it: 3x4 -> 12 -> dense -> 2.
+    let model = Flatten::<3, 4, 12>::new().then(Dense::<12, 2, f64>::new());
+    let p = model.init(0);
+    assert_eq!(model.forward(&p, x).len(), 2);
+}

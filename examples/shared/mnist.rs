@@ -37,39 +37,85 @@ pub fn inputs(images: &Images) -> Vec<SVector<f32, 784>> {
         .collect()
 }
 
-/// Trains `model` one image per step with softmax cross-entropy and Adam (step size 1e-3,
-/// divided by 3 every `decay_every` epochs); returns the test accuracy.
-pub fn train<M>(model: M, m: &Mnist, epochs: usize, decay_every: usize, verbose: bool) -> f64
+/// Columns `order[k * B .. (k + 1) * B]` of `xs` as one batch matrix (zeros past the end)
+/// and their labels.
+fn batch<const B: usize>(
+    xs: &[SVector<f32, 784>],
+    ys: &[usize],
+    order: &[usize],
+    k: usize,
+) -> (SMatrix<f32, 784, B>, [usize; B]) {
+    let at = |j: usize| order.get(k * B + j).copied();
+    let x = SMatrix::<f32, 784, B>::from_fn(|r, j| at(j).map_or(0.0, |i| xs[i][r]));
+    let y = core::array::from_fn(|j| at(j).map_or(0, |i| ys[i]));
+    (x, y)
+}
+
+/// The fraction of `ts` a batched model classifies right (the last batch padded).
+fn batch_accuracy<M, const B: usize>(
+    model: &M,
+    params: &M::Param,
+    ts: &[SVector<f32, 784>],
+    ty: &[usize],
+) -> f64
 where
-    M: Para<SVector<f32, 784>, Out = SVector<f32, 10>>
-        + Init<Param = <M as Para<SVector<f32, 784>>>::Param>,
-    <M as Para<SVector<f32, 784>>>::Param: Flat<f32>,
+    M: Para<SMatrix<f32, 784, B>, Out = SMatrix<f32, 10, B>>,
+{
+    let order: Vec<usize> = (0..ts.len()).collect();
+    let mut right = 0;
+    for k in 0..ts.len().div_ceil(B) {
+        let (x, y) = batch::<B>(ts, ty, &order, k);
+        let out = model.forward(params, x);
+        right += (0..B)
+            .filter(|&j| k * B + j < ts.len() && out.column(j).argmax().0 == y[j])
+            .count();
+    }
+    right as f64 / ts.len() as f64
+}
+
+/// Trains a model of `B`-image batches (matrix columns) with the mean softmax cross-entropy
+/// and Adam (step size `lr`, divided by 3 every `decay_every` epochs); returns the test
+/// accuracy.
+pub fn train_batched<M, const B: usize>(
+    model: M,
+    m: &Mnist,
+    epochs: usize,
+    lr: f32,
+    decay_every: usize,
+    verbose: bool,
+) -> f64
+where
+    M: Para<SMatrix<f32, 784, B>, Out = SMatrix<f32, 10, B>>
+        + Init<Param = <M as Para<SMatrix<f32, 784, B>>>::Param>,
+    <M as Para<SMatrix<f32, 784, B>>>::Param: Flat<f32>,
 {
     let (xs, ts) = (inputs(&m.train_images), inputs(&m.test_images));
     let ys: Vec<usize> = m.train_labels.iter().map(|&l| l as usize).collect();
     let ty: Vec<usize> = m.test_labels.iter().map(|&l| l as usize).collect();
     let params = model.init(0);
-    let mut learner = Learner::new(model, params, SoftmaxCrossEntropy, Adam::new(1e-3));
+    let mut learner = Learner::new(model, params, PerColumn(SoftmaxCrossEntropy), Adam::new(lr));
     let mut order: Vec<usize> = (0..xs.len()).collect();
     let mut rng = StdRng::seed_from_u64(0);
+    let steps = xs.len() / B;
     for epoch in 1..=epochs {
-        learner.optimizer_mut().lr = 1e-3 / 3f32.powi(((epoch - 1) / decay_every) as i32);
+        learner.optimizer_mut().lr = lr / 3f32.powi(((epoch - 1) / decay_every) as i32);
         order.shuffle(&mut rng);
         let start = Instant::now();
         let mut total = 0.0;
-        for &i in &order {
-            total += learner.step(&xs[i], &ys[i]);
+        for k in 0..steps {
+            let (x, y) = batch::<B>(&xs, &ys, &order, k);
+            total += learner.step(&x, &y);
         }
         if verbose {
             println!(
                 "epoch {epoch}  train loss {:.4}  test accuracy {:.4}  ({:.1} s)",
-                total / xs.len() as f32,
-                learner.accuracy(&ts, &ty),
+                total / steps as f32,
+                batch_accuracy(learner.model(), learner.params(), &ts, &ty),
                 start.elapsed().as_secs_f64()
             );
         }
     }
-    learner.accuracy(&ts, &ty)
+    batch_accuracy(learner.model(), learner.params(), &ts, &ty)
 }
 
 /// Runs `f` on a thread with a large stack: the models keep their activations, weights and

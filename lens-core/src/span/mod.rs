@@ -83,12 +83,14 @@ use linear_layer;
 
 mod compiled;
 mod conv;
+mod flatten;
 pub mod instances;
 mod layer;
 mod pool;
 
 pub use compiled::CompiledSpan;
 pub use conv::{Conv2d, ConvGeometry};
+pub use flatten::Flatten;
 pub use layer::{Bias, SpanLayer};
 pub use pool::MaxPool2d;
 
