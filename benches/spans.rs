@@ -87,6 +87,34 @@ pub fn bench(c: &mut Criterion) {
     });
     g.finish();
     dense(c);
+    raw_gemm(c);
+}
+
+/// The product alone on column-major matrices, for the kernel's own speed.
+fn raw_gemm(c: &mut Criterion) {
+    use paralens::gemm::{View, ViewMut, gemm};
+    let mut g = c.benchmark_group("gemm_f32");
+    for (m, n, k) in [
+        (256, 256, 256),
+        (128, 32, 784),
+        (16, 18432, 25),
+        (32, 2048, 400),
+    ] {
+        let a: Vec<f32> = (0..m * k).map(|i| ((i * 7) % 13) as f32 * 0.1).collect();
+        let b: Vec<f32> = (0..k * n).map(|i| ((i * 5) % 11) as f32 * 0.1).collect();
+        let mut out = vec![0.0f32; m * n];
+        g.throughput(Throughput::Elements((m * n * k) as u64));
+        g.bench_function(format!("{m}x{n}x{k}"), |bch| {
+            bch.iter(|| {
+                gemm(
+                    &View::col_major(black_box(&a), m, k),
+                    &View::col_major(&b, k, n).t(),
+                    &mut ViewMut::col_major(&mut out, m, n),
+                )
+            })
+        });
+    }
+    g.finish();
 }
 
 /// The MLP's layers on a batch of 32 through gemm: 784 -> 128 and 128 -> 10.
