@@ -385,6 +385,9 @@ fn the_convolution_fast_path_equals_the_span_form() {
         (3, 8, 8, 2, 2, 1, 2, 2),
         (2, 6, 9, 4, 3, 3, 1, 2),
         (1, 5, 5, 2, 5, 1, 2, 1),
+        // Padding wider than the kernel's reach: whole output rows and runs read only zeros.
+        (1, 3, 4, 2, 3, 1, 3, 1),
+        (2, 4, 4, 1, 2, 3, 3, 1),
     ] {
         let span = instances::conv2d(c, h, w, co, k, s, p, d);
         let compiled = CompiledSpan::<f64>::new(&span);

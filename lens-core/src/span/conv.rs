@@ -421,6 +421,11 @@ fn gather_run<T: Real>(
         None => (0..run).for_each(|j| put(j, T::zero())),
         Some((start, lo, hi)) => {
             (0..lo).for_each(|j| put(j, T::zero()));
+            (hi..run).for_each(|j| put(j, T::zero()));
+            if hi == lo {
+                // The whole run is in the padding (and `start` may point off the image).
+                return;
+            }
             // `lo..hi` are the columns inside the image, so these indices are in range.
             let first = (start + (lo * stride) as isize) as usize;
             if stride == 1 {
@@ -432,7 +437,6 @@ fn gather_run<T: Real>(
                     put(j, x[first + (j - lo) * stride]);
                 }
             }
-            (hi..run).for_each(|j| put(j, T::zero()));
         }
     }
 }
@@ -470,8 +474,29 @@ impl<T: Real> Panels<T> for Patches<'_, T> {
             for t in n..width {
                 (0..kc).for_each(|d| out[d * width + t] = T::zero());
             }
+        } else if s == 1 {
+            // Each deep tap along the panel's positions, contiguous on both sides: slice
+            // copies, the zero padding around them filled.
+            let runs = g.runs(w0, n);
+            for (o, tap) in out.chunks_exact_mut(width).take(kc).zip(g.taps_from(k0)) {
+                for r in runs {
+                    let dst = &mut o[r.k..r.k + r.run];
+                    match g.tap_run(tap, &r) {
+                        None => dst.fill(T::zero()),
+                        Some((start, lo, hi)) => {
+                            dst[..lo].fill(T::zero());
+                            dst[hi..].fill(T::zero());
+                            if hi > lo {
+                                // `lo..hi` are the columns inside the image.
+                                let first = (start + lo as isize) as usize;
+                                dst[lo..hi].copy_from_slice(&self.x[first..first + (hi - lo)]);
+                            }
+                        }
+                    }
+                }
+                o[n..].fill(T::zero());
+            }
         } else {
-            // Each deep tap along the panel's positions: contiguous on both sides.
             let runs = g.runs(w0, n);
             for (o, tap) in out.chunks_exact_mut(width).take(kc).zip(g.taps_from(k0)) {
                 for r in runs {
@@ -603,8 +628,19 @@ impl<T: Real> Scatter<'_, T> {
             for r in runs {
                 if let Some((start, lo, hi)) = g.tap_run(tap, &r) {
                     let first = (start + (lo * s) as isize) as usize;
-                    for (c, jj) in (lo..hi).enumerate() {
-                        self.dx[first + c * s] += tile[(r.k + jj) * di + j * dj];
+                    if hi == lo {
+                        continue;
+                    }
+                    if s == 1 && di == 1 {
+                        // Contiguous on both sides.
+                        let src = &tile[r.k + lo + j * dj..r.k + hi + j * dj];
+                        for (d, &v) in self.dx[first..first + (hi - lo)].iter_mut().zip(src) {
+                            *d += v;
+                        }
+                    } else {
+                        for (c, jj) in (lo..hi).enumerate() {
+                            self.dx[first + c * s] += tile[(r.k + jj) * di + j * dj];
+                        }
                     }
                 }
             }
