@@ -75,7 +75,7 @@ impl<T: Real> Panels<T> for View<'_, T> {
             // Each deep step reads `n` contiguous values.
             for (d, o) in out.chunks_exact_mut(width).enumerate().take(kc) {
                 let start = w0 + (k0 + d) * cs;
-                o[..n].copy_from_slice(&self.data[start..start + n]);
+                super::copy_short(&mut o[..n], &self.data[start..start + n]);
                 o[n..].fill(T::zero());
             }
         } else {

@@ -5,7 +5,7 @@
 
 use super::instances::conv_out;
 use crate::Real;
-use crate::gemm::{Panels, Sink, View, ViewMut, gemm};
+use crate::gemm::{Panels, Sink, View, ViewMut, copy_short, gemm};
 
 /// A 2-D convolution from `c` channels of `h x w` to `co` channels, square kernel `k`,
 /// stride, zero padding and dilation, as a [`crate::Para`] from `I` to `O` values with `P`
@@ -476,24 +476,49 @@ impl<T: Real> Panels<T> for Patches<'_, T> {
             }
         } else if s == 1 {
             // Each deep tap along the panel's positions, contiguous on both sides: slice
-            // copies, the zero padding around them filled.
+            // copies, the zero padding around them filled. Taps come in groups of one kernel
+            // row (same channel and input row), so each run's row is found once per group.
             let runs = g.runs(w0, n);
-            for (o, tap) in out.chunks_exact_mut(width).take(kc).zip(g.taps_from(k0)) {
+            let (k, dil, pad) = (g.k, g.dil, g.pad as isize);
+            let (plane, image) = (g.h * g.w, g.c * g.h * g.w);
+            let (mut ci, r0) = (k0 / (k * k), k0 % (k * k));
+            let (mut ky, mut kx) = (r0 / k, r0 % k);
+            let mut d = 0;
+            while d < kc {
+                let len = (k - kx).min(kc - d);
                 for r in runs {
-                    let dst = &mut o[r.k..r.k + r.run];
-                    match g.tap_run(tap, &r) {
-                        None => dst.fill(T::zero()),
-                        Some((start, lo, hi)) => {
-                            dst[..lo].fill(T::zero());
-                            dst[hi..].fill(T::zero());
-                            if hi > lo {
-                                // `lo..hi` are the columns inside the image.
-                                let first = (start + lo as isize) as usize;
-                                dst[lo..hi].copy_from_slice(&self.x[first..first + (hi - lo)]);
-                            }
+                    let iy = r.oy as isize - pad + (ky * dil) as isize;
+                    if iy < 0 || iy >= g.h as isize {
+                        for t in 0..len {
+                            out[(d + t) * width + r.k..][..r.run].fill(T::zero());
+                        }
+                        continue;
+                    }
+                    let row = r.img * image + ci * plane + iy as usize * g.w;
+                    let xrow = &self.x[row..row + g.w];
+                    for t in 0..len {
+                        let ix0 = r.ox0 as isize - pad + ((kx + t) * dil) as isize;
+                        // Columns `lo..hi` of the run are inside the image.
+                        let lo = (-ix0).clamp(0, r.run as isize) as usize;
+                        let hi = (g.w as isize - ix0).clamp(lo as isize, r.run as isize) as usize;
+                        let dst = &mut out[(d + t) * width + r.k..][..r.run];
+                        dst[..lo].fill(T::zero());
+                        dst[hi..].fill(T::zero());
+                        if hi > lo {
+                            let first = (ix0 + lo as isize) as usize;
+                            copy_short(&mut dst[lo..hi], &xrow[first..first + (hi - lo)]);
                         }
                     }
                 }
+                d += len;
+                kx = 0;
+                ky += 1;
+                if ky == k {
+                    ky = 0;
+                    ci += 1;
+                }
+            }
+            for o in out.chunks_exact_mut(width).take(kc) {
                 o[n..].fill(T::zero());
             }
         } else {
@@ -554,7 +579,7 @@ impl<T: Real> Panels<T> for PlanesRead<'_, T> {
             g.plane_runs(w0, n, |k, run, base| {
                 for (d, o) in out.chunks_exact_mut(width).enumerate().take(kc) {
                     let at = base + (k0 + d) * per;
-                    o[k..k + run].copy_from_slice(&self.y[at..at + run]);
+                    copy_short(&mut o[k..k + run], &self.y[at..at + run]);
                 }
             });
             for o in out.chunks_exact_mut(width).take(kc) {
