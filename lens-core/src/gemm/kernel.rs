@@ -50,7 +50,7 @@ pub(super) fn run<T: Real, A: Panels<T>, B: Panels<T>, C: Sink<T>>(
             // One vector of rows against sixteen columns where a two-vector tile would be
             // half empty (16 or fewer rows: the output channels of a small convolution).
             let narrow = Avx512::<1, 16>::detect().expect("checked by the caller");
-            if waste::<T, _>(narrow, m, n) < waste::<T, _>(wide, m, n) {
+            if waste::<T, _>(narrow, m, n) <= waste::<T, _>(wide, m, n) {
                 return oriented(narrow, a, b, c);
             }
             return oriented(wide, a, b, c);

@@ -649,6 +649,10 @@ impl<T: Real> Scatter<'_, T> {
     fn add(&mut self, i0: usize, j0: usize, m: usize, n: usize, tile: &[T], di: usize, dj: usize) {
         let (g, s) = (self.g, self.g.stride);
         let runs = g.runs(i0, m);
+        if s == 1 && di == 1 {
+            self.add_rows(runs, j0, n, tile, dj);
+            return;
+        }
         for (j, tap) in g.taps_from(j0).take(n).enumerate() {
             for r in runs {
                 if let Some((start, lo, hi)) = g.tap_run(tap, &r) {
@@ -656,18 +660,54 @@ impl<T: Real> Scatter<'_, T> {
                     if hi == lo {
                         continue;
                     }
-                    if s == 1 && di == 1 {
-                        // Contiguous on both sides.
-                        let src = &tile[r.k + lo + j * dj..r.k + hi + j * dj];
-                        for (d, &v) in self.dx[first..first + (hi - lo)].iter_mut().zip(src) {
+                    for (c, jj) in (lo..hi).enumerate() {
+                        self.dx[first + c * s] += tile[(r.k + jj) * di + j * dj];
+                    }
+                }
+            }
+        }
+    }
+
+    /// [`Scatter::add`] for stride 1 and a column-major tile: runs of positions add
+    /// contiguously, and taps come in groups of one kernel row (same channel and input
+    /// row), so each run's row is found once per group.
+    #[inline]
+    fn add_rows(&mut self, runs: Runs, j0: usize, n: usize, tile: &[T], ld: usize) {
+        let g = self.g;
+        let (k, dil, pad) = (g.k, g.dil, g.pad as isize);
+        let (plane, image) = (g.h * g.w, g.c * g.h * g.w);
+        let (mut ci, r0) = (j0 / (k * k), j0 % (k * k));
+        let (mut ky, mut kx) = (r0 / k, r0 % k);
+        let mut j = 0;
+        while j < n {
+            let len = (k - kx).min(n - j);
+            for r in runs {
+                let iy = r.oy as isize - pad + (ky * dil) as isize;
+                if iy < 0 || iy >= g.h as isize {
+                    continue;
+                }
+                let row = r.img * image + ci * plane + iy as usize * g.w;
+                let dxrow = &mut self.dx[row..row + g.w];
+                for t in 0..len {
+                    let ix0 = r.ox0 as isize - pad + ((kx + t) * dil) as isize;
+                    let lo = (-ix0).clamp(0, r.run as isize) as usize;
+                    let hi = (g.w as isize - ix0).clamp(lo as isize, r.run as isize) as usize;
+                    if hi > lo {
+                        let first = (ix0 + lo as isize) as usize;
+                        let at = (j + t) * ld + r.k;
+                        let src = &tile[at + lo..at + hi];
+                        for (d, &v) in dxrow[first..first + (hi - lo)].iter_mut().zip(src) {
                             *d += v;
-                        }
-                    } else {
-                        for (c, jj) in (lo..hi).enumerate() {
-                            self.dx[first + c * s] += tile[(r.k + jj) * di + j * dj];
                         }
                     }
                 }
+            }
+            j += len;
+            kx = 0;
+            ky += 1;
+            if ky == k {
+                ky = 0;
+                ci += 1;
             }
         }
     }
