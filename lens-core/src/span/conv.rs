@@ -461,7 +461,60 @@ impl<T: Real> Panels<T> for Patches<'_, T> {
     #[inline]
     fn pack(&self, w0: usize, n: usize, width: usize, k0: usize, kc: usize, out: &mut [T]) {
         let (g, s) = (self.g, self.g.stride);
-        if self.taps_wide {
+        if self.taps_wide && s == 1 {
+            // Each tap's values along the deep positions (contiguous reads, strided writes),
+            // taps in groups of one kernel row so each run's input row is found once.
+            let runs = g.runs(k0, kc);
+            let (k, dil, pad) = (g.k, g.dil, g.pad as isize);
+            let (plane, image) = (g.h * g.w, g.c * g.h * g.w);
+            let (mut ci, r0) = (w0 / (k * k), w0 % (k * k));
+            let (mut ky, mut kx) = (r0 / k, r0 % k);
+            let mut t = 0;
+            while t < n {
+                let len = (k - kx).min(n - t);
+                for r in runs {
+                    let iy = r.oy as isize - pad + (ky * dil) as isize;
+                    let inside = iy >= 0 && iy < g.h as isize;
+                    let row = if inside {
+                        r.img * image + ci * plane + iy as usize * g.w
+                    } else {
+                        0
+                    };
+                    for u in 0..len {
+                        let col = t + u;
+                        let ix0 = r.ox0 as isize - pad + ((kx + u) * dil) as isize;
+                        let (lo, hi) = if inside {
+                            let lo = (-ix0).clamp(0, r.run as isize) as usize;
+                            (
+                                lo,
+                                (g.w as isize - ix0).clamp(lo as isize, r.run as isize) as usize,
+                            )
+                        } else {
+                            (0, 0)
+                        };
+                        for j in (0..lo).chain(hi..r.run) {
+                            out[(r.k + j) * width + col] = T::zero();
+                        }
+                        if hi > lo {
+                            let first = row + (ix0 + lo as isize) as usize;
+                            for (j, &v) in self.x[first..first + (hi - lo)].iter().enumerate() {
+                                out[(r.k + lo + j) * width + col] = v;
+                            }
+                        }
+                    }
+                }
+                t += len;
+                kx = 0;
+                ky += 1;
+                if ky == k {
+                    ky = 0;
+                    ci += 1;
+                }
+            }
+            for t in n..width {
+                (0..kc).for_each(|d| out[d * width + t] = T::zero());
+            }
+        } else if self.taps_wide {
             // Each tap's values along the deep positions: contiguous reads, strided writes.
             let runs = g.runs(k0, kc);
             for (t, tap) in g.taps_from(w0).take(n).enumerate() {
