@@ -192,6 +192,45 @@ impl Decision {
         }
     }
 
+    /// Calls `flip(j)` for every bit `j >= start` that flips, in order. One loop per rule,
+    /// with the rule's test alone inside it (so the compiler vectorises the scan: a step
+    /// flips few bits and tests tens of thousands).
+    pub(crate) fn each_flip(
+        &mut self,
+        counts: &[u32],
+        audience: &[u32],
+        start: usize,
+        mut flip: impl FnMut(usize),
+    ) {
+        fn scan(
+            range: core::ops::Range<usize>,
+            test: impl Fn(usize) -> bool,
+            flip: &mut impl FnMut(usize),
+        ) {
+            for j in range {
+                if test(j) {
+                    flip(j);
+                }
+            }
+        }
+        let (bar, all) = (self.bar, start..counts.len());
+        match self.rule {
+            UpdateRule::Xor => scan(all, |j| counts[j] & 1 == 1, &mut flip),
+            UpdateRule::LocalMajority => scan(all, |j| 2 * counts[j] > audience[j], &mut flip),
+            UpdateRule::Majority | UpdateRule::Threshold(_) => {
+                scan(all, |j| counts[j] >= bar, &mut flip);
+            }
+            UpdateRule::TopK(_) => {
+                // Ties at the bar are taken in order, over all bits (frozen ones count).
+                for j in 0..counts.len() {
+                    if self.flip(counts[j], 0) && j >= start {
+                        flip(j);
+                    }
+                }
+            }
+        }
+    }
+
     /// Whether the next bit, with `count` requests and `audience` examples it matters to,
     /// flips.
     pub(crate) fn flip(&mut self, count: u32, audience: u32) -> bool {

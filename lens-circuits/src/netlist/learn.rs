@@ -196,13 +196,12 @@ impl<W: Word> NetlistLearner<W> {
         let mut decision =
             Decision::new(self.rule, &self.counts, &mut self.scratch, valid.popcount());
         let mut flipped = 0;
-        for (j, p) in self.params.iter_mut().enumerate() {
-            if decision.flip(self.counts[j], self.scratch[j]) && j >= self.frozen {
-                *p = !*p;
-                self.inputs[j] = W::splat(*p);
-                flipped += 1;
-            }
-        }
+        let (params, inputs) = (&mut self.params, &mut self.inputs);
+        decision.each_flip(&self.counts, &self.scratch, self.frozen, |j| {
+            params[j] = !params[j];
+            inputs[j] = W::splat(params[j]);
+            flipped += 1;
+        });
         Ok(StepReport {
             wrong_bits: wrong,
             flipped,
