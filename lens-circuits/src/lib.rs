@@ -34,6 +34,7 @@
 #![deny(missing_docs)]
 
 pub mod binarise;
+mod count;
 mod lanes;
 pub mod learn;
 pub mod models;

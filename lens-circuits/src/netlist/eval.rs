@@ -139,6 +139,33 @@ impl Netlist {
         Ok(())
     }
 
+    /// [`Netlist::reverse`] for a learner: writes the number of lanes set in each of the
+    /// first `counts.len()` input changes (the parameters' flip requests) and discards the
+    /// other inputs' changes.
+    ///
+    /// # Errors
+    /// Slices or evaluator not sized for this netlist, or more counts than inputs.
+    pub fn reverse_counts<W: Word>(
+        &self,
+        ev: &mut Evaluator<W>,
+        d_outputs: &[W],
+        counts: &mut [u32],
+    ) -> Result<(), NetlistError> {
+        let inputs = self.inputs as usize;
+        if counts.len() > inputs {
+            return Err(NetlistError::Width {
+                what: "counts (at most one per input)",
+                expected: inputs,
+                got: counts.len(),
+            });
+        }
+        self.reverse_sweep(ev, d_outputs)?;
+        let (counted, rest) = ev.changes[..inputs].split_at_mut(counts.len());
+        crate::count::take_counts(counted, counts);
+        rest.fill(W::ZERO);
+        Ok(())
+    }
+
     /// The sweep itself. The change buffer is all zero before it (a new evaluator is, and
     /// each sweep consumes what it writes): a gate's change is read once, when the gate is
     /// pulled back, and reset there; the inputs' changes are left for the caller to consume.

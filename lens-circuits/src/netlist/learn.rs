@@ -174,24 +174,15 @@ impl<W: Word> NetlistLearner<W> {
             *c = (o ^ y) & mask;
             wrong += c.popcount();
         }
-        let n_params = self.n_params;
-        let counts = &mut self.counts;
-        self.net.reverse_each(&mut self.ev, &self.changes, |i, d| {
-            if i < n_params {
-                counts[i] = d.popcount();
-            }
-        })?;
+        self.net
+            .reverse_counts(&mut self.ev, &self.changes, &mut self.counts)?;
         if self.rule == UpdateRule::LocalMajority {
             // The audience: the lanes each output takes part in.
             for (j, c) in self.changes.iter_mut().enumerate() {
                 *c = masks.map_or(valid, |m| m[j] & valid);
             }
-            let audience = &mut self.scratch;
-            self.net.reverse_each(&mut self.ev, &self.changes, |i, d| {
-                if i < n_params {
-                    audience[i] = d.popcount();
-                }
-            })?;
+            self.net
+                .reverse_counts(&mut self.ev, &self.changes, &mut self.scratch)?;
         }
         let mut decision =
             Decision::new(self.rule, &self.counts, &mut self.scratch, valid.popcount());
