@@ -222,8 +222,8 @@ impl Decision {
             }
             UpdateRule::TopK(_) => {
                 // Ties at the bar are taken in order, over all bits (frozen ones count).
-                for j in 0..counts.len() {
-                    if self.flip(counts[j], 0) && j >= start {
+                for (j, &c) in counts.iter().enumerate() {
+                    if self.flip(c, 0) && j >= start {
                         flip(j);
                     }
                 }
