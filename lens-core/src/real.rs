@@ -38,17 +38,9 @@ pub trait Real:
     fn non_finite(self) -> bool;
     /// The smallest positive normal value; below it arithmetic turns subnormal and slow.
     const MIN_NORMAL: Self;
-    /// `self * a + b` with one rounding: one instruction inside code compiled for FMA (the
-    /// matrix-product kernels), a slow library call elsewhere.
-    #[must_use]
-    fn fma(self, a: Self, b: Self) -> Self;
 }
 
 impl Real for f32 {
-    #[inline(always)]
-    fn fma(self, a: Self, b: Self) -> Self {
-        f32::mul_add(self, a, b)
-    }
     #[inline]
     fn non_finite(self) -> bool {
         self.to_bits() & 0x7f80_0000 == 0x7f80_0000
@@ -73,10 +65,6 @@ impl Real for f32 {
 }
 
 impl Real for f64 {
-    #[inline(always)]
-    fn fma(self, a: Self, b: Self) -> Self {
-        f64::mul_add(self, a, b)
-    }
     #[inline]
     fn non_finite(self) -> bool {
         self.to_bits() & 0x7ff0_0000_0000_0000 == 0x7ff0_0000_0000_0000
