@@ -480,6 +480,18 @@ impl<T: Real> Panels<T> for Patches<'_, T> {
                     } else {
                         0
                     };
+                    let first0 = r.ox0 as isize - pad + (kx * dil) as isize;
+                    let last = first0 + ((len - 1) * dil + r.run) as isize;
+                    if inside && first0 >= 0 && last <= g.w as isize {
+                        // Every tap of the group reads inside the row: plain strided writes.
+                        for u in 0..len {
+                            let first = row + first0 as usize + u * dil;
+                            for (j, &v) in self.x[first..first + r.run].iter().enumerate() {
+                                out[(r.k + j) * width + t + u] = v;
+                            }
+                        }
+                        continue;
+                    }
                     for u in 0..len {
                         let col = t + u;
                         let ix0 = r.ox0 as isize - pad + ((kx + u) * dil) as isize;
@@ -549,6 +561,17 @@ impl<T: Real> Panels<T> for Patches<'_, T> {
                     }
                     let row = r.img * image + ci * plane + iy as usize * g.w;
                     let xrow = &self.x[row..row + g.w];
+                    let first0 = r.ox0 as isize - pad + (kx * dil) as isize;
+                    let last = first0 + ((len - 1) * dil + r.run) as isize;
+                    if first0 >= 0 && last <= g.w as isize {
+                        // Every tap of the group reads inside the row: plain copies.
+                        for t in 0..len {
+                            let first = first0 as usize + t * dil;
+                            let dst = &mut out[(d + t) * width + r.k..][..r.run];
+                            copy_short(dst, &xrow[first..first + r.run]);
+                        }
+                        continue;
+                    }
                     for t in 0..len {
                         let ix0 = r.ox0 as isize - pad + ((kx + t) * dil) as isize;
                         // Columns `lo..hi` of the run are inside the image.
@@ -741,6 +764,20 @@ impl<T: Real> Scatter<'_, T> {
                 }
                 let row = r.img * image + ci * plane + iy as usize * g.w;
                 let dxrow = &mut self.dx[row..row + g.w];
+                let first0 = r.ox0 as isize - pad + (kx * dil) as isize;
+                let last = first0 + ((len - 1) * dil + r.run) as isize;
+                if first0 >= 0 && last <= g.w as isize {
+                    // Every tap of the group lands inside the row: plain adds.
+                    for t in 0..len {
+                        let first = first0 as usize + t * dil;
+                        let at = (j + t) * ld + r.k;
+                        let src = &tile[at..at + r.run];
+                        for (d, &v) in dxrow[first..first + r.run].iter_mut().zip(src) {
+                            *d += v;
+                        }
+                    }
+                    continue;
+                }
                 for t in 0..len {
                     let ix0 = r.ox0 as isize - pad + ((kx + t) * dil) as isize;
                     let lo = (-ix0).clamp(0, r.run as isize) as usize;
