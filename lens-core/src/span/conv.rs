@@ -480,18 +480,6 @@ impl<T: Real> Panels<T> for Patches<'_, T> {
                     } else {
                         0
                     };
-                    let first0 = r.ox0 as isize - pad + (kx * dil) as isize;
-                    let last = first0 + ((len - 1) * dil + r.run) as isize;
-                    if inside && first0 >= 0 && last <= g.w as isize {
-                        // Every tap of the group reads inside the row: plain strided writes.
-                        for u in 0..len {
-                            let first = row + first0 as usize + u * dil;
-                            for (j, &v) in self.x[first..first + r.run].iter().enumerate() {
-                                out[(r.k + j) * width + t + u] = v;
-                            }
-                        }
-                        continue;
-                    }
                     for u in 0..len {
                         let col = t + u;
                         let ix0 = r.ox0 as isize - pad + ((kx + u) * dil) as isize;
