@@ -84,6 +84,12 @@ pub trait Sink<T> {
 /// `copy_from_slice` of a run-time length calls `memcpy` (measured: packing dominated the
 /// convolutions through that call).
 ///
+/// ```
+/// let mut dst = [0.0f32; 11];
+/// lens_core::gemm::copy_short(&mut dst, &[1.0; 11]);
+/// assert_eq!(dst, [1.0; 11]);
+/// ```
+///
 /// # Panics
 /// If the lengths differ.
 #[inline(always)]
@@ -156,6 +162,21 @@ impl Kernel {
 }
 
 /// [`gemm`] with a chosen kernel (for tests and benchmarks that compare kernels).
+///
+/// ```
+/// use lens_core::gemm::{Kernel, View, ViewMut, gemm_with};
+/// let (a, b) = ([1.0f64, 2.0], [3.0f64, 4.0]);
+/// let mut c = [0.0f64];
+/// // 1x2 times 2x1, with the portable kernel, which every CPU runs.
+/// let r = gemm_with(
+///     Kernel::Portable,
+///     &View::col_major(&a, 1, 2),
+///     &View::col_major(&b, 2, 1).t(),
+///     &mut ViewMut::col_major(&mut c, 1, 1),
+/// );
+/// assert!(r.is_ok());
+/// assert_eq!(c, [11.0]);
+/// ```
 ///
 /// # Errors
 /// The kernel is not available on this CPU.
