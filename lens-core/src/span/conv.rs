@@ -480,6 +480,24 @@ impl<T: Real> Panels<T> for Patches<'_, T> {
                     } else {
                         0
                     };
+                    let first0 = r.ox0 as isize - pad + (kx * dil) as isize;
+                    let last = first0 + ((len - 1) * dil + r.run) as isize;
+                    if inside && first0 >= 0 && last <= g.w as isize {
+                        // Every tap of the group reads inside the row: for each position,
+                        // the group's taps are a window of the row, written side by side.
+                        let base = row + first0 as usize;
+                        for (j, o) in out[r.k * width..]
+                            .chunks_exact_mut(width)
+                            .take(r.run)
+                            .enumerate()
+                        {
+                            let dst = &mut o[t..t + len];
+                            for (u, v) in dst.iter_mut().enumerate() {
+                                *v = self.x[base + j + u * dil];
+                            }
+                        }
+                        continue;
+                    }
                     for u in 0..len {
                         let col = t + u;
                         let ix0 = r.ox0 as isize - pad + ((kx + u) * dil) as isize;
