@@ -5,7 +5,7 @@ use crate::Real;
 
 /// Depth of a packed block: `KC` deep steps of `A`'s and `Bt`'s panels stay in L1/L2.
 const KC: usize = 256;
-/// Rows of `A` packed at once; a multiple of every kernel's `MR`.
+/// Rows of `A` packed at once at full depth; a multiple of every kernel's `MR`.
 const MC: usize = 96;
 /// Upper bounds of every kernel's `MR` and `NR`.
 const MR_MAX: usize = 32;
@@ -143,8 +143,12 @@ where
     let mut tile = [T::zero(); MR_MAX * NR_MAX];
     for k0 in (0..depth).step_by(KC) {
         let kc = KC.min(depth - k0);
-        for i0 in (0..m).step_by(MC) {
-            let mc = MC.min(m - i0);
+        // A short depth leaves most of the A buffer free: take more rows per block, so
+        // that the strips of Bt are packed fewer times (a small convolution's kernel was
+        // packed once per 96 positions, as often as the product used it).
+        let rows = (KC * MC / kc / mr) * mr;
+        for i0 in (0..m).step_by(rows) {
+            let mc = rows.min(m - i0);
             for s in (0..mc).step_by(mr) {
                 a.pack(
                     i0 + s,
