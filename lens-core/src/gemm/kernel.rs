@@ -48,7 +48,8 @@ pub(super) fn run<T: Real, A: Panels<T>, B: Panels<T>, C: Sink<T>>(
         if kernel == Kernel::Avx512 {
             let wide = Avx512::<2, 12>::detect().expect("checked by the caller");
             // One vector of rows against sixteen columns where a two-vector tile would be
-            // half empty (16 or fewer rows: the output channels of a small convolution).
+            // half empty (16 or fewer rows: the output channels of a small convolution),
+            // and on ties, where it keeps a product untransposed more often.
             let narrow = Avx512::<1, 16>::detect().expect("checked by the caller");
             if waste::<T, _>(narrow, m, n) <= waste::<T, _>(wide, m, n) {
                 return oriented(narrow, a, b, c);
@@ -77,6 +78,7 @@ fn portable<T: Real, A: Panels<T>, B: Panels<T>, C: Sink<T>>(a: &A, b: &B, c: &m
 }
 
 /// Kernel slots spent on a product (tiles times tile size, in the better orientation).
+#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
 fn waste<T, K: Micro<T>>(_: K, m: usize, n: usize) -> usize {
     let s = |m: usize, n: usize| m.div_ceil(K::MR) * K::MR * n.div_ceil(K::NR) * K::NR;
     s(m, n).min(s(n, m))
