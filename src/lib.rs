@@ -107,7 +107,7 @@ pub mod prelude {
     pub use lens_core::fns::*;
     pub use lens_core::optim::{AdaGrad, Adam, AdamW, Momentum, Nesterov, Optimizer, RmsProp, Sgd};
     pub use lens_core::{
-        BinaryCrossEntropy, Dense, DenseParams, Flat, Gelu, Init, LeakyRelu, Learner, Lens,
+        BinaryCrossEntropy, Dense, DenseParams, Flat, Gelu, Init, LeakyRelu, Learn, Learner, Lens,
         LogSoftmax, Loss, Mse, Para, ParaExt, PerColumn, Real, Relu, Sigmoid, Softmax,
         SoftmaxCrossEntropy, Softplus, Tangent, Tanh,
     };

@@ -267,3 +267,60 @@ fn copy_discard_and_constant_follow_their_z2_rules() {
         assert_eq!((ds & 1) | ((da & 1) << 1) | ((db & 1) << 2), want);
     }
 }
+
+/// One pass of any learner over its data: the shape the smooth and Boolean learners share.
+fn epoch<L: paralens::Learn<X>, X>(learner: &mut L, data: &[(X, L::Target)]) -> Vec<L::Report> {
+    data.iter()
+        .map(|(x, t)| learner.learn(x, t).expect("a valid step"))
+        .collect()
+}
+
+#[test]
+fn one_training_loop_drives_the_smooth_and_the_boolean_learner() {
+    use paralens::Learn;
+    use paralens::circuits::models::LookupTable;
+    use paralens::circuits::{BoolLearner, UpdateRule};
+    use paralens::prelude::*;
+    // Boolean: a table over two bits learns XOR in one pass of the anchor rule (one example
+    // per step, in lane 0).
+    let bits = |v: bool| if v { u64::MAX } else { 0 };
+    // (input bits, (wanted output bits, lanes holding examples))
+    type Example = ([u64; 2], ([u64; 1], u64));
+    let table: Vec<Example> = (0..4)
+        .map(|i| {
+            let (a, b) = (i & 1 == 1, i & 2 == 2);
+            ([bits(a), bits(b)], ([bits(a ^ b)], 1))
+        })
+        .collect();
+    let mut boolean = BoolLearner::new(LookupTable::<2, 1, 4>, [[0u64; 4]; 1], UpdateRule::Xor);
+    let reports = epoch(&mut boolean, &table);
+    assert_eq!(
+        reports.iter().map(|r| r.wrong_bits).sum::<u32>(),
+        2,
+        "wrong where XOR is 1"
+    );
+    for (x, (y, _)) in &table {
+        assert_eq!(boolean.output(x)[0] & 1, y[0] & 1);
+    }
+    assert!(
+        epoch(&mut boolean, &table)
+            .iter()
+            .all(|r| r.wrong_bits == 0)
+    );
+    // Smooth: the same loop fits a line.
+    let model = Dense::<1, 1, f64>::new();
+    let mut smooth = Learner::new(model, model.init(0), Mse, Sgd::new(0.2));
+    let line: Vec<_> = (0..8)
+        .map(|i| {
+            let x = f64::from(i) / 8.0;
+            (
+                SVector::<f64, 1>::new(x),
+                SVector::<f64, 1>::new(2.0 * x - 1.0),
+            )
+        })
+        .collect();
+    for _ in 0..300 {
+        epoch(&mut smooth, &line);
+    }
+    assert!(epoch(&mut smooth, &line).iter().all(|&l| l < 1e-6));
+}

@@ -246,3 +246,27 @@ impl Decision {
         }
     }
 }
+
+/// The Boolean learner's step: the target is the wanted output bits and the lanes that hold
+/// examples; a step cannot fail.
+impl<M, X, W> lens_core::Learn<X> for BoolLearner<M, X, W>
+where
+    W: Word,
+    X: Clone,
+    M: Para<X>,
+    M::Param: Flat<u64>,
+    M::Out: Flat<u64>,
+{
+    type Target = (M::Out, W);
+    type Out = M::Out;
+    type Report = StepReport;
+    type Error = core::convert::Infallible;
+
+    fn learn(&mut self, x: &X, (y, valid): &(M::Out, W)) -> Result<StepReport, Self::Error> {
+        Ok(self.step(x, y, *valid))
+    }
+
+    fn output(&self, x: &X) -> M::Out {
+        self.predict(x)
+    }
+}

@@ -361,3 +361,29 @@ impl<T: Real, const N: usize> Argmax for SVector<T, N> {
         best
     }
 }
+
+/// The smooth learner's step: the target is the loss's label, the report the loss before
+/// the step.
+impl<M, X, L, O, T> crate::Learn<X> for Learner<M, X, L, O>
+where
+    T: Real,
+    X: Clone,
+    M: Para<X>,
+    M::Param: Flat<T>,
+    L: Loss<M::Out, Scalar = T>,
+    M::Out: Clone,
+    O: Optimizer<M::Param, Scalar = T>,
+{
+    type Target = L::Label;
+    type Out = M::Out;
+    type Report = T;
+    type Error = StepError;
+
+    fn learn(&mut self, x: &X, label: &L::Label) -> Result<T, StepError> {
+        self.try_step(x, label)
+    }
+
+    fn output(&self, x: &X) -> M::Out {
+        self.predict(x)
+    }
+}
