@@ -285,6 +285,70 @@ impl ConvGeometry {
         })
     }
 
+    /// Taps `q0 .. q0 + len` in groups along one kernel row (same channel and kernel row,
+    /// consecutive columns), so the stride-1 loops find each run's input row once per group.
+    #[inline]
+    fn kernel_rows(&self, q0: usize, len: usize) -> impl Iterator<Item = KernelRow> + '_ {
+        let kk = self.k * self.k;
+        let (mut ci, r) = (q0 / kk, q0 % kk);
+        let (mut ky, mut kx) = (r / self.k, r % self.k);
+        let mut at = 0;
+        core::iter::from_fn(move || {
+            if at >= len {
+                return None;
+            }
+            let row = KernelRow {
+                at,
+                len: (self.k - kx).min(len - at),
+                ch: ci * self.h * self.w,
+                dy: (ky * self.dil) as isize,
+                dx: (kx * self.dil) as isize,
+            };
+            at += row.len;
+            kx = 0;
+            ky += 1;
+            if ky == self.k {
+                ky = 0;
+                ci += 1;
+            }
+            Some(row)
+        })
+    }
+
+    /// Where a kernel row meets a run of positions (stride 1).
+    #[inline]
+    fn meet(&self, kr: &KernelRow, r: &Run) -> Meet {
+        let pad = self.pad as isize;
+        let iy = r.oy as isize - pad + kr.dy;
+        if iy < 0 || iy >= self.h as isize {
+            return Meet::Padding;
+        }
+        let row = r.img * self.c * self.h * self.w + kr.ch + iy as usize * self.w;
+        let first0 = r.ox0 as isize - pad + kr.dx;
+        let last = first0 + ((kr.len - 1) * self.dil + r.run) as isize;
+        if first0 >= 0 && last <= self.w as isize {
+            Meet::Inside(row + first0 as usize)
+        } else {
+            Meet::Edge { row, first0 }
+        }
+    }
+
+    /// For [`Meet::Edge`]: tap `u` of the kernel row covers the run's columns `lo..hi`
+    /// (the others read padding), reading `x[first ..]` from column `lo` on; `(first, lo, hi)`.
+    #[inline]
+    fn edge_cols(&self, row: usize, first0: isize, u: usize, run: usize) -> (usize, usize, usize) {
+        let ix0 = first0 + (u * self.dil) as isize;
+        let lo = (-ix0).clamp(0, run as isize) as usize;
+        let hi = (self.w as isize - ix0).clamp(lo as isize, run as isize) as usize;
+        // With no column inside, `ix0 + lo` may be off the row: nothing is read then.
+        let first = if hi > lo {
+            row + (ix0 + lo as isize) as usize
+        } else {
+            0
+        };
+        (first, lo, hi)
+    }
+
     /// Splits positions `p0 .. p0 + len` (over all images) into runs along one output row;
     /// divides once, then steps (clone the iterator to walk the runs again).
     #[inline]
@@ -398,6 +462,29 @@ impl Iterator for Runs {
     }
 }
 
+/// Taps `at .. at + len` of a range, along one kernel row: the channel's offset `ch` and the
+/// row and column offsets `dy`, `dx` of the first.
+#[derive(Clone, Copy, Debug)]
+struct KernelRow {
+    at: usize,
+    len: usize,
+    ch: usize,
+    dy: isize,
+    dx: isize,
+}
+
+/// Where a kernel row meets a run of positions, for stride 1.
+#[derive(Clone, Copy, Debug)]
+enum Meet {
+    /// The input row is in the padding: every value is zero.
+    Padding,
+    /// Every tap reads inside the image: tap `u` at the run's position `j` reads
+    /// `x[start + u dil + j]`.
+    Inside(usize),
+    /// Some columns are in the padding: see [`ConvGeometry::edge_cols`].
+    Edge { row: usize, first0: isize },
+}
+
 /// The patch matrix of a batch, read straight from the images: entry (tap, position) is the
 /// input value that tap sees at that position (0 in the padding). `taps_wide` reads it as
 /// (tap, position) panels, otherwise as (position, tap).
@@ -462,71 +549,40 @@ impl<T: Real> Panels<T> for Patches<'_, T> {
     fn pack(&self, w0: usize, n: usize, width: usize, k0: usize, kc: usize, out: &mut [T]) {
         let (g, s) = (self.g, self.g.stride);
         if self.taps_wide && s == 1 {
-            // Each tap's values along the deep positions (contiguous reads, strided writes),
-            // taps in groups of one kernel row so each run's input row is found once.
+            // Each tap's values along the deep positions (contiguous reads, strided writes).
             let runs = g.runs(k0, kc);
-            let (k, dil, pad) = (g.k, g.dil, g.pad as isize);
-            let (plane, image) = (g.h * g.w, g.c * g.h * g.w);
-            let (mut ci, r0) = (w0 / (k * k), w0 % (k * k));
-            let (mut ky, mut kx) = (r0 / k, r0 % k);
-            let mut t = 0;
-            while t < n {
-                let len = (k - kx).min(n - t);
+            for kr in g.kernel_rows(w0, n) {
                 for r in runs {
-                    let iy = r.oy as isize - pad + (ky * dil) as isize;
-                    let inside = iy >= 0 && iy < g.h as isize;
-                    let row = if inside {
-                        r.img * image + ci * plane + iy as usize * g.w
-                    } else {
-                        0
-                    };
-                    let first0 = r.ox0 as isize - pad + (kx * dil) as isize;
-                    let last = first0 + ((len - 1) * dil + r.run) as isize;
-                    if inside && first0 >= 0 && last <= g.w as isize {
-                        // Every tap of the group reads inside the row: for each position,
-                        // the group's taps are a window of the row, written side by side.
-                        let base = row + first0 as usize;
-                        for (j, o) in out[r.k * width..]
-                            .chunks_exact_mut(width)
-                            .take(r.run)
-                            .enumerate()
-                        {
-                            let dst = &mut o[t..t + len];
-                            for (u, v) in dst.iter_mut().enumerate() {
-                                *v = self.x[base + j + u * dil];
+                    match g.meet(&kr, &r) {
+                        Meet::Inside(base) => {
+                            // For each position the group's taps are a window of the row,
+                            // written side by side.
+                            let rows = out[r.k * width..].chunks_exact_mut(width).take(r.run);
+                            for (j, o) in rows.enumerate() {
+                                for (u, v) in o[kr.at..kr.at + kr.len].iter_mut().enumerate() {
+                                    *v = self.x[base + j + u * g.dil];
+                                }
                             }
                         }
-                        continue;
-                    }
-                    for u in 0..len {
-                        let col = t + u;
-                        let ix0 = r.ox0 as isize - pad + ((kx + u) * dil) as isize;
-                        let (lo, hi) = if inside {
-                            let lo = (-ix0).clamp(0, r.run as isize) as usize;
-                            (
-                                lo,
-                                (g.w as isize - ix0).clamp(lo as isize, r.run as isize) as usize,
-                            )
-                        } else {
-                            (0, 0)
-                        };
-                        for j in (0..lo).chain(hi..r.run) {
-                            out[(r.k + j) * width + col] = T::zero();
+                        Meet::Padding => {
+                            for o in out[r.k * width..].chunks_exact_mut(width).take(r.run) {
+                                o[kr.at..kr.at + kr.len].fill(T::zero());
+                            }
                         }
-                        if hi > lo {
-                            let first = row + (ix0 + lo as isize) as usize;
-                            for (j, &v) in self.x[first..first + (hi - lo)].iter().enumerate() {
-                                out[(r.k + lo + j) * width + col] = v;
+                        Meet::Edge { row, first0 } => {
+                            for u in 0..kr.len {
+                                let col = kr.at + u;
+                                let (first, lo, hi) = g.edge_cols(row, first0, u, r.run);
+                                for j in (0..lo).chain(hi..r.run) {
+                                    out[(r.k + j) * width + col] = T::zero();
+                                }
+                                let src = &self.x[first..first + (hi - lo)];
+                                for (j, &v) in src.iter().enumerate() {
+                                    out[(r.k + lo + j) * width + col] = v;
+                                }
                             }
                         }
                     }
-                }
-                t += len;
-                kx = 0;
-                ky += 1;
-                if ky == k {
-                    ky = 0;
-                    ci += 1;
                 }
             }
             for t in n..width {
@@ -547,57 +603,27 @@ impl<T: Real> Panels<T> for Patches<'_, T> {
             }
         } else if s == 1 {
             // Each deep tap along the panel's positions, contiguous on both sides: slice
-            // copies, the zero padding around them filled. Taps come in groups of one kernel
-            // row (same channel and input row), so each run's row is found once per group.
+            // copies, the zero padding around them filled.
             let runs = g.runs(w0, n);
-            let (k, dil, pad) = (g.k, g.dil, g.pad as isize);
-            let (plane, image) = (g.h * g.w, g.c * g.h * g.w);
-            let (mut ci, r0) = (k0 / (k * k), k0 % (k * k));
-            let (mut ky, mut kx) = (r0 / k, r0 % k);
-            let mut d = 0;
-            while d < kc {
-                let len = (k - kx).min(kc - d);
+            for kr in g.kernel_rows(k0, kc) {
                 for r in runs {
-                    let iy = r.oy as isize - pad + (ky * dil) as isize;
-                    if iy < 0 || iy >= g.h as isize {
-                        for t in 0..len {
-                            out[(d + t) * width + r.k..][..r.run].fill(T::zero());
-                        }
-                        continue;
-                    }
-                    let row = r.img * image + ci * plane + iy as usize * g.w;
-                    let xrow = &self.x[row..row + g.w];
-                    let first0 = r.ox0 as isize - pad + (kx * dil) as isize;
-                    let last = first0 + ((len - 1) * dil + r.run) as isize;
-                    if first0 >= 0 && last <= g.w as isize {
-                        // Every tap of the group reads inside the row: plain copies.
-                        for t in 0..len {
-                            let first = first0 as usize + t * dil;
-                            let dst = &mut out[(d + t) * width + r.k..][..r.run];
-                            copy_short(dst, &xrow[first..first + r.run]);
-                        }
-                        continue;
-                    }
-                    for t in 0..len {
-                        let ix0 = r.ox0 as isize - pad + ((kx + t) * dil) as isize;
-                        // Columns `lo..hi` of the run are inside the image.
-                        let lo = (-ix0).clamp(0, r.run as isize) as usize;
-                        let hi = (g.w as isize - ix0).clamp(lo as isize, r.run as isize) as usize;
-                        let dst = &mut out[(d + t) * width + r.k..][..r.run];
-                        dst[..lo].fill(T::zero());
-                        dst[hi..].fill(T::zero());
-                        if hi > lo {
-                            let first = (ix0 + lo as isize) as usize;
-                            copy_short(&mut dst[lo..hi], &xrow[first..first + (hi - lo)]);
+                    let meet = g.meet(&kr, &r);
+                    for u in 0..kr.len {
+                        let dst = &mut out[(kr.at + u) * width + r.k..][..r.run];
+                        match meet {
+                            Meet::Padding => dst.fill(T::zero()),
+                            Meet::Inside(base) => {
+                                let first = base + u * g.dil;
+                                copy_short(dst, &self.x[first..first + r.run]);
+                            }
+                            Meet::Edge { row, first0 } => {
+                                let (first, lo, hi) = g.edge_cols(row, first0, u, r.run);
+                                dst[..lo].fill(T::zero());
+                                dst[hi..].fill(T::zero());
+                                copy_short(&mut dst[lo..hi], &self.x[first..first + (hi - lo)]);
+                            }
                         }
                     }
-                }
-                d += len;
-                kx = 0;
-                ky += 1;
-                if ky == k {
-                    ky = 0;
-                    ci += 1;
                 }
             }
             for o in out.chunks_exact_mut(width).take(kc) {
@@ -756,54 +782,21 @@ impl<T: Real> Scatter<'_, T> {
     #[inline]
     fn add_rows(&mut self, runs: Runs, j0: usize, n: usize, tile: &[T], ld: usize) {
         let g = self.g;
-        let (k, dil, pad) = (g.k, g.dil, g.pad as isize);
-        let (plane, image) = (g.h * g.w, g.c * g.h * g.w);
-        let (mut ci, r0) = (j0 / (k * k), j0 % (k * k));
-        let (mut ky, mut kx) = (r0 / k, r0 % k);
-        let mut j = 0;
-        while j < n {
-            let len = (k - kx).min(n - j);
+        for kr in g.kernel_rows(j0, n) {
             for r in runs {
-                let iy = r.oy as isize - pad + (ky * dil) as isize;
-                if iy < 0 || iy >= g.h as isize {
-                    continue;
-                }
-                let row = r.img * image + ci * plane + iy as usize * g.w;
-                let dxrow = &mut self.dx[row..row + g.w];
-                let first0 = r.ox0 as isize - pad + (kx * dil) as isize;
-                let last = first0 + ((len - 1) * dil + r.run) as isize;
-                if first0 >= 0 && last <= g.w as isize {
-                    // Every tap of the group lands inside the row: plain adds.
-                    for t in 0..len {
-                        let first = first0 as usize + t * dil;
-                        let at = (j + t) * ld + r.k;
-                        let src = &tile[at..at + r.run];
-                        for (d, &v) in dxrow[first..first + r.run].iter_mut().zip(src) {
-                            *d += v;
-                        }
-                    }
-                    continue;
-                }
-                for t in 0..len {
-                    let ix0 = r.ox0 as isize - pad + ((kx + t) * dil) as isize;
-                    let lo = (-ix0).clamp(0, r.run as isize) as usize;
-                    let hi = (g.w as isize - ix0).clamp(lo as isize, r.run as isize) as usize;
-                    if hi > lo {
-                        let first = (ix0 + lo as isize) as usize;
-                        let at = (j + t) * ld + r.k;
-                        let src = &tile[at + lo..at + hi];
-                        for (d, &v) in dxrow[first..first + (hi - lo)].iter_mut().zip(src) {
-                            *d += v;
-                        }
+                let meet = g.meet(&kr, &r);
+                for u in 0..kr.len {
+                    let at = (kr.at + u) * ld + r.k;
+                    let (first, lo, hi) = match meet {
+                        Meet::Padding => continue,
+                        Meet::Inside(base) => (base + u * g.dil, 0, r.run),
+                        Meet::Edge { row, first0 } => g.edge_cols(row, first0, u, r.run),
+                    };
+                    let src = &tile[at + lo..at + hi];
+                    for (d, &v) in self.dx[first..first + (hi - lo)].iter_mut().zip(src) {
+                        *d += v;
                     }
                 }
-            }
-            j += len;
-            kx = 0;
-            ky += 1;
-            if ky == k {
-                ky = 0;
-                ci += 1;
             }
         }
     }
