@@ -65,12 +65,5 @@ pub fn run(
 }
 
 fn main() {
-    let (dir, epochs) = shared::args("mnist_cnn --data DIR [--epochs N]", 4);
-    match shared::with_large_stack(move || run(&dir, epochs, true)) {
-        Ok(acc) => println!("test accuracy {acc:.4}"),
-        Err(e) => {
-            eprintln!("error: {e}");
-            std::process::exit(1);
-        }
-    }
+    shared::main("mnist_cnn", 4, run);
 }

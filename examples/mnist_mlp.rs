@@ -46,12 +46,5 @@ pub fn run(
 }
 
 fn main() {
-    let (dir, epochs) = shared::args("mnist_mlp --data DIR [--epochs N]", 9);
-    match shared::with_large_stack(move || run(&dir, epochs, true)) {
-        Ok(acc) => println!("test accuracy {acc:.4}"),
-        Err(e) => {
-            eprintln!("error: {e}");
-            std::process::exit(1);
-        }
-    }
+    shared::main("mnist_mlp", 9, run);
 }

@@ -143,6 +143,14 @@ fn the_per_column_loss_is_the_mean_and_names_the_bad_column() {
         assert!((pb(0.25) - d.column(b)).amax() < 1e-15);
     }
     assert!((l - mean).abs() < 1e-15);
+    // And against finite differences of the batch's mean loss.
+    let r = check_gradient(
+        |y: SMatrix<f64, 3, 4>| PerColumn(SoftmaxCrossEntropy).loss(&y, &labels),
+        |y, dl| PerColumn(SoftmaxCrossEntropy).vjp(y, &labels).1(dl),
+        y,
+        1e-6,
+    );
+    assert!(r.passes(1e-8), "{r}");
     // A learner on batches reports the column of a bad label.
     let model = Dense::<3, 3, f64>::new();
     let mut learner = Learner::new(

@@ -324,3 +324,46 @@ fn one_training_loop_drives_the_smooth_and_the_boolean_learner() {
     }
     assert!(epoch(&mut smooth, &line).iter().all(|&l| l < 1e-6));
 }
+
+#[test]
+fn counted_flip_requests_equal_the_oracle_and_skipped_gates_lose_nothing() {
+    use paralens::circuits::models::gate_network;
+    use paralens::circuits::oracle::boolean_reverse;
+    // One layer of 4 learned gates over 3 data bits: each of the 16 table bits is read by
+    // one gate, which is one output, so the compositional reverse derivative in the table
+    // bits is the exact one. Output changes with zero bits make the sweep skip gates.
+    let net = gate_network(3, &[4], 4, 7).unwrap();
+    let (nl, params) = (&net.netlist, net.params);
+    let n = nl.inputs() as u32;
+    let words = |x: u64| {
+        (0..n)
+            .map(|i| if x >> i & 1 == 1 { u64::MAX } else { 0 })
+            .collect::<Vec<_>>()
+    };
+    let f = |x: u64| {
+        let mut ev = nl.evaluator::<u64>();
+        let mut out = [0u64; 4];
+        nl.forward(&mut ev, &words(x), &mut out).unwrap();
+        out.iter()
+            .enumerate()
+            .fold(0, |acc, (o, w)| acc | (w & 1) << o)
+    };
+    let mut ev = nl.evaluator::<u64>();
+    let mut counts = vec![0u32; params];
+    let mut out = [0u64; 4];
+    for x in (0..1u64 << n).step_by(97) {
+        nl.forward(&mut ev, &words(x), &mut out).unwrap();
+        for d in 0..16u64 {
+            let dw: Vec<u64> = (0..4).map(|o| d >> o & 1).collect();
+            nl.reverse_counts(&mut ev, &dw, &mut counts).unwrap();
+            let want = boolean_reverse(f, n, x, d);
+            for (p, &c) in counts.iter().enumerate() {
+                assert_eq!(
+                    u64::from(c),
+                    want >> p & 1,
+                    "x {x:b}, d {d:b}, table bit {p}"
+                );
+            }
+        }
+    }
+}

@@ -118,6 +118,23 @@ where
     batch_accuracy(learner.model(), learner.params(), &ts, &ty)
 }
 
+/// An MNIST example's `main`: reads `--data DIR [--epochs N]`, runs `run(dir, epochs,
+/// verbose)` on a large-stack thread and prints the test accuracy, or the error and exits 1.
+pub fn main(
+    name: &str,
+    default_epochs: usize,
+    run: fn(&Path, usize, bool) -> Result<f64, DataError>,
+) {
+    let (dir, epochs) = args(&format!("{name} --data DIR [--epochs N]"), default_epochs);
+    match with_large_stack(move || run(&dir, epochs, true)) {
+        Ok(acc) => println!("test accuracy {acc:.4}"),
+        Err(e) => {
+            eprintln!("error: {e}");
+            std::process::exit(1);
+        }
+    }
+}
+
 /// Runs `f` on a thread with a large stack: the models keep their activations, weights and
 /// changes on the stack (a 784x128 layer is 400 KB).
 pub fn with_large_stack<R: Send + 'static>(f: impl FnOnce() -> R + Send + 'static) -> R {

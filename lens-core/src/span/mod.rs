@@ -124,14 +124,9 @@ impl<T: crate::Real> BatchPasses<T> for CompiledSpan<T> {
 
     fn reverse_param_batch(&self, x: &[T], dy: &[T], dw: &mut [T]) {
         let (i, _, o) = self.sizes();
-        let mut first = true;
+        dw.fill(T::zero());
         for (xb, dyb) in x.chunks_exact(i).zip(dy.chunks_exact(o)) {
-            if first {
-                self.reverse_param(xb, dyb, dw);
-                first = false;
-            } else {
-                self.add_reverse_param(xb, dyb, dw);
-            }
+            self.add_reverse_param(xb, dyb, dw);
         }
     }
 }
