@@ -94,6 +94,13 @@ pub fn bench(c: &mut Criterion) {
 fn raw_gemm(c: &mut Criterion) {
     use paralens::gemm::{View, ViewMut, gemm};
     let mut g = c.benchmark_group("gemm_f32");
+    // The core's peak: 24 independent FMA chains and nothing else (multiply-adds counted).
+    if paralens::gemm::fma_peak_probe(1).is_some() {
+        g.throughput(Throughput::Elements(16 * 24 * 4096));
+        g.bench_function("fma_peak", |bch| {
+            bch.iter(|| paralens::gemm::fma_peak_probe(black_box(4096)))
+        });
+    }
     for (m, n, k) in [
         (256, 256, 256),
         (128, 32, 784),

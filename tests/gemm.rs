@@ -142,3 +142,16 @@ fn a_view_past_its_slice_is_refused() {
     let a = [0.0f64; 5];
     let _ = View::col_major(&a, 2, 3);
 }
+
+/// The peak probe's chains each run `x <- x / 2 + 1 / 2` from 0, so after `r` rounds each lane
+/// holds `1 - 2^-r`: the sum checks that every chain ran every round.
+#[test]
+fn the_peak_probe_runs_every_chain() {
+    let Some(one) = paralens::gemm::fma_peak_probe(1) else {
+        return; // no AVX-512 on this CPU: nothing to check
+    };
+    assert_eq!(one, 16.0 * 24.0 * 0.5);
+    let three = paralens::gemm::fma_peak_probe(3).expect("AVX-512 was found above");
+    assert_eq!(three, 16.0 * 24.0 * 0.875);
+    assert_eq!(paralens::gemm::fma_peak_probe(0), Some(0.0));
+}

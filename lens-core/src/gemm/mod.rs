@@ -107,6 +107,29 @@ pub fn copy_short<T: Copy>(dst: &mut [T], src: &[T]) {
     }
 }
 
+/// Runs `reps` rounds of 24 independent chains of 512-bit f32 multiply-adds (`16 * 24 *
+/// reps` multiply-adds, nothing else) and returns their sum, or `None` on a CPU without
+/// AVX-512F. Timing it measures the core's multiply-add peak, the figure the benchmarks
+/// compare their products with (`docs/BENCHMARKS.md`): the nominal clock in `/proc/cpuinfo`
+/// is not the clock the core runs at.
+///
+/// ```
+/// if let Some(sum) = lens_core::gemm::fma_peak_probe(64) {
+///     // Each chain runs x <- x / 2 + 1 / 2 from 0: 1 - 2^-64 rounds to 1 in f32.
+///     assert_eq!(sum, 16.0 * 24.0);
+/// }
+/// ```
+#[must_use]
+pub fn fma_peak_probe(reps: usize) -> Option<f32> {
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx512f") {
+        // SAFETY: AVX-512F was detected on this CPU just above.
+        return Some(unsafe { simd::fma_chains_avx512(reps) });
+    }
+    let _ = reps;
+    None
+}
+
 /// `C += A Bt^T`: `C(i, j) += sum_p A(i, p) Bt(j, p)`.
 ///
 /// # Panics

@@ -192,3 +192,27 @@ impl<T: Real, const V: usize, const NR: usize> Micro<T> for Avx2<V, NR> {
         unsafe { T::tile_avx2::<V, NR>(a, b, tile) }
     }
 }
+
+/// `reps` rounds of 24 independent 512-bit FMA chains (f32), every one from
+/// `x = x * 0.5 + 0.5` starting at 0 (which converges to 1), summed: `16 * 24 * f(reps)`.
+/// Nothing else runs in the loop, so its speed is the core's FMA peak.
+///
+/// # Safety
+/// The CPU has AVX-512F.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f")]
+pub(super) unsafe fn fma_chains_avx512(reps: usize) -> f32 {
+    use core::arch::x86_64::*;
+    let half = _mm512_set1_ps(0.5);
+    let mut acc = [_mm512_setzero_ps(); 24];
+    for _ in 0..reps {
+        for a in &mut acc {
+            *a = _mm512_fmadd_ps(*a, half, half);
+        }
+    }
+    let mut sum = _mm512_setzero_ps();
+    for a in acc {
+        sum = _mm512_add_ps(sum, a);
+    }
+    _mm512_reduce_add_ps(sum)
+}

@@ -78,6 +78,20 @@ impl<T: Real> Panels<T> for View<'_, T> {
                 super::copy_short(&mut o[..n], &self.data[start..start + n]);
                 o[n..].fill(T::zero());
             }
+        } else if cs == 1 {
+            // Each wide index reads its deep values contiguously; the writes are strided.
+            // (Reading one value from each of `n` rows per deep step was measured twice as
+            // slow: the dense layer's batch operand is packed this way.)
+            for t in 0..n {
+                let start = (w0 + t) * rs + k0;
+                let src = &self.data[start..start + kc];
+                for (o, &v) in out.chunks_exact_mut(width).zip(src) {
+                    o[t] = v;
+                }
+            }
+            for o in out.chunks_exact_mut(width).take(kc) {
+                o[n..].fill(T::zero());
+            }
         } else {
             for (d, o) in out.chunks_exact_mut(width).enumerate().take(kc) {
                 let base = (k0 + d) * cs;
