@@ -531,3 +531,63 @@ fn flatten_is_a_column_major_reshape_whose_reverse_is_its_adjoint() {
     let p = model.init(0);
     assert_eq!(model.forward(&p, x).len(), 2);
 }
+
+/// The direct kernels (taken by default where the CPU has AVX-512) against the matrix-product
+/// path, on batches of images: shapes that exercise every kernel block (output channels a
+/// multiple of 8 and not, one input channel, channel counts that fill one or two vectors or
+/// part of one, tap counts that need padding taps), padding, dilation, strides (the
+/// parameter change is direct at any stride), and both MNIST convolutions.
+#[test]
+fn the_direct_convolution_kernels_equal_the_products() {
+    use paralens::span::ConvGeometry;
+    for &(c, h, w, co, k, s, p, d, images) in &[
+        (1, 28, 28, 16, 5, 1, 0, 1, 2),
+        (16, 12, 12, 32, 5, 1, 0, 1, 2),
+        (3, 9, 11, 10, 3, 1, 1, 1, 3),
+        (2, 10, 7, 5, 3, 1, 2, 2, 2),
+        (4, 8, 8, 20, 2, 1, 0, 1, 1),
+        (2, 9, 9, 9, 3, 2, 1, 1, 3),
+        (1, 6, 6, 1, 1, 1, 0, 1, 2),
+        (5, 7, 7, 17, 4, 1, 3, 1, 2),
+    ] {
+        let g = ConvGeometry::new(c, h, w, co, k, s, p, d).unwrap();
+        let slow = g.products_only();
+        let (ni, no, np) = g.sizes();
+        let (x, wt, dy) = (
+            vals(ni * images, 0.1),
+            vals(np, 0.2),
+            vals(no * images, 0.3),
+        );
+        macro_rules! check {
+            ($t:ty, $tol:expr) => {{
+                let cast = |v: &[f64]| -> Vec<$t> { v.iter().map(|&a| a as $t).collect() };
+                let (x, wt, dy) = (cast(&x), cast(&wt), cast(&dy));
+                let mut outs = Vec::new();
+                for geometry in [g, slow] {
+                    let mut y = vec![<$t>::NAN; no * images];
+                    geometry.forward(&x, &wt, &mut y);
+                    let mut dx = vec![<$t>::NAN; ni * images];
+                    geometry.reverse_input(&wt, &dy, &mut dx);
+                    let mut dw = vec![<$t>::NAN; np];
+                    geometry.reverse_param(&x, &dy, &mut dw);
+                    outs.push([y, dx, dw]);
+                }
+                for (pass, (got, want)) in ["forward", "input change", "parameter change"]
+                    .iter()
+                    .zip(outs[0].iter().zip(&outs[1]))
+                {
+                    for (i, (a, b)) in got.iter().zip(want.iter()).enumerate() {
+                        let (a, b) = (f64::from(*a), f64::from(*b));
+                        assert!(
+                            (a - b).abs() <= $tol * (1.0 + b.abs()),
+                            "{pass} of {:?}, {images} images, index {i}: {a} vs {b}",
+                            (c, h, w, co, k, s, p, d)
+                        );
+                    }
+                }
+            }};
+        }
+        check!(f64, 1e-12);
+        check!(f32, 1e-4);
+    }
+}

@@ -18,6 +18,7 @@ pub trait Real:
     + crate::Tangent
     + crate::Flat<Self>
     + crate::gemm::SimdScalar
+    + crate::span::DirectScalar
     + 'static
 {
     /// Converts an `f64` constant (rounding for `f32`).

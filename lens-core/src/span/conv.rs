@@ -29,16 +29,18 @@ pub struct Conv2d<T, const I: usize, const O: usize, const P: usize> {
 /// The geometry of a 2-D convolution and its three passes on slices, for any [`Real`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ConvGeometry {
-    c: usize,
-    h: usize,
-    w: usize,
-    co: usize,
-    k: usize,
-    stride: usize,
-    pad: usize,
-    dil: usize,
-    oh: usize,
-    ow: usize,
+    pub(super) c: usize,
+    pub(super) h: usize,
+    pub(super) w: usize,
+    pub(super) co: usize,
+    pub(super) k: usize,
+    pub(super) stride: usize,
+    pub(super) pad: usize,
+    pub(super) dil: usize,
+    pub(super) oh: usize,
+    pub(super) ow: usize,
+    /// Whether the passes may take the direct kernels (`super::direct`).
+    direct: bool,
 }
 
 impl ConvGeometry {
@@ -69,7 +71,29 @@ impl ConvGeometry {
             dil,
             oh,
             ow,
+            direct: true,
         })
+    }
+
+    /// The same geometry computed with matrix products only, never the direct kernels
+    /// (which are taken, where the CPU has AVX-512 and the shapes allow, by default); for
+    /// tests and benchmarks that compare the two.
+    ///
+    /// ```
+    /// use lens_core::span::ConvGeometry;
+    /// let g = ConvGeometry::new(1, 6, 6, 2, 3, 1, 0, 1).unwrap();
+    /// let (x, w) = ([0.5f64; 36], [0.25f64; 18]);
+    /// let (mut a, mut b) = ([0.0; 32], [0.0; 32]);
+    /// g.forward(&x, &w, &mut a);
+    /// g.products_only().forward(&x, &w, &mut b);
+    /// assert!(a.iter().zip(&b).all(|(p, q)| (p - q).abs() < 1e-12));
+    /// ```
+    #[must_use]
+    pub fn products_only(self) -> Self {
+        Self {
+            direct: false,
+            ..self
+        }
     }
 
     /// The number of taps feeding one output: `c k^2` (the fan-in, for initialisation).
@@ -174,6 +198,9 @@ impl ConvGeometry {
             y.len() == n * no && w.len() == np,
             "conv2d forward: output or kernel of the wrong size"
         );
+        if self.direct && super::direct::forward(self, x, w, y) {
+            return;
+        }
         y.fill(T::zero());
         // Y^T (positions x co) += patches^T (positions x taps) W^T.
         gemm(
@@ -204,6 +231,9 @@ impl ConvGeometry {
             dx.len() == n * ni && w.len() == np,
             "conv2d reverse: input change or kernel of the wrong size"
         );
+        if self.direct && super::direct::reverse_input(self, w, dy, dx) {
+            return;
+        }
         dx.fill(T::zero());
         // dpatches^T (positions x taps) = dY^T (positions x co) W (co x taps), scattered.
         gemm(
@@ -233,6 +263,9 @@ impl ConvGeometry {
             dy.len() == n * no && dw.len() == np,
             "conv2d reverse: output change or kernel change of the wrong size"
         );
+        if self.direct && super::direct::reverse_param(self, x, dy, dw) {
+            return;
+        }
         dw.fill(T::zero());
         // dW^T (taps x co) = patches (taps x positions) dY^T (positions x co).
         let taps = self.fan_in();

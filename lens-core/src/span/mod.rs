@@ -83,6 +83,7 @@ use linear_layer;
 
 mod compiled;
 mod conv;
+mod direct;
 mod flatten;
 pub mod instances;
 mod layer;
@@ -90,6 +91,8 @@ mod pool;
 
 pub use compiled::CompiledSpan;
 pub use conv::{Conv2d, ConvGeometry};
+#[doc(hidden)]
+pub use direct::DirectScalar;
 pub use flatten::Flatten;
 pub use layer::{Bias, SpanLayer};
 pub use pool::MaxPool2d;
