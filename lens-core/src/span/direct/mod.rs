@@ -34,6 +34,8 @@ const G_MAX: usize = 13 * 1024;
 const K_MAX: usize = 1024;
 /// The packed weights of a shifted pass, output rows by taps.
 const A_MAX: usize = 13 * 1024;
+/// One image's output buffer of a shifted pass, with the slack the last tile writes.
+const O_MAX: usize = 12 * 1024;
 
 /// Whether this CPU runs the direct kernels.
 pub(super) fn available() -> bool {
@@ -47,20 +49,21 @@ pub(super) fn available() -> bool {
     }
 }
 
-/// A padded buffer layout: `planes` planes of `rows x cols`, the source's `h x w` planes
+/// A padded buffer layout: `planes` planes of rows of `cols` values, `stride` values apart
+/// (rows of zeros below the source and up to the next plane), the source's `h x w` planes
 /// placed at `(py, px)`.
 #[derive(Clone, Copy, Debug)]
 struct Padded {
     planes: usize,
-    rows: usize,
     cols: usize,
     py: usize,
     px: usize,
+    stride: usize,
 }
 
 impl Padded {
     fn plane(&self) -> usize {
-        self.rows * self.cols
+        self.stride
     }
 
     /// Writes every value of `dst[..planes * rows * cols]`: the source (planes of `h x w`)
@@ -81,122 +84,163 @@ impl Padded {
                 crate::gemm::copy_short(&mut dr[px..px + w], sr);
                 dr[px + w..].fill(T::zero());
             }
-            d[(self.py + h) * cols..].fill(T::zero());
+            d[(self.py + h) * cols..].fill(T::zero()); // and the gap to the next plane
         }
     }
 }
 
-/// One pass of the shifted kernel over every image: the operand layout, the taps, and where
-/// the kept wide positions go.
+/// One pass of the shifted kernel over every image: `out(m, p) (+)= sum_k A(m, k)
+/// src(xoff[k] + p)` for the wide positions `p < pos` of each image, with
+/// `A(m, k) = w[m sm + k sk]`, and `out(m, p)` at `ooff[m] + p` of an output buffer.
 struct Shifted<'a> {
-    pad: Padded,
-    /// Per tap: the weight of output row 0 (`w[aoff]`) and the operand's offset.
-    aoff: &'a [usize],
+    /// How one image of the operand is laid out (source planes of `hw.0 x hw.1`).
+    src: Padded,
+    hw: (usize, usize),
+    /// Per deep index: the operand's offset, and the weights' stride.
     xoff: &'a [usize],
-    /// Weight stride between output rows.
+    sk: usize,
+    /// Per output row: its offset in the output buffer, and the weights' stride.
+    ooff: &'a [usize],
     sm: usize,
-    /// Output rows (channels).
-    m: usize,
-    /// Kept wide positions: rows `r0 .. r0 + rows`, columns `c0 .. c0 + cols` of the padded
-    /// layout, written as planes of `rows x cols`.
-    r0: usize,
-    rows: usize,
-    c0: usize,
+    /// Wide positions per image.
+    pos: usize,
+    /// Whether the rows of one image overlap in the output buffer (added, on a zeroed
+    /// buffer) or not (stored).
+    add: bool,
+}
+
+/// What one image's output buffer becomes: its kept window of planes.
+#[derive(Clone, Copy, Debug)]
+struct Crop {
+    /// Planes, their stride in the buffer, and the buffer's row length.
+    planes: usize,
+    plane: usize,
     cols: usize,
+    /// The window: from `(r0, c0)`, `rows x width`.
+    r0: usize,
+    c0: usize,
+    rows: usize,
+    width: usize,
+}
+
+impl Crop {
+    fn take<T: Real>(&self, buf: &[T], dst: &mut [T]) {
+        let size = self.rows * self.width;
+        for (ch, d) in dst.chunks_exact_mut(size).take(self.planes).enumerate() {
+            let top = ch * self.plane + self.r0 * self.cols + self.c0;
+            for (r, row) in d.chunks_exact_mut(self.width).enumerate() {
+                let at = top + r * self.cols;
+                crate::gemm::copy_short(row, &buf[at..at + self.width]);
+            }
+        }
+    }
+}
+
+/// Tiles: 8 output rows by 3 vectors of positions, or 1 row by 8 vectors for the rows left.
+const TILES: [(usize, usize); 2] = [(8, 3), (1, 8)];
+
+/// The wide positions the tiles of either shape cover: `pos` rounded up to whole tiles. An
+/// output plane takes this much room, so that a row's last tile does not write over the
+/// next row's first positions.
+fn covered<T: Real>(pos: usize) -> usize {
+    TILES
+        .map(|(_, nv)| pos.div_ceil(nv * T::VECTOR) * nv * T::VECTOR)
+        .into_iter()
+        .max()
+        .unwrap_or(0)
 }
 
 impl Shifted<'_> {
-    /// The buffer the kernel reads for one image: the padded planes, then zeros up to the
-    /// end of the last tile at the farthest offset.
-    fn need<T: Real>(&self) -> usize {
-        let span = self.rows * self.pad.cols;
-        // Tiles of both kernel shapes: 3 and 8 vectors of positions.
-        let tiles = [3, 8].map(|nv| span.div_ceil(nv * T::VECTOR) * nv * T::VECTOR);
-        let end = self.r0 * self.pad.cols + tiles[0].max(tiles[1]);
-        let far = self.xoff.iter().max().copied().unwrap_or(0);
-        (far + end).max(self.pad.planes * self.pad.plane())
+    /// Values of the operand and output buffers the tiles touch, with both tile shapes.
+    fn needs<T: Real>(&self) -> (usize, usize) {
+        let end = covered::<T>(self.pos);
+        let far = |o: &[usize]| o.iter().max().copied().unwrap_or(0) + end;
+        (
+            far(self.xoff).max(self.src.planes * self.src.plane()),
+            far(self.ooff),
+        )
     }
 
     fn fits<T: Real>(&self) -> bool {
-        self.xoff.len() <= K_MAX && self.need::<T>() <= X_MAX && self.m * self.xoff.len() <= A_MAX
+        let (x, o) = self.needs::<T>();
+        self.xoff.len() <= K_MAX
+            && x <= X_MAX
+            && o <= O_MAX
+            && self.ooff.len() * self.xoff.len() <= A_MAX
     }
 
     /// The weights in blocks of 8 output rows (then single rows), tap by tap, as the kernel
-    /// reads them: 8 consecutive values per tap instead of 8 strided ones.
+    /// reads them: 8 consecutive values per deep step instead of 8 strided ones.
     fn pack<T: Real>(&self, wt: &[T], out: &mut [T]) {
-        let taps = self.xoff.len();
-        let full = self.m / 8 * 8;
-        for m0 in 0..self.m {
-            let mr = if m0 < full { 8 } else { 1 };
-            let block = if m0 < full { m0 / 8 * 8 } else { m0 };
-            for (q, &ao) in self.aoff.iter().enumerate() {
-                out[block * taps + q * mr + (m0 - block)] = wt[ao + m0 * self.sm];
+        let (m, deep) = (self.ooff.len(), self.xoff.len());
+        let full = m / 8 * 8;
+        for row in 0..m {
+            let (mr, block) = if row < full {
+                (8, row / 8 * 8)
+            } else {
+                (1, row)
+            };
+            for k in 0..deep {
+                out[block * deep + k * mr + (row - block)] = wt[row * self.sm + k * self.sk];
             }
         }
     }
 
-    /// `out` (images of `m` planes of `rows x cols`) from `src` (images of `planes` planes of
-    /// `h x w`) and the weights `w`.
-    fn run<T: Real>(&self, src: &[T], (h, w): (usize, usize), wt: &[T], out: &mut [T]) {
+    /// Runs the pass on every image of `src`, each output buffer cropped into `dst`.
+    fn run<T: Real>(&self, src: &[T], wt: &[T], crop: &Crop, dst: &mut [T]) {
+        debug_assert!(self.fits::<T>());
         let mut buf = [T::zero(); X_MAX];
+        let mut out = [T::zero(); O_MAX];
         let mut packed = [T::zero(); A_MAX];
         self.pack(wt, &mut packed);
-        let taps = self.xoff.len();
-        let per_in = self.pad.planes * h * w;
-        let per_out = self.m * self.rows * self.cols;
-        for (s, o) in src.chunks_exact(per_in).zip(out.chunks_exact_mut(per_out)) {
-            self.pad.fill(s, h, w, &mut buf);
-            let full = self.m / 8 * 8;
+        let (m, deep) = (self.ooff.len(), self.xoff.len());
+        let full = m / 8 * 8;
+        let per_in = self.src.planes * self.hw.0 * self.hw.1;
+        let per_out = crop.planes * crop.rows * crop.width;
+        for (s, d) in src.chunks_exact(per_in).zip(dst.chunks_exact_mut(per_out)) {
+            self.src.fill(s, self.hw.0, self.hw.1, &mut buf);
+            if self.add {
+                out[..self.needs::<T>().1].fill(T::zero());
+            }
             for m0 in (0..full).step_by(8) {
-                self.tiles::<T, 8, 3>(&buf, &packed[m0 * taps..(m0 + 8) * taps], m0, o);
+                let a = &packed[m0 * deep..(m0 + 8) * deep];
+                let rows: &[usize; 8] = self.ooff[m0..m0 + 8].try_into().expect("8 rows");
+                self.tiles::<T, 8, 3>(&buf, a, rows, &mut out);
             }
-            for m0 in full..self.m {
-                self.tiles::<T, 1, 8>(&buf, &packed[m0 * taps..(m0 + 1) * taps], m0, o);
+            for m0 in full..m {
+                let a = &packed[m0 * deep..(m0 + 1) * deep];
+                self.tiles::<T, 1, 8>(&buf, a, &[self.ooff[m0]], &mut out);
             }
+            crop.take(&out, d);
         }
     }
 
-    /// Rows `m0 .. m0 + MR` of one image, tile by tile.
+    /// One block of output rows of one image, tile by tile along the wide positions.
     fn tiles<T: Real, const MR: usize, const NV: usize>(
         &self,
         buf: &[T],
         a: &[T],
-        m0: usize,
+        ooff: &[usize; MR],
         out: &mut [T],
     ) {
         let width = NV * T::VECTOR;
-        let mut tile = [T::zero(); 8 * 3 * 16];
-        let tile = &mut tile[..MR * width];
-        let (first, end) = (
-            self.r0 * self.pad.cols,
-            (self.r0 + self.rows) * self.pad.cols,
+        let (x_need, o_need) = self.needs::<T>();
+        assert!(
+            x_need <= buf.len() && o_need <= out.len(),
+            "direct convolution buffers"
         );
-        let plane = self.rows * self.cols;
-        for p0 in (first..end).step_by(width) {
+        for p0 in (0..self.pos).step_by(width) {
             #[cfg(target_arch = "x86_64")]
             // SAFETY: every pass checks `available()` (AVX-512F on this CPU) before it runs.
+            // `p0 + width` is at most `pos` rounded up to this tile width, so
+            // `p0 + xoff[k] + width <= x_need <= buf.len()` and
+            // `p0 + ooff[m] + width <= o_need <= out.len()` (`needs`, asserted above).
             unsafe {
-                T::shifted::<MR, NV>(a, &buf[p0..], self.xoff, tile);
-            }
-            // Keep the tile's positions inside the window, row segment by row segment.
-            let mut p = p0;
-            let stop = (p0 + width).min(end);
-            while p < stop {
-                let (row, col) = (p / self.pad.cols, p % self.pad.cols);
-                let seg = ((row + 1) * self.pad.cols).min(stop);
-                let lo = col.max(self.c0);
-                let hi = (seg - row * self.pad.cols).min(self.c0 + self.cols);
-                if lo < hi {
-                    let from = row * self.pad.cols + lo - p0;
-                    let to = (row - self.r0) * self.cols + lo - self.c0;
-                    for mm in 0..MR {
-                        crate::gemm::copy_short(
-                            &mut out[(m0 + mm) * plane + to..][..hi - lo],
-                            &tile[mm * width + from..][..hi - lo],
-                        );
-                    }
+                if self.add {
+                    T::shifted::<MR, NV, true>(a, &buf[p0..], self.xoff, &mut out[p0..], ooff);
+                } else {
+                    T::shifted::<MR, NV, false>(a, &buf[p0..], self.xoff, &mut out[p0..], ooff);
                 }
-                p = seg;
             }
         }
     }
@@ -204,12 +248,13 @@ impl Shifted<'_> {
 
 /// The padded input layout of a geometry, and its taps' offsets in it.
 fn input_layout(g: &ConvGeometry, xoff: &mut [usize; K_MAX]) -> Option<Padded> {
+    let (rows, cols) = (g.h + 2 * g.pad, g.w + 2 * g.pad);
     let pad = Padded {
         planes: g.c,
-        rows: g.h + 2 * g.pad,
-        cols: g.w + 2 * g.pad,
+        cols,
         py: g.pad,
         px: g.pad,
+        stride: rows * cols,
     };
     let kk = g.k * g.k;
     if g.c * kk > K_MAX {
@@ -222,77 +267,100 @@ fn input_layout(g: &ConvGeometry, xoff: &mut [usize; K_MAX]) -> Option<Padded> {
     Some(pad)
 }
 
-/// `y = conv(x, w)` for a batch of images, or `false` (nothing written) if the geometry does not
-/// suit the direct kernels (a stride above 1, buffers too large, or no AVX-512).
+/// `y = conv(x, w)` for a batch of images, or `false` (nothing written) if the geometry does
+/// not suit the direct kernels (a stride above 1, buffers too large, or no AVX-512): output
+/// channels against taps, over the wide positions of the padded image.
 pub(super) fn forward<T: Real>(g: &ConvGeometry, x: &[T], w: &[T], y: &mut [T]) -> bool {
     let mut xoff = [0; K_MAX];
-    let mut aoff = [0; K_MAX];
     let Some(pad) = input_layout(g, &mut xoff) else {
         return false;
     };
-    if g.stride != 1 || !available() {
+    if g.stride != 1 || g.co > K_MAX || !available() {
         return false;
     }
     let taps = g.fan_in();
-    for (q, a) in aoff.iter_mut().enumerate().take(taps) {
-        *a = q;
+    let pos = g.oh * pad.cols;
+    let plane = covered::<T>(pos);
+    let mut ooff = [0; K_MAX];
+    for (o, v) in ooff.iter_mut().enumerate().take(g.co) {
+        *v = o * plane;
     }
     let pass = Shifted {
-        pad,
-        aoff: &aoff[..taps],
+        src: pad,
+        hw: (g.h, g.w),
         xoff: &xoff[..taps],
+        sk: 1,
+        ooff: &ooff[..g.co],
         sm: taps,
-        m: g.co,
-        r0: 0,
-        rows: g.oh,
-        c0: 0,
-        cols: g.ow,
+        pos,
+        add: false,
     };
     if !pass.fits::<T>() {
         return false;
     }
-    pass.run(x, (g.h, g.w), w, y);
+    let crop = Crop {
+        planes: g.co,
+        plane,
+        cols: pad.cols,
+        r0: 0,
+        c0: 0,
+        rows: g.oh,
+        width: g.ow,
+    };
+    pass.run(x, w, &crop, y);
     true
 }
 
-/// `dx = R_x(dy)` for a batch of images, or `false` (nothing written): a forward convolution of the
-/// output change padded by `e = (k - 1) dil`, with the kernel flipped and its input and
-/// output channels swapped, kept on the rows and columns of the input.
+/// `dx = R_x(dy)` for a batch of images, or `false` (nothing written): the kernel's taps
+/// (input channel, row, column) against the output channels, over the wide positions of
+/// the output change (zero in the columns past `ow`), each tap's row added onto the padded
+/// input at the tap's offset; then the padding is cropped.
 pub(super) fn reverse_input<T: Real>(g: &ConvGeometry, w: &[T], dy: &[T], dx: &mut [T]) -> bool {
-    let kk = g.k * g.k;
-    let taps = g.co * kk;
-    if g.stride != 1 || taps > K_MAX || !available() {
+    let mut ooff = [0; K_MAX];
+    let Some(pad) = input_layout(g, &mut ooff) else {
+        return false;
+    };
+    if g.stride != 1 || g.co > K_MAX || !available() {
         return false;
     }
-    let e = (g.k - 1) * g.dil;
-    let pad = Padded {
+    let taps = g.fan_in();
+    let pos = g.oh * pad.cols;
+    // Zeros between the planes: a tile's positions past `pos` must read zeros, or they
+    // would add into the input rows below.
+    let src = Padded {
         planes: g.co,
-        rows: g.oh + 2 * e,
-        cols: g.ow + 2 * e,
-        py: e,
-        px: e,
+        cols: pad.cols,
+        py: 0,
+        px: 0,
+        stride: covered::<T>(pos),
     };
-    let (mut xoff, mut aoff) = ([0; K_MAX], [0; K_MAX]);
-    for (q, (xo, ao)) in xoff.iter_mut().zip(&mut aoff).enumerate().take(taps) {
-        let (o, ky, kx) = (q / kk, q % kk / g.k, q % g.k);
-        *xo = o * pad.plane() + ky * g.dil * pad.cols + kx * g.dil;
-        *ao = o * g.c * kk + (g.k - 1 - ky) * g.k + (g.k - 1 - kx);
+    let mut xoff = [0; K_MAX];
+    for (o, v) in xoff.iter_mut().enumerate().take(g.co) {
+        *v = o * src.plane();
     }
     let pass = Shifted {
-        pad,
-        aoff: &aoff[..taps],
-        xoff: &xoff[..taps],
-        sm: kk,
-        m: g.c,
-        r0: g.pad,
-        rows: g.h,
-        c0: g.pad,
-        cols: g.w,
+        src,
+        hw: (g.oh, g.ow),
+        xoff: &xoff[..g.co],
+        sk: taps,
+        ooff: &ooff[..taps],
+        sm: 1,
+        pos,
+        add: true,
     };
     if !pass.fits::<T>() {
         return false;
     }
-    pass.run(dy, (g.oh, g.ow), w, dx);
+    let crop = Crop {
+        planes: g.c,
+        plane: pad.plane(),
+        cols: pad.cols,
+        r0: g.pad,
+        c0: g.pad,
+        rows: g.h,
+        width: g.w,
+    };
+    pass.run(dy, w, &crop, dx);
     true
 }
 

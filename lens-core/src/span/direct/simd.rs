@@ -8,17 +8,21 @@ pub trait DirectScalar: Copy + Sized {
     /// Values per 512-bit vector.
     const VECTOR: usize;
 
-    /// Positions in the lanes: `tile[m * NV * VECTOR + j] = sum_k a[k * MR + m] *
-    /// x[xoff[k] + j]` for `m < MR`, `j < NV * VECTOR` (`a` packed tap by tap).
+    /// Positions in the lanes: with `acc[m][j] = sum_k a[k * MR + m] * x[xoff[k] + j]`
+    /// (`a` packed tap by tap), `out[ooff[m] + j] = acc[m][j]`, or `+=` if `ADD`, for
+    /// `m < MR`, `j < NV * VECTOR`.
     ///
     /// # Safety
-    /// The CPU has AVX-512F.
+    /// The CPU has AVX-512F; `xoff[k] + NV * VECTOR <= x.len()` for every `k`, and
+    /// `ooff[m] + NV * VECTOR <= out.len()` for every `m` (the caller checks these bounds
+    /// once per pass, not once per tile).
     #[cfg(target_arch = "x86_64")]
-    unsafe fn shifted<const MR: usize, const NV: usize>(
+    unsafe fn shifted<const MR: usize, const NV: usize, const ADD: bool>(
         a: &[Self],
         x: &[Self],
         xoff: &[usize],
-        tile: &mut [Self],
+        out: &mut [Self],
+        ooff: &[usize; MR],
     );
 
     /// Channels in the lanes, with `sums = (rows, cols, xr, xs)`:
@@ -42,31 +46,28 @@ pub trait DirectScalar: Copy + Sized {
 
 macro_rules! direct_kernels {
     ($t:ty, $lanes:literal, $shifted:ident, $lanes_fn:ident, $vec:ty, $zero:ident, $load:ident,
-     $splat:ident, $fma:ident, $store:ident) => {
+     $splat:ident, $fma:ident, $add:ident, $store:ident) => {
         #[cfg(target_arch = "x86_64")]
         #[target_feature(enable = "avx512f")]
-        unsafe fn $shifted<const MR: usize, const NV: usize>(
+        unsafe fn $shifted<const MR: usize, const NV: usize, const ADD: bool>(
             a: &[$t],
             x: &[$t],
             xoff: &[usize],
-            tile: &mut [$t],
+            out: &mut [$t],
+            ooff: &[usize; MR],
         ) {
             use core::arch::x86_64::*;
-            let width = NV * $lanes;
             assert!(
-                a.len() == xoff.len() * MR && tile.len() == MR * width,
-                "shifted kernel: weights or tile of the wrong size"
+                a.len() == xoff.len() * MR,
+                "shifted kernel: weights of the wrong size"
             );
-            let x_end = xoff.iter().max().map_or(0, |&o| o + width);
-            assert!(
-                x_end <= x.len(),
-                "shifted kernel: an offset reads past the operand"
-            );
+            debug_assert!(xoff.iter().all(|&o| o + NV * $lanes <= x.len()));
+            debug_assert!(ooff.iter().all(|&o| o + NV * $lanes <= out.len()));
             let mut acc: [[$vec; NV]; MR] = [[$zero(); NV]; MR];
             for (ak, &xo) in a.chunks_exact(MR).zip(xoff) {
                 let mut xv: [$vec; NV] = [$zero(); NV];
                 for (v, r) in xv.iter_mut().enumerate() {
-                    // SAFETY: `xo + width <= x.len()` (asserted) and `(v + 1) lanes <= width`.
+                    // SAFETY: `xo + NV lanes <= x.len()` (the caller's contract).
                     *r = unsafe { $load(x.as_ptr().add(xo + v * $lanes)) };
                 }
                 for (row, &am) in acc.iter_mut().zip(ak) {
@@ -76,10 +77,13 @@ macro_rules! direct_kernels {
                     }
                 }
             }
-            for (m, row) in acc.iter().enumerate() {
+            for (row, &o) in acc.iter().zip(ooff) {
                 for (v, &r) in row.iter().enumerate() {
-                    // SAFETY: `tile` has `MR * width` values (asserted).
-                    unsafe { $store(tile.as_mut_ptr().add(m * width + v * $lanes), r) };
+                    // SAFETY: `o + NV lanes <= out.len()` (the caller's contract).
+                    unsafe {
+                        let at = out.as_mut_ptr().add(o + v * $lanes);
+                        $store(at, if ADD { $add($load(at), r) } else { r });
+                    }
                 }
             }
         }
@@ -150,14 +154,15 @@ macro_rules! direct_kernels {
 
             #[cfg(target_arch = "x86_64")]
             #[inline]
-            unsafe fn shifted<const MR: usize, const NV: usize>(
+            unsafe fn shifted<const MR: usize, const NV: usize, const ADD: bool>(
                 a: &[$t],
                 x: &[$t],
                 xoff: &[usize],
-                tile: &mut [$t],
+                out: &mut [$t],
+                ooff: &[usize; MR],
             ) {
-                // SAFETY: the caller guarantees AVX-512F.
-                unsafe { $shifted::<MR, NV>(a, x, xoff, tile) }
+                // SAFETY: the caller guarantees AVX-512F and the bounds.
+                unsafe { $shifted::<MR, NV, ADD>(a, x, xoff, out, ooff) }
             }
 
             #[cfg(target_arch = "x86_64")]
@@ -187,6 +192,7 @@ direct_kernels!(
     _mm512_loadu_ps,
     _mm512_set1_ps,
     _mm512_fmadd_ps,
+    _mm512_add_ps,
     _mm512_storeu_ps
 );
 direct_kernels!(
@@ -199,5 +205,6 @@ direct_kernels!(
     _mm512_loadu_pd,
     _mm512_set1_pd,
     _mm512_fmadd_pd,
+    _mm512_add_pd,
     _mm512_storeu_pd
 );
