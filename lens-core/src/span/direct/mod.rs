@@ -25,7 +25,7 @@ use super::conv::ConvGeometry;
 use crate::Real;
 
 /// Values of one padded image (or padded output change), with the slack the last tile reads.
-const X_MAX: usize = 20 * 1024;
+const X_MAX: usize = 16 * 1024;
 /// Values of one image's output change, channels last.
 const D_MAX: usize = 10 * 1024;
 /// The parameter change's sums, taps by channels.
@@ -34,8 +34,14 @@ const G_MAX: usize = 13 * 1024;
 const K_MAX: usize = 1024;
 /// The packed weights of a shifted pass, output rows by taps.
 const A_MAX: usize = 13 * 1024;
-/// One image's output buffer of a shifted pass, with the slack the last tile writes.
+/// One image's output planes of the forward pass, with the slack the last tile writes.
 const O_MAX: usize = 12 * 1024;
+/// The input change's rows of one input channel (one per tap, with zero margins).
+const T_MAX: usize = 24 * 1024;
+/// One plane of the padded input change.
+const P_MAX: usize = 4 * 1024;
+/// The parameter change's partial sums, lane by lane, when positions are in the lanes.
+const S_MAX: usize = 8 * 1024;
 
 /// Whether this CPU runs the direct kernels.
 pub(super) fn available() -> bool {
@@ -66,8 +72,9 @@ impl Padded {
         self.stride
     }
 
-    /// Writes every value of `dst[..planes * rows * cols]`: the source (planes of `h x w`)
-    /// inside, zeros around it.
+    /// Copies the source (planes of `h x w`) into its place in `dst`. Only the source's
+    /// values are written: the zeros around them are the buffer's, set once when it was
+    /// made (every image of a batch has the same layout, so they stay zero).
     fn fill<T: Real>(&self, src: &[T], h: usize, w: usize, dst: &mut [T]) {
         let (cols, px) = (self.cols, self.px);
         for (s, d) in src
@@ -75,41 +82,109 @@ impl Padded {
             .zip(dst.chunks_exact_mut(self.plane()))
             .take(self.planes)
         {
-            d[..self.py * cols].fill(T::zero());
             for (sr, dr) in s
                 .chunks_exact(w)
                 .zip(d[self.py * cols..].chunks_exact_mut(cols))
             {
-                dr[..px].fill(T::zero());
                 crate::gemm::copy_short(&mut dr[px..px + w], sr);
-                dr[px + w..].fill(T::zero());
             }
-            d[(self.py + h) * cols..].fill(T::zero()); // and the gap to the next plane
         }
     }
 }
 
-/// One pass of the shifted kernel over every image: `out(m, p) (+)= sum_k A(m, k)
-/// src(xoff[k] + p)` for the wide positions `p < pos` of each image, with
-/// `A(m, k) = w[m sm + k sk]`, and `out(m, p)` at `ooff[m] + p` of an output buffer.
+/// Output rows against a deep index over the wide positions `p < pos` of one image's
+/// operand buffer: `out[ooff(m) + p] = sum_k A(m, k) buf[xoff[k] + p]`, with `A` packed by
+/// [`pack`].
 struct Shifted<'a> {
-    /// How one image of the operand is laid out (source planes of `hw.0 x hw.1`).
-    src: Padded,
-    hw: (usize, usize),
-    /// Per deep index: the operand's offset, and the weights' stride.
     xoff: &'a [usize],
-    sk: usize,
-    /// Per output row: its offset in the output buffer, and the weights' stride.
-    ooff: &'a [usize],
-    sm: usize,
-    /// Wide positions per image.
     pos: usize,
-    /// Whether the rows of one image overlap in the output buffer (added, on a zeroed
-    /// buffer) or not (stored).
-    add: bool,
 }
 
-/// What one image's output buffer becomes: its kept window of planes.
+/// Tiles: 8 output rows by 3 vectors of positions, or 1 row by 8 vectors for the rows left.
+const TILES: [(usize, usize); 2] = [(8, 3), (1, 8)];
+
+/// The wide positions the tiles of either shape cover: `pos` rounded up to whole tiles. An
+/// output row takes this much room, so that its last tile does not write over the next
+/// row's first positions.
+fn covered<T: Real>(pos: usize) -> usize {
+    TILES
+        .map(|(_, nv)| pos.div_ceil(nv * T::VECTOR) * nv * T::VECTOR)
+        .into_iter()
+        .max()
+        .unwrap_or(0)
+}
+
+/// `A(m, k)` for `m < rows`, `k < deep`, in blocks of 8 rows (then single rows), deep index
+/// by deep index, as the kernel reads them: 8 consecutive values per step instead of 8
+/// strided ones.
+fn pack<T: Real>(rows: usize, deep: usize, a: impl Fn(usize, usize) -> T, out: &mut [T]) {
+    let full = rows / 8 * 8;
+    for row in 0..rows {
+        let (mr, block) = if row < full {
+            (8, row / 8 * 8)
+        } else {
+            (1, row)
+        };
+        for k in 0..deep {
+            out[block * deep + k * mr + (row - block)] = a(row, k);
+        }
+    }
+}
+
+impl Shifted<'_> {
+    /// The operand buffer length the tiles read.
+    fn x_need<T: Real>(&self) -> usize {
+        self.xoff.iter().max().copied().unwrap_or(0) + covered::<T>(self.pos)
+    }
+
+    /// All `rows` output rows (row `m` at `ooff(m)` of `out`), block by block.
+    fn rows<T: Real>(
+        &self,
+        packed: &[T],
+        rows: usize,
+        buf: &[T],
+        ooff: impl Fn(usize) -> usize,
+        out: &mut [T],
+    ) {
+        let deep = self.xoff.len();
+        let o_need = (0..rows).map(&ooff).max().unwrap_or(0) + covered::<T>(self.pos);
+        assert!(
+            self.x_need::<T>() <= buf.len() && o_need <= out.len() && packed.len() >= rows * deep,
+            "direct convolution buffers"
+        );
+        let full = rows / 8 * 8;
+        for m0 in (0..full).step_by(8) {
+            let offs: [usize; 8] = core::array::from_fn(|i| ooff(m0 + i));
+            self.tiles::<T, 8, 3>(&packed[m0 * deep..(m0 + 8) * deep], buf, &offs, out);
+        }
+        for m0 in full..rows {
+            let a = &packed[m0 * deep..(m0 + 1) * deep];
+            self.tiles::<T, 1, 8>(a, buf, &[ooff(m0)], out);
+        }
+    }
+
+    /// One block of output rows, tile by tile along the wide positions.
+    fn tiles<T: Real, const MR: usize, const NV: usize>(
+        &self,
+        a: &[T],
+        buf: &[T],
+        ooff: &[usize; MR],
+        out: &mut [T],
+    ) {
+        let width = NV * T::VECTOR;
+        for p0 in (0..self.pos).step_by(width) {
+            #[cfg(target_arch = "x86_64")]
+            // SAFETY: every pass checks `available()` (AVX-512F on this CPU) before it runs.
+            // `p0 + width <= covered(pos)`, so `p0 + xoff[k] + width <= x_need <= buf.len()`
+            // and `p0 + ooff[m] + width <= o_need <= out.len()` (asserted in `rows`).
+            unsafe {
+                T::shifted::<MR, NV>(a, &buf[p0..], self.xoff, &mut out[p0..], ooff);
+            }
+        }
+    }
+}
+
+/// What one image's output planes become: their kept window.
 #[derive(Clone, Copy, Debug)]
 struct Crop {
     /// Planes, their stride in the buffer, and the buffer's row length.
@@ -131,116 +206,6 @@ impl Crop {
             for (r, row) in d.chunks_exact_mut(self.width).enumerate() {
                 let at = top + r * self.cols;
                 crate::gemm::copy_short(row, &buf[at..at + self.width]);
-            }
-        }
-    }
-}
-
-/// Tiles: 8 output rows by 3 vectors of positions, or 1 row by 8 vectors for the rows left.
-const TILES: [(usize, usize); 2] = [(8, 3), (1, 8)];
-
-/// The wide positions the tiles of either shape cover: `pos` rounded up to whole tiles. An
-/// output plane takes this much room, so that a row's last tile does not write over the
-/// next row's first positions.
-fn covered<T: Real>(pos: usize) -> usize {
-    TILES
-        .map(|(_, nv)| pos.div_ceil(nv * T::VECTOR) * nv * T::VECTOR)
-        .into_iter()
-        .max()
-        .unwrap_or(0)
-}
-
-impl Shifted<'_> {
-    /// Values of the operand and output buffers the tiles touch, with both tile shapes.
-    fn needs<T: Real>(&self) -> (usize, usize) {
-        let end = covered::<T>(self.pos);
-        let far = |o: &[usize]| o.iter().max().copied().unwrap_or(0) + end;
-        (
-            far(self.xoff).max(self.src.planes * self.src.plane()),
-            far(self.ooff),
-        )
-    }
-
-    fn fits<T: Real>(&self) -> bool {
-        let (x, o) = self.needs::<T>();
-        self.xoff.len() <= K_MAX
-            && x <= X_MAX
-            && o <= O_MAX
-            && self.ooff.len() * self.xoff.len() <= A_MAX
-    }
-
-    /// The weights in blocks of 8 output rows (then single rows), tap by tap, as the kernel
-    /// reads them: 8 consecutive values per deep step instead of 8 strided ones.
-    fn pack<T: Real>(&self, wt: &[T], out: &mut [T]) {
-        let (m, deep) = (self.ooff.len(), self.xoff.len());
-        let full = m / 8 * 8;
-        for row in 0..m {
-            let (mr, block) = if row < full {
-                (8, row / 8 * 8)
-            } else {
-                (1, row)
-            };
-            for k in 0..deep {
-                out[block * deep + k * mr + (row - block)] = wt[row * self.sm + k * self.sk];
-            }
-        }
-    }
-
-    /// Runs the pass on every image of `src`, each output buffer cropped into `dst`.
-    fn run<T: Real>(&self, src: &[T], wt: &[T], crop: &Crop, dst: &mut [T]) {
-        debug_assert!(self.fits::<T>());
-        let mut buf = [T::zero(); X_MAX];
-        let mut out = [T::zero(); O_MAX];
-        let mut packed = [T::zero(); A_MAX];
-        self.pack(wt, &mut packed);
-        let (m, deep) = (self.ooff.len(), self.xoff.len());
-        let full = m / 8 * 8;
-        let per_in = self.src.planes * self.hw.0 * self.hw.1;
-        let per_out = crop.planes * crop.rows * crop.width;
-        for (s, d) in src.chunks_exact(per_in).zip(dst.chunks_exact_mut(per_out)) {
-            self.src.fill(s, self.hw.0, self.hw.1, &mut buf);
-            if self.add {
-                out[..self.needs::<T>().1].fill(T::zero());
-            }
-            for m0 in (0..full).step_by(8) {
-                let a = &packed[m0 * deep..(m0 + 8) * deep];
-                let rows: &[usize; 8] = self.ooff[m0..m0 + 8].try_into().expect("8 rows");
-                self.tiles::<T, 8, 3>(&buf, a, rows, &mut out);
-            }
-            for m0 in full..m {
-                let a = &packed[m0 * deep..(m0 + 1) * deep];
-                self.tiles::<T, 1, 8>(&buf, a, &[self.ooff[m0]], &mut out);
-            }
-            crop.take(&out, d);
-        }
-    }
-
-    /// One block of output rows of one image, tile by tile along the wide positions.
-    fn tiles<T: Real, const MR: usize, const NV: usize>(
-        &self,
-        buf: &[T],
-        a: &[T],
-        ooff: &[usize; MR],
-        out: &mut [T],
-    ) {
-        let width = NV * T::VECTOR;
-        let (x_need, o_need) = self.needs::<T>();
-        assert!(
-            x_need <= buf.len() && o_need <= out.len(),
-            "direct convolution buffers"
-        );
-        for p0 in (0..self.pos).step_by(width) {
-            #[cfg(target_arch = "x86_64")]
-            // SAFETY: every pass checks `available()` (AVX-512F on this CPU) before it runs.
-            // `p0 + width` is at most `pos` rounded up to this tile width, so
-            // `p0 + xoff[k] + width <= x_need <= buf.len()` and
-            // `p0 + ooff[m] + width <= o_need <= out.len()` (`needs`, asserted above).
-            unsafe {
-                if self.add {
-                    T::shifted::<MR, NV, true>(a, &buf[p0..], self.xoff, &mut out[p0..], ooff);
-                } else {
-                    T::shifted::<MR, NV, false>(a, &buf[p0..], self.xoff, &mut out[p0..], ooff);
-                }
             }
         }
     }
@@ -275,29 +240,23 @@ pub(super) fn forward<T: Real>(g: &ConvGeometry, x: &[T], w: &[T], y: &mut [T]) 
     let Some(pad) = input_layout(g, &mut xoff) else {
         return false;
     };
-    if g.stride != 1 || g.co > K_MAX || !available() {
-        return false;
-    }
     let taps = g.fan_in();
-    let pos = g.oh * pad.cols;
-    let plane = covered::<T>(pos);
-    let mut ooff = [0; K_MAX];
-    for (o, v) in ooff.iter_mut().enumerate().take(g.co) {
-        *v = o * plane;
-    }
     let pass = Shifted {
-        src: pad,
-        hw: (g.h, g.w),
         xoff: &xoff[..taps],
-        sk: 1,
-        ooff: &ooff[..g.co],
-        sm: taps,
-        pos,
-        add: false,
+        pos: g.oh * pad.cols,
     };
-    if !pass.fits::<T>() {
+    let plane = covered::<T>(pass.pos);
+    if g.stride != 1
+        || !available()
+        || pass.x_need::<T>().max(g.c * pad.plane()) > X_MAX
+        || g.co * plane > O_MAX
+        || g.co * taps > A_MAX
+    {
         return false;
     }
+    let (mut buf, mut out, mut packed) =
+        ([T::zero(); X_MAX], [T::zero(); O_MAX], [T::zero(); A_MAX]);
+    pack(g.co, taps, |o, q| w[o * taps + q], &mut packed);
     let crop = Crop {
         planes: g.co,
         plane,
@@ -307,26 +266,30 @@ pub(super) fn forward<T: Real>(g: &ConvGeometry, x: &[T], w: &[T], y: &mut [T]) 
         rows: g.oh,
         width: g.ow,
     };
-    pass.run(x, w, &crop, y);
+    let (per_in, per_out) = (g.c * g.h * g.w, g.co * g.oh * g.ow);
+    for (xi, yi) in x.chunks_exact(per_in).zip(y.chunks_exact_mut(per_out)) {
+        pad.fill(xi, g.h, g.w, &mut buf);
+        pass.rows(&packed, g.co, &buf, |o| o * plane, &mut out);
+        crop.take(&out, yi);
+    }
     true
 }
 
-/// `dx = R_x(dy)` for a batch of images, or `false` (nothing written): the kernel's taps
-/// (input channel, row, column) against the output channels, over the wide positions of
-/// the output change (zero in the columns past `ow`), each tap's row added onto the padded
-/// input at the tap's offset; then the padding is cropped.
+/// `dx = R_x(dy)` for a batch of images, or `false` (nothing written). For each input
+/// channel: its taps against the output channels over the wide positions of the output
+/// change (zero in the columns past `ow`), one row per tap; the tap's row lands on the padded
+/// input shifted by the tap's offset, so the input plane is the sum of the rows read back
+/// shifted (a gather: adding each row into the plane in place would store and reload
+/// overlapping vectors, which stalls on store forwarding); then the padding is cropped.
 pub(super) fn reverse_input<T: Real>(g: &ConvGeometry, w: &[T], dy: &[T], dx: &mut [T]) -> bool {
-    let mut ooff = [0; K_MAX];
-    let Some(pad) = input_layout(g, &mut ooff) else {
+    let mut toff = [0; K_MAX];
+    let Some(pad) = input_layout(g, &mut toff) else {
         return false;
     };
-    if g.stride != 1 || g.co > K_MAX || !available() {
-        return false;
-    }
-    let taps = g.fan_in();
+    let (kk, taps) = (g.k * g.k, g.fan_in());
     let pos = g.oh * pad.cols;
     // Zeros between the planes: a tile's positions past `pos` must read zeros, or they
-    // would add into the input rows below.
+    // would land on the input rows below.
     let src = Padded {
         planes: g.co,
         cols: pad.cols,
@@ -335,38 +298,144 @@ pub(super) fn reverse_input<T: Real>(g: &ConvGeometry, w: &[T], dy: &[T], dx: &m
         stride: covered::<T>(pos),
     };
     let mut xoff = [0; K_MAX];
-    for (o, v) in xoff.iter_mut().enumerate().take(g.co) {
+    for (o, v) in xoff.iter_mut().enumerate().take(g.co.min(K_MAX)) {
         *v = o * src.plane();
     }
     let pass = Shifted {
-        src,
-        hw: (g.oh, g.ow),
-        xoff: &xoff[..g.co],
-        sk: taps,
-        ooff: &ooff[..taps],
-        sm: 1,
+        xoff: &xoff[..g.co.min(K_MAX)],
         pos,
-        add: true,
     };
-    if !pass.fits::<T>() {
+    // Rows of `lead` zeros, the tap's values, and zeros to the end of the plane read back.
+    let lead = toff[kk - 1];
+    let plane = pad.plane().div_ceil(T::VECTOR) * T::VECTOR;
+    let row = lead + covered::<T>(pos).max(plane) + T::VECTOR;
+    if g.stride != 1
+        || g.co > K_MAX
+        || !available()
+        || pass.x_need::<T>().max(g.co * src.plane()) > X_MAX
+        || kk * row > T_MAX
+        || plane > P_MAX
+        || taps * g.co > A_MAX
+    {
         return false;
     }
+    let (mut buf, mut rows, mut out) = ([T::zero(); X_MAX], [T::zero(); T_MAX], [T::zero(); P_MAX]);
+    let mut packed = [T::zero(); A_MAX];
+    for (ci, p) in packed.chunks_exact_mut(kk * g.co).take(g.c).enumerate() {
+        pack(kk, g.co, |t, o| w[(o * g.c + ci) * kk + t], p);
+    }
     let crop = Crop {
-        planes: g.c,
-        plane: pad.plane(),
+        planes: 1,
+        plane,
         cols: pad.cols,
         r0: g.pad,
         c0: g.pad,
         rows: g.h,
         width: g.w,
     };
-    pass.run(dy, w, &crop, dx);
+    let (per_in, per_out) = (g.c * g.h * g.w, g.co * g.oh * g.ow);
+    for (di, xi) in dy.chunks_exact(per_out).zip(dx.chunks_exact_mut(per_in)) {
+        src.fill(di, g.oh, g.ow, &mut buf);
+        for (ci, dxc) in xi.chunks_exact_mut(g.h * g.w).enumerate() {
+            let p = &packed[ci * kk * g.co..(ci + 1) * kk * g.co];
+            pass.rows(p, kk, &buf, |t| t * row + lead, &mut rows);
+            #[cfg(target_arch = "x86_64")]
+            // SAFETY: `available()` found AVX-512F above. Every tap's offset is at most the
+            // last tap's (`lead`), and `(kk - 1) row + lead + plane < kk row <= T_MAX`.
+            unsafe {
+                T::gather(&rows, row, lead, &toff[..kk], &mut out[..plane]);
+            }
+            crop.take(&out, dxc);
+        }
+    }
     true
 }
 
 /// `dw = sum over images of R_w(x, dy)`, or `false` (nothing written) if the buffers would
-/// be too large.
+/// be too large: positions in the lanes where the partial sums of all output channels and
+/// taps fit (stride 1), else channels in the lanes.
 pub(super) fn reverse_param<T: Real>(g: &ConvGeometry, x: &[T], dy: &[T], dw: &mut [T]) -> bool {
+    correlate(g, x, dy, dw) || channels_last(g, x, dy, dw)
+}
+
+/// Output channels in blocks of 4 against taps in blocks of 6, each pair's products summed
+/// over the wide positions of the output change (zero past `ow`) and the padded image, lane
+/// by lane; the lanes are summed once, after the last image.
+fn correlate<T: Real>(g: &ConvGeometry, x: &[T], dy: &[T], dw: &mut [T]) -> bool {
+    const MR: usize = 4;
+    const NR: usize = 6;
+    let mut xoff = [0; K_MAX];
+    let Some(pad) = input_layout(g, &mut xoff) else {
+        return false;
+    };
+    let taps = g.fan_in();
+    let (co_pad, taps_pad) = (g.co.div_ceil(MR) * MR, taps.div_ceil(NR) * NR);
+    let pos = g.oh * pad.cols;
+    let n = pos.div_ceil(T::VECTOR) * T::VECTOR;
+    let src = Padded {
+        planes: g.co,
+        cols: pad.cols,
+        py: 0,
+        px: 0,
+        stride: n,
+    };
+    let x_need = xoff[..taps].iter().max().copied().unwrap_or(0) + n;
+    let tile = MR * NR * T::VECTOR;
+    if g.stride != 1
+        || !available()
+        || taps_pad > K_MAX
+        || x_need.max(g.c * pad.plane()) > X_MAX
+        || co_pad * n > X_MAX
+        || co_pad * taps_pad * T::VECTOR > S_MAX
+    {
+        return false;
+    }
+    // The padding taps read tap 0's values; their sums are dropped.
+    let first = xoff[0];
+    xoff[taps..taps_pad].fill(first);
+    let (mut buf, mut d, mut sums) = ([T::zero(); X_MAX], [T::zero(); X_MAX], [T::zero(); S_MAX]);
+    let (per_in, per_out) = (g.c * g.h * g.w, g.co * g.oh * g.ow);
+    let blocks = taps_pad / NR;
+    for (xi, di) in x.chunks_exact(per_in).zip(dy.chunks_exact(per_out)) {
+        pad.fill(xi, g.h, g.w, &mut buf);
+        src.fill(di, g.oh, g.ow, &mut d);
+        for ob in 0..co_pad / MR {
+            for tb in 0..blocks {
+                let offs: &[usize; NR] = xoff[tb * NR..(tb + 1) * NR].try_into().expect("NR taps");
+                let at = (ob * blocks + tb) * tile;
+                #[cfg(target_arch = "x86_64")]
+                // SAFETY: `available()` found AVX-512F. The channels past `co` read zeros of
+                // `d` (`co_pad n <= X_MAX`), so `(MR - 1) n + n <= d.len()` from `ob MR n`;
+                // every offset plus `n` is at most `x_need <= X_MAX`.
+                unsafe {
+                    T::correlate::<MR, NR>(
+                        &d[ob * MR * n..],
+                        n,
+                        &buf,
+                        offs,
+                        n,
+                        &mut sums[at..at + tile],
+                    );
+                }
+            }
+        }
+    }
+    for (o, row) in dw.chunks_exact_mut(taps).enumerate().take(g.co) {
+        let (ob, m) = (o / MR, o % MR);
+        for (q, v) in row.iter_mut().enumerate() {
+            let (tb, t) = (q / NR, q % NR);
+            let at = (ob * blocks + tb) * tile + (m * NR + t) * T::VECTOR;
+            *v = sums[at..at + T::VECTOR]
+                .iter()
+                .fold(T::zero(), |acc, &s| acc + s);
+        }
+    }
+    true
+}
+
+/// The output change transposed to channels last, vectors of output channels against
+/// blocks of taps, summed over the positions (any stride).
+fn channels_last<T: Real>(g: &ConvGeometry, x: &[T], dy: &[T], dw: &mut [T]) -> bool {
     let mut xoff = [0; K_MAX];
     let Some(pad) = input_layout(g, &mut xoff) else {
         return false;

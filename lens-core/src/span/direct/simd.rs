@@ -8,21 +8,46 @@ pub trait DirectScalar: Copy + Sized {
     /// Values per 512-bit vector.
     const VECTOR: usize;
 
-    /// Positions in the lanes: with `acc[m][j] = sum_k a[k * MR + m] * x[xoff[k] + j]`
-    /// (`a` packed tap by tap), `out[ooff[m] + j] = acc[m][j]`, or `+=` if `ADD`, for
-    /// `m < MR`, `j < NV * VECTOR`.
+    /// Positions in the lanes: `out[ooff[m] + j] = sum_k a[k * MR + m] * x[xoff[k] + j]`
+    /// (`a` packed tap by tap) for `m < MR`, `j < NV * VECTOR`.
     ///
     /// # Safety
     /// The CPU has AVX-512F; `xoff[k] + NV * VECTOR <= x.len()` for every `k`, and
     /// `ooff[m] + NV * VECTOR <= out.len()` for every `m` (the caller checks these bounds
     /// once per pass, not once per tile).
     #[cfg(target_arch = "x86_64")]
-    unsafe fn shifted<const MR: usize, const NV: usize, const ADD: bool>(
+    unsafe fn shifted<const MR: usize, const NV: usize>(
         a: &[Self],
         x: &[Self],
         xoff: &[usize],
         out: &mut [Self],
         ooff: &[usize; MR],
+    );
+
+    /// Sums shifted rows: `out[q] = sum_r t[r * row + lead + q - offs[r]]` for
+    /// `q < out.len()`, a multiple of `VECTOR`.
+    ///
+    /// # Safety
+    /// The CPU has AVX-512F; `offs[r] <= lead` and
+    /// `(offs.len() - 1) * row + lead + out.len() <= t.len()`.
+    #[cfg(target_arch = "x86_64")]
+    unsafe fn gather(t: &[Self], row: usize, lead: usize, offs: &[usize], out: &mut [Self]);
+
+    /// Positions in the lanes, summed: `sums[(m * NR + t) * VECTOR + l] += sum over
+    /// `p = l, l + VECTOR, ... < n` of `d[m * ds + p] * x[xoff[t] + p]` for `m < MR`,
+    /// `t < NR` (`n` a multiple of `VECTOR`; the lanes are summed by the caller).
+    ///
+    /// # Safety
+    /// The CPU has AVX-512F; `(MR - 1) * ds + n <= d.len()` and `xoff[t] + n <= x.len()`.
+    #[cfg(target_arch = "x86_64")]
+    #[allow(clippy::too_many_arguments)] // two operands with their offsets, and the sums
+    unsafe fn correlate<const MR: usize, const NR: usize>(
+        d: &[Self],
+        ds: usize,
+        x: &[Self],
+        xoff: &[usize; NR],
+        n: usize,
+        sums: &mut [Self],
     );
 
     /// Channels in the lanes, with `sums = (rows, cols, xr, xs)`:
@@ -45,11 +70,11 @@ pub trait DirectScalar: Copy + Sized {
 }
 
 macro_rules! direct_kernels {
-    ($t:ty, $lanes:literal, $shifted:ident, $lanes_fn:ident, $vec:ty, $zero:ident, $load:ident,
+    ($t:ty, $lanes:literal, $shifted:ident, $gather:ident, $correlate:ident, $lanes_fn:ident, $vec:ty, $zero:ident, $load:ident,
      $splat:ident, $fma:ident, $add:ident, $store:ident) => {
         #[cfg(target_arch = "x86_64")]
         #[target_feature(enable = "avx512f")]
-        unsafe fn $shifted<const MR: usize, const NV: usize, const ADD: bool>(
+        unsafe fn $shifted<const MR: usize, const NV: usize>(
             a: &[$t],
             x: &[$t],
             xoff: &[usize],
@@ -80,9 +105,77 @@ macro_rules! direct_kernels {
             for (row, &o) in acc.iter().zip(ooff) {
                 for (v, &r) in row.iter().enumerate() {
                     // SAFETY: `o + NV lanes <= out.len()` (the caller's contract).
+                    unsafe { $store(out.as_mut_ptr().add(o + v * $lanes), r) };
+                }
+            }
+        }
+
+        #[cfg(target_arch = "x86_64")]
+        #[target_feature(enable = "avx512f")]
+        unsafe fn $gather(t: &[$t], row: usize, lead: usize, offs: &[usize], out: &mut [$t]) {
+            use core::arch::x86_64::*;
+            assert!(out.len() % $lanes == 0, "gather: a whole number of vectors");
+            debug_assert!(offs.iter().all(|&o| o <= lead));
+            debug_assert!(offs.is_empty() || (offs.len() - 1) * row + lead + out.len() <= t.len());
+            // Four vectors of outputs at a time, so that four chains of additions overlap.
+            let mut q = 0;
+            while q < out.len() {
+                let n = ((out.len() - q) / $lanes).min(4);
+                let mut acc = [$zero(); 4];
+                for (r, &o) in offs.iter().enumerate() {
+                    let at = r * row + lead + q - o;
+                    for (v, a) in acc.iter_mut().enumerate().take(n) {
+                        // SAFETY: `at + (v + 1) lanes <= (r * row + lead - o) + out.len()`,
+                        // within `t` by the caller's contract.
+                        *a = $add(*a, unsafe { $load(t.as_ptr().add(at + v * $lanes)) });
+                    }
+                }
+                for (v, &a) in acc.iter().enumerate().take(n) {
+                    // SAFETY: `q + (v + 1) lanes <= out.len()`.
+                    unsafe { $store(out.as_mut_ptr().add(q + v * $lanes), a) };
+                }
+                q += n * $lanes;
+            }
+        }
+
+        #[cfg(target_arch = "x86_64")]
+        #[target_feature(enable = "avx512f")]
+        unsafe fn $correlate<const MR: usize, const NR: usize>(
+            d: &[$t],
+            ds: usize,
+            x: &[$t],
+            xoff: &[usize; NR],
+            n: usize,
+            sums: &mut [$t],
+        ) {
+            use core::arch::x86_64::*;
+            assert!(
+                sums.len() == MR * NR * $lanes && n % $lanes == 0,
+                "correlate: sums of the wrong size"
+            );
+            debug_assert!((MR - 1) * ds + n <= d.len());
+            debug_assert!(xoff.iter().all(|&o| o + n <= x.len()));
+            let mut acc: [[$vec; NR]; MR] = [[$zero(); NR]; MR];
+            for p in (0..n).step_by($lanes) {
+                let mut dv: [$vec; MR] = [$zero(); MR];
+                for (m, e) in dv.iter_mut().enumerate() {
+                    // SAFETY: `m ds + p + lanes <= (MR - 1) ds + n <= d.len()` (contract).
+                    *e = unsafe { $load(d.as_ptr().add(m * ds + p)) };
+                }
+                for (t, &o) in xoff.iter().enumerate() {
+                    // SAFETY: `o + p + lanes <= o + n <= x.len()` (contract).
+                    let xv = unsafe { $load(x.as_ptr().add(o + p)) };
+                    for (row, &e) in acc.iter_mut().zip(&dv) {
+                        row[t] = $fma(e, xv, row[t]);
+                    }
+                }
+            }
+            for (m, row) in acc.iter().enumerate() {
+                for (t, &a) in row.iter().enumerate() {
+                    // SAFETY: `sums` has `MR NR lanes` values (asserted).
                     unsafe {
-                        let at = out.as_mut_ptr().add(o + v * $lanes);
-                        $store(at, if ADD { $add($load(at), r) } else { r });
+                        let at = sums.as_mut_ptr().add((m * NR + t) * $lanes);
+                        $store(at, $add($load(at), a));
                     }
                 }
             }
@@ -154,7 +247,7 @@ macro_rules! direct_kernels {
 
             #[cfg(target_arch = "x86_64")]
             #[inline]
-            unsafe fn shifted<const MR: usize, const NV: usize, const ADD: bool>(
+            unsafe fn shifted<const MR: usize, const NV: usize>(
                 a: &[$t],
                 x: &[$t],
                 xoff: &[usize],
@@ -162,7 +255,28 @@ macro_rules! direct_kernels {
                 ooff: &[usize; MR],
             ) {
                 // SAFETY: the caller guarantees AVX-512F and the bounds.
-                unsafe { $shifted::<MR, NV, ADD>(a, x, xoff, out, ooff) }
+                unsafe { $shifted::<MR, NV>(a, x, xoff, out, ooff) }
+            }
+
+            #[cfg(target_arch = "x86_64")]
+            #[inline]
+            unsafe fn gather(t: &[$t], row: usize, lead: usize, offs: &[usize], out: &mut [$t]) {
+                // SAFETY: the caller guarantees AVX-512F and the bounds.
+                unsafe { $gather(t, row, lead, offs, out) }
+            }
+
+            #[cfg(target_arch = "x86_64")]
+            #[inline]
+            unsafe fn correlate<const MR: usize, const NR: usize>(
+                d: &[$t],
+                ds: usize,
+                x: &[$t],
+                xoff: &[usize; NR],
+                n: usize,
+                sums: &mut [$t],
+            ) {
+                // SAFETY: the caller guarantees AVX-512F and the bounds.
+                unsafe { $correlate::<MR, NR>(d, ds, x, xoff, n, sums) }
             }
 
             #[cfg(target_arch = "x86_64")]
@@ -186,6 +300,8 @@ direct_kernels!(
     f32,
     16,
     shifted_f32,
+    gather_f32,
+    correlate_f32,
     lanes_f32,
     __m512,
     _mm512_setzero_ps,
@@ -199,6 +315,8 @@ direct_kernels!(
     f64,
     8,
     shifted_f64,
+    gather_f64,
+    correlate_f64,
     lanes_f64,
     __m512d,
     _mm512_setzero_pd,
