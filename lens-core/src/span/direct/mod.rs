@@ -100,10 +100,21 @@ struct Shifted<'a> {
     pos: usize,
 }
 
-/// Tiles: 8 output rows by 3 vectors of positions, or 1 row by 8 vectors for the rows left.
-const TILES: [(usize, usize); 2] = [(8, 3), (1, 8)];
+/// Tiles: 8 output rows by 3 vectors of positions, 5 rows by 3 vectors (for row counts
+/// that 5 divides and 8 does not: the 25 taps of a 5x5 kernel), or 1 row by 8 vectors for
+/// the rows left.
+const TILES: [(usize, usize); 3] = [(8, 3), (5, 3), (1, 8)];
 
-/// The wide positions the tiles of either shape cover: `pos` rounded up to whole tiles. An
+/// The rows per block for `rows` output rows (the rest go one by one).
+fn block_rows(rows: usize) -> usize {
+    if rows.is_multiple_of(5) && !rows.is_multiple_of(8) {
+        5
+    } else {
+        8
+    }
+}
+
+/// The wide positions the tiles of every shape cover: `pos` rounded up to whole tiles. An
 /// output row takes this much room, so that its last tile does not write over the next
 /// row's first positions.
 fn covered<T: Real>(pos: usize) -> usize {
@@ -114,14 +125,15 @@ fn covered<T: Real>(pos: usize) -> usize {
         .unwrap_or(0)
 }
 
-/// `A(m, k)` for `m < rows`, `k < deep`, in blocks of 8 rows (then single rows), deep index
-/// by deep index, as the kernel reads them: 8 consecutive values per step instead of 8
-/// strided ones.
+/// `A(m, k)` for `m < rows`, `k < deep`, in blocks of [`block_rows`] rows (then single
+/// rows), deep index by deep index, as the kernel reads them: consecutive values per step
+/// instead of strided ones.
 fn pack<T: Real>(rows: usize, deep: usize, a: impl Fn(usize, usize) -> T, out: &mut [T]) {
-    let full = rows / 8 * 8;
+    let mr = block_rows(rows);
+    let full = rows / mr * mr;
     for row in 0..rows {
         let (mr, block) = if row < full {
-            (8, row / 8 * 8)
+            (mr, row / mr * mr)
         } else {
             (1, row)
         };
@@ -152,10 +164,17 @@ impl Shifted<'_> {
             self.x_need::<T>() <= buf.len() && o_need <= out.len() && packed.len() >= rows * deep,
             "direct convolution buffers"
         );
-        let full = rows / 8 * 8;
-        for m0 in (0..full).step_by(8) {
-            let offs: [usize; 8] = core::array::from_fn(|i| ooff(m0 + i));
-            self.tiles::<T, 8, 3>(&packed[m0 * deep..(m0 + 8) * deep], buf, &offs, out);
+        let mr = block_rows(rows);
+        let full = rows / mr * mr;
+        for m0 in (0..full).step_by(mr) {
+            let a = &packed[m0 * deep..(m0 + mr) * deep];
+            if mr == 5 {
+                let offs: [usize; 5] = core::array::from_fn(|i| ooff(m0 + i));
+                self.tiles::<T, 5, 3>(a, buf, &offs, out);
+            } else {
+                let offs: [usize; 8] = core::array::from_fn(|i| ooff(m0 + i));
+                self.tiles::<T, 8, 3>(a, buf, &offs, out);
+            }
         }
         for m0 in full..rows {
             let a = &packed[m0 * deep..(m0 + 1) * deep];
@@ -358,12 +377,26 @@ pub(super) fn reverse_param<T: Real>(g: &ConvGeometry, x: &[T], dy: &[T], dw: &m
     correlate(g, x, dy, dw) || channels_last(g, x, dy, dw)
 }
 
-/// Output channels in blocks of 4 against taps in blocks of 6, each pair's products summed
+/// Output channels in blocks of 4 against taps in blocks of 5 or 6, each pair's products summed
 /// over the wide positions of the output change (zero past `ow`) and the padded image, lane
 /// by lane; the lanes are summed once, after the last image.
 fn correlate<T: Real>(g: &ConvGeometry, x: &[T], dy: &[T], dw: &mut [T]) -> bool {
+    // Blocks of 5 taps where they pad fewer taps than blocks of 6 (25 taps: none, not 5).
+    if g.fan_in().div_ceil(5) * 5 < g.fan_in().div_ceil(6) * 6 {
+        correlate_by::<T, 5>(g, x, dy, dw)
+    } else {
+        correlate_by::<T, 6>(g, x, dy, dw)
+    }
+}
+
+/// [`correlate`] with blocks of `NR` taps.
+fn correlate_by<T: Real, const NR: usize>(
+    g: &ConvGeometry,
+    x: &[T],
+    dy: &[T],
+    dw: &mut [T],
+) -> bool {
     const MR: usize = 4;
-    const NR: usize = 6;
     let mut xoff = [0; K_MAX];
     let Some(pad) = input_layout(g, &mut xoff) else {
         return false;
