@@ -26,12 +26,14 @@ pub(super) fn level() -> Kernel {
     Kernel::Portable
 }
 
-/// A micro-kernel: `tile (MR x NR, column-major) = sum_d a[d] b[d]^T` over packed panels
-/// (`a`: `kc` groups of `MR`, `b`: `kc` groups of `NR`).
+/// A micro-kernel: `tile (MR x NR, column-major) = sum_{d < kc} a[d] b[d]^T` over panels
+/// given as `(values, step)`: `a[d]` is the `MR` values from `a.0[d * a.1]`, `b[d]` the `NR`
+/// values from `b.0[d * b.1]` (a packed panel has step `MR` or `NR`; a column-major
+/// operand read in place has its column stride).
 pub(super) trait Micro<T>: Copy {
     const MR: usize;
     const NR: usize;
-    fn tile(self, a: &[T], b: &[T], tile: &mut [T]);
+    fn tile(self, a: (&[T], usize), b: (&[T], usize), kc: usize, tile: &mut [T]);
 }
 
 /// Runs the product with `kernel`, which the caller checked is available.
@@ -151,24 +153,30 @@ where
         let rows = (KC * MC / kc / mr) * mr;
         for i0 in (0..m).step_by(rows) {
             let mc = rows.min(m - i0);
+            // Strips the operand holds in panel form are read in place, the others packed.
             for s in (0..mc).step_by(mr) {
-                a.pack(
-                    i0 + s,
-                    mr.min(mc - s),
-                    mr,
-                    k0,
-                    kc,
-                    &mut apack[s * kc..(s + mr) * kc],
-                );
+                let ms = mr.min(mc - s);
+                if a.strip(i0 + s, ms, mr, k0, kc).is_none() {
+                    a.pack(i0 + s, ms, mr, k0, kc, &mut apack[s * kc..(s + mr) * kc]);
+                }
             }
             for j0 in (0..n).step_by(nr) {
                 let nn = nr.min(n - j0);
-                let bp = &mut bpack[..nr * kc];
-                b.pack(j0, nn, nr, k0, kc, bp);
+                let bp = match b.strip(j0, nn, nr, k0, kc) {
+                    Some(strip) => strip,
+                    None => {
+                        b.pack(j0, nn, nr, k0, kc, &mut bpack[..nr * kc]);
+                        (&bpack[..nr * kc], nr)
+                    }
+                };
                 for s in (0..mc).step_by(mr) {
+                    let ms = mr.min(mc - s);
+                    let ap = a
+                        .strip(i0 + s, ms, mr, k0, kc)
+                        .unwrap_or((&apack[s * kc..(s + mr) * kc], mr));
                     let t = &mut tile[..mr * nr];
-                    k.tile(&apack[s * kc..(s + mr) * kc], bp, t);
-                    c.add_tile(i0 + s, j0, mr.min(mc - s), nn, t, mr);
+                    k.tile(ap, bp, kc, t);
+                    c.add_tile(i0 + s, j0, ms, nn, t, mr);
                 }
             }
         }
@@ -185,9 +193,10 @@ impl<T: Real, const MR: usize, const NR: usize> Micro<T> for Portable<MR, NR> {
     const NR: usize = NR;
 
     #[inline]
-    fn tile(self, a: &[T], b: &[T], tile: &mut [T]) {
+    fn tile(self, (a, sa): (&[T], usize), (b, sb): (&[T], usize), kc: usize, tile: &mut [T]) {
         let mut acc = [[T::zero(); MR]; NR];
-        for (ap, bp) in a.chunks_exact(MR).zip(b.chunks_exact(NR)) {
+        for d in 0..kc {
+            let (ap, bp) = (&a[d * sa..d * sa + MR], &b[d * sb..d * sb + NR]);
             for (row, &bj) in acc.iter_mut().zip(bp) {
                 for (r, &ai) in row.iter_mut().zip(ap) {
                     *r += ai * bj;

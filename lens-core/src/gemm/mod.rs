@@ -46,6 +46,22 @@ pub trait Panels<T> {
     /// and `0` for `n <= t < width`. The caller guarantees `w0 + n <= wide()`,
     /// `k0 + kc <= deep()`, `n <= width` and `out.len() == width * kc`.
     fn pack(&self, w0: usize, n: usize, width: usize, k0: usize, kc: usize, out: &mut [T]);
+
+    /// The same panel without a copy, if the operand holds it in that form: `(values,
+    /// step)` with `X(w0 + t, k0 + d) = values[d * step + t]` for `t < width` (so only a
+    /// full panel, `n == width`, qualifies) and `d < kc`. The default is `None` (always
+    /// packed).
+    fn strip(
+        &self,
+        w0: usize,
+        n: usize,
+        width: usize,
+        k0: usize,
+        kc: usize,
+    ) -> Option<(&[T], usize)> {
+        let _ = (w0, n, width, k0, kc);
+        None
+    }
 }
 
 /// Where the product goes, tile by tile.

@@ -8,14 +8,16 @@ use crate::Real;
 /// Scalars with vectorised micro-kernels (`f32` and `f64`); a supertrait of [`Real`].
 #[doc(hidden)]
 pub trait SimdScalar: Copy + Sized {
-    /// `tile = sum_d a[d] b[d]^T`, `MR = V * 64 / size_of::<Self>()` rows, `NR` columns.
+    /// `tile = sum_{d < kc} a[d] b[d]^T` (`a[d]` the `MR = V * 64 / size_of::<Self>()`
+    /// values from `a.0[d * a.1]`, `b[d]` the `NR` values from `b.0[d * b.1]`).
     ///
     /// # Safety
     /// The CPU has AVX-512F.
     #[cfg(target_arch = "x86_64")]
     unsafe fn tile_avx512<const V: usize, const NR: usize>(
-        a: &[Self],
-        b: &[Self],
+        a: (&[Self], usize),
+        b: (&[Self], usize),
+        kc: usize,
         tile: &mut [Self],
     );
 
@@ -24,7 +26,12 @@ pub trait SimdScalar: Copy + Sized {
     /// # Safety
     /// The CPU has AVX2 and FMA.
     #[cfg(target_arch = "x86_64")]
-    unsafe fn tile_avx2<const V: usize, const NR: usize>(a: &[Self], b: &[Self], tile: &mut [Self]);
+    unsafe fn tile_avx2<const V: usize, const NR: usize>(
+        a: (&[Self], usize),
+        b: (&[Self], usize),
+        kc: usize,
+        tile: &mut [Self],
+    );
 }
 
 /// One kernel body per (scalar, vector width); `$lanes` values per vector.
@@ -33,23 +40,32 @@ macro_rules! simd_tile {
      $splat:ident, $fma:ident, $store:ident) => {
         #[cfg(target_arch = "x86_64")]
         #[target_feature(enable = $feat)]
-        unsafe fn $name<const V: usize, const NR: usize>(a: &[$t], b: &[$t], tile: &mut [$t]) {
+        unsafe fn $name<const V: usize, const NR: usize>(
+            (a, sa): (&[$t], usize),
+            (b, sb): (&[$t], usize),
+            kc: usize,
+            tile: &mut [$t],
+        ) {
             use core::arch::x86_64::*;
             let mr = V * $lanes;
             assert!(
-                tile.len() == mr * NR && a.len() % mr == 0 && a.len() / mr == b.len() / NR,
+                tile.len() == mr * NR
+                    && (kc == 0
+                        || ((kc - 1) * sa + mr <= a.len() && (kc - 1) * sb + NR <= b.len())),
                 "micro-kernel panels of the wrong size"
             );
             let mut acc: [[$vec; V]; NR] = [[$zero(); V]; NR];
-            for (ap, bp) in a.chunks_exact(mr).zip(b.chunks_exact(NR)) {
+            for d in 0..kc {
+                let (ap, bp) = (d * sa, d * sb);
                 let mut av: [$vec; V] = [$zero(); V];
                 for (v, x) in av.iter_mut().enumerate() {
-                    // SAFETY: `ap` has `V * lanes` values, so `v * lanes .. (v + 1) * lanes`
-                    // is inside it; the load is unaligned.
-                    *x = unsafe { $load(ap.as_ptr().add(v * $lanes)) };
+                    // SAFETY: `ap + (v + 1) lanes <= (kc - 1) sa + mr <= a.len()` (asserted);
+                    // the load is unaligned.
+                    *x = unsafe { $load(a.as_ptr().add(ap + v * $lanes)) };
                 }
-                for (row, &bj) in acc.iter_mut().zip(bp) {
-                    let bj = $splat(bj);
+                for (j, row) in acc.iter_mut().enumerate() {
+                    // SAFETY: `bp + j < (kc - 1) sb + NR <= b.len()` (asserted).
+                    let bj = $splat(unsafe { *b.get_unchecked(bp + j) });
                     for (r, &x) in row.iter_mut().zip(&av) {
                         *r = $fma(x, bj, *r);
                     }
@@ -121,19 +137,25 @@ macro_rules! simd_scalar {
             #[cfg(target_arch = "x86_64")]
             #[inline]
             unsafe fn tile_avx512<const V: usize, const NR: usize>(
-                a: &[$t],
-                b: &[$t],
+                a: (&[$t], usize),
+                b: (&[$t], usize),
+                kc: usize,
                 t: &mut [$t],
             ) {
                 // SAFETY: the caller guarantees AVX-512F.
-                unsafe { $k512::<V, NR>(a, b, t) }
+                unsafe { $k512::<V, NR>(a, b, kc, t) }
             }
 
             #[cfg(target_arch = "x86_64")]
             #[inline]
-            unsafe fn tile_avx2<const V: usize, const NR: usize>(a: &[$t], b: &[$t], t: &mut [$t]) {
+            unsafe fn tile_avx2<const V: usize, const NR: usize>(
+                a: (&[$t], usize),
+                b: (&[$t], usize),
+                kc: usize,
+                t: &mut [$t],
+            ) {
                 // SAFETY: the caller guarantees AVX2 and FMA.
-                unsafe { $k256::<V, NR>(a, b, t) }
+                unsafe { $k256::<V, NR>(a, b, kc, t) }
             }
         }
     };
@@ -161,9 +183,9 @@ impl<T: Real, const V: usize, const NR: usize> Micro<T> for Avx512<V, NR> {
     const NR: usize = NR;
 
     #[inline]
-    fn tile(self, a: &[T], b: &[T], tile: &mut [T]) {
+    fn tile(self, a: (&[T], usize), b: (&[T], usize), kc: usize, tile: &mut [T]) {
         // SAFETY: `self` was made by `detect`, which found AVX-512F on this CPU.
-        unsafe { T::tile_avx512::<V, NR>(a, b, tile) }
+        unsafe { T::tile_avx512::<V, NR>(a, b, kc, tile) }
     }
 }
 
@@ -187,9 +209,9 @@ impl<T: Real, const V: usize, const NR: usize> Micro<T> for Avx2<V, NR> {
     const NR: usize = NR;
 
     #[inline]
-    fn tile(self, a: &[T], b: &[T], tile: &mut [T]) {
+    fn tile(self, a: (&[T], usize), b: (&[T], usize), kc: usize, tile: &mut [T]) {
         // SAFETY: `self` was made by `detect`, which found AVX2 and FMA on this CPU.
-        unsafe { T::tile_avx2::<V, NR>(a, b, tile) }
+        unsafe { T::tile_avx2::<V, NR>(a, b, kc, tile) }
     }
 }
 

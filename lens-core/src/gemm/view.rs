@@ -68,6 +68,20 @@ impl<T: Real> Panels<T> for View<'_, T> {
         self.cols
     }
 
+    /// A full panel of a view whose wide index is contiguous (a column-major `A`, or the
+    /// transpose of a row-major `Bt`) is read in place, with the deep stride as its step.
+    #[inline]
+    fn strip(
+        &self,
+        w0: usize,
+        n: usize,
+        width: usize,
+        k0: usize,
+        kc: usize,
+    ) -> Option<(&[T], usize)> {
+        (self.rs == 1 && n == width && kc > 0).then(|| (&self.data[w0 + k0 * self.cs..], self.cs))
+    }
+
     #[inline]
     fn pack(&self, w0: usize, n: usize, width: usize, k0: usize, kc: usize, out: &mut [T]) {
         let (rs, cs) = (self.rs, self.cs);
