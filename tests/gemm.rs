@@ -52,20 +52,35 @@ fn check<T: Real>(tol: f64) {
             if !kernel.available() {
                 continue;
             }
-            // C starts non-zero: gemm adds.
-            let mut c = start.clone();
-            let (av, bt) = (View::col_major(&a, m, k), View::col_major(&b, k, n).t());
-            let mut cv = ViewMut::col_major(&mut c, m, n);
-            gemm_with(kernel, &av, &bt, &mut cv).expect("available");
-            for i in 0..m * n {
-                let err = (c[i] - start[i] - want[i]).to_f64().abs();
-                let scale = 1.0 + want[i].to_f64().abs();
-                assert!(
-                    err <= tol * scale * (k as f64).sqrt(),
-                    "{m}x{n}x{k} entry {i}: {:?} vs {:?} (kernel {kernel:?})",
-                    c[i] - start[i],
-                    want[i],
-                );
+            // Both operands in both layouts: a column-major A is read in place and a
+            // row-major one packed through the transposing pack, and the same for Bt.
+            let a_rows: Vec<T> = (0..m * k).map(|x| a[(x % k) * m + x / k]).collect();
+            let bt_cols: Vec<T> = (0..n * k).map(|x| b[(x % n) * k + x / n]).collect();
+            for layout in 0..4 {
+                let av = if layout & 1 == 0 {
+                    View::col_major(&a, m, k)
+                } else {
+                    View::col_major(&a_rows, k, m).t()
+                };
+                let bt = if layout & 2 == 0 {
+                    View::col_major(&b, k, n).t()
+                } else {
+                    View::col_major(&bt_cols, n, k)
+                };
+                // C starts non-zero: gemm adds.
+                let mut c = start.clone();
+                let mut cv = ViewMut::col_major(&mut c, m, n);
+                gemm_with(kernel, &av, &bt, &mut cv).expect("available");
+                for i in 0..m * n {
+                    let err = (c[i] - start[i] - want[i]).to_f64().abs();
+                    let scale = 1.0 + want[i].to_f64().abs();
+                    assert!(
+                        err <= tol * scale * (k as f64).sqrt(),
+                        "{m}x{n}x{k} entry {i}: {:?} vs {:?} (kernel {kernel:?}, layout {layout})",
+                        c[i] - start[i],
+                        want[i],
+                    );
+                }
             }
         }
     }

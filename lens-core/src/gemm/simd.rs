@@ -21,6 +21,22 @@ pub trait SimdScalar: Copy + Sized {
         tile: &mut [Self],
     );
 
+    /// A transposing pack: `out[d * width + t] = src[t * rs + d]` for `t < n`, `d < kc`,
+    /// and `0` for `n <= t < width`, in square blocks transposed in registers.
+    ///
+    /// # Safety
+    /// The CPU has AVX-512F.
+    #[cfg(target_arch = "x86_64")]
+    #[allow(clippy::too_many_arguments)] // a strided source, the panel's shape, the panel
+    unsafe fn transpose_pack_avx512(
+        src: &[Self],
+        rs: usize,
+        n: usize,
+        kc: usize,
+        width: usize,
+        out: &mut [Self],
+    );
+
     /// The same with `MR = V * 32 / size_of::<Self>()`.
     ///
     /// # Safety
@@ -131,9 +147,150 @@ simd_tile!(
     _mm256_storeu_pd
 );
 
+/// One transposing pack per scalar: `$lanes x $lanes` blocks, transposed by `log2($lanes)`
+/// rounds of two-source permutations (round `s` swaps the off-diagonal `s x s` sub-blocks
+/// of every `2s x 2s` block).
+macro_rules! transpose_pack {
+    ($name:ident, $t:ty, $lanes:literal, $vec:ty, $mask:ty, $zero:ident, $loadz:ident,
+     $store:ident, $perm:ident, $idx:ident, $set_idx:ident) => {
+        #[cfg(target_arch = "x86_64")]
+        #[target_feature(enable = "avx512f")]
+        unsafe fn $name(src: &[$t], rs: usize, n: usize, kc: usize, width: usize, out: &mut [$t]) {
+            use core::arch::x86_64::*;
+            assert!(
+                n <= width
+                    && out.len() >= kc * width
+                    && (n == 0 || kc == 0 || (n - 1) * rs + kc <= src.len()),
+                "transposing pack: panel or source of the wrong size"
+            );
+            // The permutation indices of each round: lanes with bit `s` clear keep their
+            // own row's value in the low output and take the partner's in the high one.
+            let mut lo = [[0 as $idx; $lanes]; 4];
+            let mut hi = [[0 as $idx; $lanes]; 4];
+            let mut rounds = 0;
+            let mut s = $lanes / 2;
+            while s > 0 {
+                for l in 0..$lanes {
+                    let (own, other) = (l & s == 0, $lanes as $idx);
+                    lo[rounds][l] = if own {
+                        l as $idx
+                    } else {
+                        other + (l - s) as $idx
+                    };
+                    hi[rounds][l] = if own {
+                        (l + s) as $idx
+                    } else {
+                        other + l as $idx
+                    };
+                }
+                rounds += 1;
+                s /= 2;
+            }
+            let lo: [_; 4] = core::array::from_fn(|r| $set_idx(&lo[r]));
+            let hi: [_; 4] = core::array::from_fn(|r| $set_idx(&hi[r]));
+            let part = |k: usize| -> $mask {
+                if k >= $lanes {
+                    !0
+                } else {
+                    ((1u32 << k) - 1) as $mask
+                }
+            };
+            for t0 in (0..width).step_by($lanes) {
+                let keep = part(width - t0);
+                for d0 in (0..kc).step_by($lanes) {
+                    let deep = (kc - d0).min($lanes);
+                    let mut rows = [$zero(); $lanes];
+                    for (i, r) in rows.iter_mut().enumerate() {
+                        if t0 + i < n {
+                            // SAFETY: lanes `< deep` read `src[(t0 + i) rs + d0 ..][..deep]`,
+                            // inside `(n - 1) rs + kc <= src.len()` (asserted); the others
+                            // are masked off and not read.
+                            *r =
+                                unsafe { $loadz(part(deep), src.as_ptr().add((t0 + i) * rs + d0)) };
+                        }
+                    }
+                    let mut s = $lanes / 2;
+                    let mut round = 0;
+                    while s > 0 {
+                        for i in 0..$lanes {
+                            if i & s == 0 {
+                                let (a, b) = (rows[i], rows[i + s]);
+                                rows[i] = $perm(a, lo[round], b);
+                                rows[i + s] = $perm(a, hi[round], b);
+                            }
+                        }
+                        round += 1;
+                        s /= 2;
+                    }
+                    for (dd, r) in rows.iter().enumerate().take(deep) {
+                        // SAFETY: the lanes kept are `t0 .. min(t0 + lanes, width)` of row
+                        // `d0 + dd < kc`, inside `kc * width <= out.len()` (asserted).
+                        unsafe { $store(out.as_mut_ptr().add((d0 + dd) * width + t0), keep, *r) };
+                    }
+                }
+            }
+        }
+    };
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f")]
+fn idx16(v: &[u32; 16]) -> core::arch::x86_64::__m512i {
+    // SAFETY: an unaligned load of 16 values from a 16-value array.
+    unsafe { core::arch::x86_64::_mm512_loadu_si512(v.as_ptr().cast()) }
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f")]
+fn idx8(v: &[u64; 8]) -> core::arch::x86_64::__m512i {
+    // SAFETY: an unaligned load of 8 values from an 8-value array.
+    unsafe { core::arch::x86_64::_mm512_loadu_si512(v.as_ptr().cast()) }
+}
+
+transpose_pack!(
+    transpose_f32,
+    f32,
+    16,
+    __m512,
+    u16,
+    _mm512_setzero_ps,
+    _mm512_maskz_loadu_ps,
+    _mm512_mask_storeu_ps,
+    _mm512_permutex2var_ps,
+    u32,
+    idx16
+);
+transpose_pack!(
+    transpose_f64,
+    f64,
+    8,
+    __m512d,
+    u8,
+    _mm512_setzero_pd,
+    _mm512_maskz_loadu_pd,
+    _mm512_mask_storeu_pd,
+    _mm512_permutex2var_pd,
+    u64,
+    idx8
+);
+
 macro_rules! simd_scalar {
-    ($t:ty, $k512:ident, $k256:ident) => {
+    ($t:ty, $k512:ident, $k256:ident, $tp:ident) => {
         impl SimdScalar for $t {
+            #[cfg(target_arch = "x86_64")]
+            #[inline]
+            unsafe fn transpose_pack_avx512(
+                src: &[$t],
+                rs: usize,
+                n: usize,
+                kc: usize,
+                width: usize,
+                out: &mut [$t],
+            ) {
+                // SAFETY: the caller guarantees AVX-512F.
+                unsafe { $tp(src, rs, n, kc, width, out) }
+            }
+
             #[cfg(target_arch = "x86_64")]
             #[inline]
             unsafe fn tile_avx512<const V: usize, const NR: usize>(
@@ -161,8 +318,8 @@ macro_rules! simd_scalar {
     };
 }
 
-simd_scalar!(f32, f32_512, f32_256);
-simd_scalar!(f64, f64_512, f64_256);
+simd_scalar!(f32, f32_512, f32_256, transpose_f32);
+simd_scalar!(f64, f64_512, f64_256, transpose_f64);
 
 /// The AVX-512 kernel with `V` vectors of rows and `NR` columns; a value exists only on a
 /// CPU that has AVX-512F.

@@ -92,6 +92,12 @@ impl<T: Real> Panels<T> for View<'_, T> {
                 super::copy_short(&mut o[..n], &self.data[start..start + n]);
                 o[n..].fill(T::zero());
             }
+        } else if cs == 1 && super::Kernel::best() == super::Kernel::Avx512 {
+            #[cfg(target_arch = "x86_64")]
+            // SAFETY: the best kernel is AVX-512 only on a CPU with AVX-512F.
+            unsafe {
+                T::transpose_pack_avx512(&self.data[w0 * rs + k0..], rs, n, kc, width, out);
+            }
         } else if cs == 1 {
             // Each wide index reads its deep values contiguously; the writes are strided.
             // (Reading one value from each of `n` rows per deep step was measured twice as
