@@ -138,9 +138,12 @@ fn dense(c: &mut Criterion) {
     });
     g.bench_function("forward_and_reverse", |b| {
         b.iter(|| {
+            // Results are observed through references: passing them to `black_box` by
+            // value copied half a megabyte per call, a seventh of the time measured.
             let (y, pull) = Para::vjp(&layer, &p, black_box(x));
-            black_box(y);
-            black_box(pull(dy))
+            black_box(&y);
+            let changes = pull(dy);
+            black_box(&changes);
         })
     });
     g.finish();
