@@ -268,10 +268,16 @@ fn copy_discard_and_constant_follow_their_z2_rules() {
     }
 }
 
-/// One pass of any learner over its data: the shape the smooth and Boolean learners share.
-fn epoch<L: paralens::Learn<X>, X>(learner: &mut L, data: &[(X, L::Target)]) -> Vec<L::Report> {
+/// One pass of any learner over its data: the shape the smooth and Boolean learners share
+/// (`D` holds an input: the input itself, or a vector of the netlist learner's data words).
+fn epoch<L, X, D>(learner: &mut L, data: &[(D, L::Target)]) -> Vec<L::Report>
+where
+    L: paralens::Learn<X>,
+    X: ?Sized,
+    D: std::borrow::Borrow<X>,
+{
     data.iter()
-        .map(|(x, t)| learner.learn(x, t).expect("a valid step"))
+        .map(|(x, t)| learner.learn(x.borrow(), t).expect("a valid step"))
         .collect()
 }
 
@@ -323,6 +329,40 @@ fn one_training_loop_drives_the_smooth_and_the_boolean_learner() {
         epoch(&mut smooth, &line);
     }
     assert!(epoch(&mut smooth, &line).iter().all(|&l| l < 1e-6));
+    // Netlist: a learned gate from data words, the same loop. Four parameter bits (a
+    // two-input gate's truth table), two data bits, AND of the data as the target: one
+    // vote-rule pass over the four cases (64 copies of each in a word) learns the table.
+    use paralens::circuits::NetlistBuilder;
+    use paralens::circuits::netlist::{NetlistLearner, NetlistTarget};
+    let mut b = NetlistBuilder::new(6);
+    let y = b.lut2(4, 5, 0);
+    b.output(y);
+    let net = b.build().expect("a valid netlist");
+    let mut gates = NetlistLearner::<u64>::new(net, 4, UpdateRule::Majority).expect("4 params");
+    let cases: Vec<(Vec<u64>, NetlistTarget<u64>)> = (0..4)
+        .map(|i| {
+            let (a, c) = (i & 1 == 1, i & 2 == 2);
+            let target = NetlistTarget {
+                labels: vec![bits(a && c)],
+                valid: u64::MAX,
+            };
+            (vec![bits(a), bits(c)], target)
+        })
+        .collect();
+    let first = epoch::<_, [u64], _>(&mut gates, &cases);
+    assert_eq!(
+        first.iter().map(|r| r.flipped).sum::<usize>(),
+        1,
+        "one table bit to set"
+    );
+    for (x, t) in &cases {
+        assert_eq!(gates.output(x).expect("two data words"), t.labels);
+    }
+    assert!(
+        epoch::<_, [u64], _>(&mut gates, &cases)
+            .iter()
+            .all(|r| r.wrong_bits == 0)
+    );
 }
 
 #[test]

@@ -266,7 +266,7 @@ where
         Ok(self.step(x, y, *valid))
     }
 
-    fn output(&self, x: &X) -> M::Out {
+    fn output(&mut self, x: &X) -> M::Out {
         self.predict(x)
     }
 }

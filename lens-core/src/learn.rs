@@ -3,7 +3,9 @@
 /// A learner: one training step on an input and its target, and the model's output at the
 /// current parameters. The smooth [`crate::Learner`] (target: the loss's label) and the
 /// Boolean learners of `lens-circuits` (target: the wanted output bits and the lanes that
-/// hold examples) implement it, so a training loop is written once for both.
+/// hold examples; `X` may be unsized, as the netlist learner's slice of data words)
+/// implement it, so a training loop is written once for both. `output` takes the learner
+/// mutably: a learner may evaluate in buffers it owns (the netlist learner does).
 ///
 /// ```
 /// use lens_core::{optim::Sgd, Dense, Init, Learn, Learner, Mse};
@@ -29,7 +31,7 @@
 /// assert!(last.iter().sum::<f64>() < first.iter().sum::<f64>() / 100.0);
 /// assert!((learner.output(&SVector::<f64, 1>::new(0.5))[0] - 1.0).abs() < 0.05);
 /// ```
-pub trait Learn<X> {
+pub trait Learn<X: ?Sized> {
     /// What a step learns from besides the input (a label, or target bits).
     type Target;
     /// The model's output.
@@ -46,5 +48,5 @@ pub trait Learn<X> {
     fn learn(&mut self, x: &X, target: &Self::Target) -> Result<Self::Report, Self::Error>;
 
     /// The model's output at the current parameters.
-    fn output(&self, x: &X) -> Self::Out;
+    fn output(&mut self, x: &X) -> Self::Out;
 }

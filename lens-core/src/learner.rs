@@ -383,7 +383,7 @@ where
         self.try_step(x, label)
     }
 
-    fn output(&self, x: &X) -> M::Out {
+    fn output(&mut self, x: &X) -> M::Out {
         self.predict(x)
     }
 }

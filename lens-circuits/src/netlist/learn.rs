@@ -199,3 +199,47 @@ impl<W: Word> NetlistLearner<W> {
         })
     }
 }
+
+/// What a netlist learner's step learns from: the wanted output bits (one word per output)
+/// and the lanes that hold examples.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NetlistTarget<W> {
+    /// The wanted outputs, one word per output of the netlist.
+    pub labels: Vec<W>,
+    /// The lanes that hold examples.
+    pub valid: W,
+}
+
+/// The netlist learner in the shape every learner shares ([`lens_core::Learn`]): the input is
+/// the data words (one per data input), a step is [`NetlistLearner::step`], the output is
+/// [`NetlistLearner::predict`] into a new vector (a step allocates nothing; an output does).
+///
+/// ```
+/// use lens_circuits::netlist::{NetlistLearner, NetlistTarget};
+/// use lens_circuits::{NetlistBuilder, UpdateRule};
+/// use lens_core::Learn;
+/// let mut b = NetlistBuilder::new(2);
+/// let y = b.xor(0, 1);
+/// b.output(y);
+/// let mut l = NetlistLearner::<u64>::new(b.build().unwrap(), 1, UpdateRule::Majority).unwrap();
+/// let x = 0x00ff_00ff_u64;
+/// let target = NetlistTarget { labels: vec![!x], valid: u64::MAX };
+/// l.learn(&[x][..], &target).unwrap();
+/// assert_eq!(l.output(&[x][..]).unwrap(), vec![!x]);
+/// ```
+impl<W: Word> lens_core::Learn<[W]> for NetlistLearner<W> {
+    type Target = NetlistTarget<W>;
+    type Out = Result<Vec<W>, NetlistError>;
+    type Report = StepReport;
+    type Error = NetlistError;
+
+    fn learn(&mut self, x: &[W], t: &NetlistTarget<W>) -> Result<StepReport, NetlistError> {
+        self.step(x, &t.labels, t.valid)
+    }
+
+    fn output(&mut self, x: &[W]) -> Result<Vec<W>, NetlistError> {
+        let mut out = vec![W::ZERO; self.net.outputs()];
+        self.predict(x, &mut out)?;
+        Ok(out)
+    }
+}

@@ -33,7 +33,7 @@ mod level;
 pub use build::NetlistBuilder;
 pub use error::NetlistError;
 pub use eval::Evaluator;
-pub use learn::NetlistLearner;
+pub use learn::{NetlistLearner, NetlistTarget};
 
 use level::Levels;
 
