@@ -536,7 +536,8 @@ fn flatten_is_a_column_major_reshape_whose_reverse_is_its_adjoint() {
 /// path, on batches of images: shapes that exercise every kernel block (output channels a
 /// multiple of 8 and not, one input channel, channel counts that fill one or two vectors or
 /// part of one, tap counts that need padding taps), padding, dilation, strides (the
-/// parameter change is direct at any stride), and both MNIST convolutions.
+/// parameter change is direct at any stride), inputs where the input change goes by rows,
+/// and both MNIST convolutions.
 #[test]
 fn the_direct_convolution_kernels_equal_the_products() {
     use paralens::span::ConvGeometry;
@@ -549,6 +550,9 @@ fn the_direct_convolution_kernels_equal_the_products() {
         (2, 9, 9, 9, 3, 2, 1, 1, 3),
         (1, 6, 6, 1, 1, 1, 0, 1, 2),
         (5, 7, 7, 17, 4, 1, 3, 1, 2),
+        // Inputs two vectors wide (in f32), where the input change goes by rows.
+        (2, 16, 30, 6, 3, 1, 1, 1, 2),
+        (1, 14, 30, 4, 5, 1, 2, 1, 2),
     ] {
         let g = ConvGeometry::new(c, h, w, co, k, s, p, d).unwrap();
         let slow = g.products_only();

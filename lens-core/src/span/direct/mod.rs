@@ -301,6 +301,86 @@ pub(super) fn forward<T: Real>(g: &ConvGeometry, x: &[T], w: &[T], y: &mut [T]) 
 /// shifted (a gather: adding each row into the plane in place would store and reload
 /// overlapping vectors, which stalls on store forwarding); then the padding is cropped.
 pub(super) fn reverse_input<T: Real>(g: &ConvGeometry, w: &[T], dy: &[T], dx: &mut [T]) -> bool {
+    by_rows(g, w, dy, dx) || by_tap_rows(g, w, dy, dx)
+}
+
+/// The input change row by row, for 3x3 and 5x5 kernels (stride and dilation 1) on inputs at
+/// most three vectors wide: `R` rows of one input channel's change at a time, each row of the
+/// output change loaded once per output channel and kernel column (masked at the edges,
+/// straight from the output change: nothing is copied) and used by the `K` input rows it
+/// reaches.
+fn by_rows<T: Real>(g: &ConvGeometry, w: &[T], dy: &[T], dx: &mut [T]) -> bool {
+    if g.stride != 1 || g.dil != 1 || !available() || g.c * g.co * g.k * g.k > A_MAX {
+        return false;
+    }
+    // Only the shapes whose kernel LLVM unrolls completely (every sum in a register, checked
+    // in the disassembly: `R K NVR` multiply-adds in the loop); others spilled and ran at a
+    // quarter of the speed.
+    let (r, nvr) = match (g.k, g.w.div_ceil(T::VECTOR)) {
+        (5, 2) => (7, 2),
+        (3, 2) => (8, 2),
+        _ => return false,
+    };
+    // This computes every input position from every tap, the padding's zeros included; the
+    // tap rows compute only the output change's positions but copy it and gather back,
+    // measured at about a quarter more per multiply-add. Take the cheaper.
+    let rows_work = g.h.div_ceil(r) * r * nvr * T::VECTOR;
+    let taps_work = covered::<T>(g.oh * (g.w + 2 * g.pad));
+    if 4 * rows_work > 5 * taps_work {
+        return false;
+    }
+    match g.k {
+        5 => by_rows_with::<T, 5, 7, 2>(g, w, dy, dx),
+        _ => by_rows_with::<T, 3, 8, 2>(g, w, dy, dx),
+    }
+    true
+}
+
+/// [`by_rows`] with the kernel size `K`, `R` rows per tile and rows `NVR` vectors wide.
+fn by_rows_with<T: Real, const K: usize, const R: usize, const NVR: usize>(
+    g: &ConvGeometry,
+    w: &[T],
+    dy: &[T],
+    dx: &mut [T],
+) {
+    let kk = K * K;
+    let mut packed = [T::zero(); A_MAX];
+    // Per input channel, per output channel and kernel column `b`, the `K` weights the rows
+    // use: `w[o][ci][K - 1 - a][K - 1 - b]` for the row `a` below.
+    for (ci, p) in packed.chunks_exact_mut(g.co * kk).take(g.c).enumerate() {
+        for (q, v) in p.iter_mut().enumerate() {
+            let (o, b, a) = (q / kk, q % kk / K, q % K);
+            *v = w[((o * g.c + ci) * K + (K - 1 - a)) * K + (K - 1 - b)];
+        }
+    }
+    let mut tile = [T::zero(); 288];
+    let width = NVR * T::VECTOR;
+    let tile = &mut tile[..R * width];
+    let (per_in, per_out, plane) = (g.c * g.h * g.w, g.co * g.oh * g.ow, g.h * g.w);
+    let x_off = g.pad as isize - (K as isize - 1);
+    for (di, xi) in dy.chunks_exact(per_out).zip(dx.chunks_exact_mut(per_in)) {
+        for (wp, xc) in packed
+            .chunks_exact(g.co * kk)
+            .zip(xi.chunks_exact_mut(plane))
+            .take(g.c)
+        {
+            for y0 in (0..g.h).step_by(R) {
+                let y_off = (y0 + g.pad) as isize - (K as isize - 1);
+                #[cfg(target_arch = "x86_64")]
+                // SAFETY: `by_rows` checked `available()` (AVX-512F on this CPU).
+                unsafe {
+                    T::rows::<K, R, NVR>(di, (g.co, g.oh, g.ow), (y_off, x_off), wp, tile);
+                }
+                for (i, row) in xc[y0 * g.w..].chunks_exact_mut(g.w).take(R).enumerate() {
+                    crate::gemm::copy_short(row, &tile[i * width..i * width + g.w]);
+                }
+            }
+        }
+    }
+}
+
+/// The input change by tap rows and a gather, for any kernel (stride 1).
+fn by_tap_rows<T: Real>(g: &ConvGeometry, w: &[T], dy: &[T], dx: &mut [T]) -> bool {
     let mut toff = [0; K_MAX];
     let Some(pad) = input_layout(g, &mut toff) else {
         return false;

@@ -33,6 +33,25 @@ pub trait DirectScalar: Copy + Sized {
     #[cfg(target_arch = "x86_64")]
     unsafe fn gather(t: &[Self], row: usize, lead: usize, offs: &[usize], out: &mut [Self]);
 
+    /// A transposed convolution by rows, for one input channel and `R` rows of its change,
+    /// with `shape = (co, oh, ow)` and `offsets = (y_off, x_off)`:
+    /// `tile[i * NV + x] = sum over o < co, a < K, b < K of w[(o K + b) K + a] *
+    /// dy[o oh ow + oy ow + ox]` with `oy = y_off + i + a`, `ox = x_off + x + b` (zero where
+    /// `(oy, ox)` is outside `oh x ow`), `x < NVR * VECTOR`, `NV = NVR * VECTOR`. Each row of
+    /// the output change is loaded once per `(o, b)` and feeds `K` rows of the tile.
+    ///
+    /// # Safety
+    /// The CPU has AVX-512F.
+    #[cfg(target_arch = "x86_64")]
+    #[allow(clippy::too_many_arguments)] // the change, its shape and offsets, the weights
+    unsafe fn rows<const K: usize, const R: usize, const NVR: usize>(
+        dy: &[Self],
+        shape: (usize, usize, usize),
+        offsets: (isize, isize),
+        w: &[Self],
+        tile: &mut [Self],
+    );
+
     /// Positions in the lanes, summed: `sums[(m * NR + t) * VECTOR + l] += sum over
     /// `p = l, l + VECTOR, ... < n` of `d[m * ds + p] * x[xoff[t] + p]` for `m < MR`,
     /// `t < NR` (`n` a multiple of `VECTOR`; the lanes are summed by the caller).
@@ -70,8 +89,9 @@ pub trait DirectScalar: Copy + Sized {
 }
 
 macro_rules! direct_kernels {
-    ($t:ty, $lanes:literal, $shifted:ident, $gather:ident, $correlate:ident, $lanes_fn:ident, $vec:ty, $zero:ident, $load:ident,
-     $splat:ident, $fma:ident, $add:ident, $store:ident) => {
+    ($t:ty, $lanes:literal, $shifted:ident, $gather:ident, $rows:ident, $correlate:ident,
+     $lanes_fn:ident, $vec:ty, $mask:ty, $zero:ident, $load:ident, $loadz:ident, $splat:ident,
+     $fma:ident, $add:ident, $store:ident) => {
         #[cfg(target_arch = "x86_64")]
         #[target_feature(enable = "avx512f")]
         unsafe fn $shifted<const MR: usize, const NV: usize>(
@@ -135,6 +155,74 @@ macro_rules! direct_kernels {
                     unsafe { $store(out.as_mut_ptr().add(q + v * $lanes), a) };
                 }
                 q += n * $lanes;
+            }
+        }
+
+        #[cfg(target_arch = "x86_64")]
+        #[target_feature(enable = "avx512f")]
+        unsafe fn $rows<const K: usize, const R: usize, const NVR: usize>(
+            dy: &[$t],
+            (co, oh, ow): (usize, usize, usize),
+            (y_off, x_off): (isize, isize),
+            w: &[$t],
+            tile: &mut [$t],
+        ) {
+            use core::arch::x86_64::*;
+            assert!(
+                dy.len() >= co * oh * ow && w.len() >= co * K * K && tile.len() == R * NVR * $lanes,
+                "rows kernel: operands of the wrong size"
+            );
+            // The lanes of vector `v` that read inside a row, for column offset `b`.
+            let mut masks = [[0 as $mask; NVR]; K];
+            for (b, mb) in masks.iter_mut().enumerate() {
+                for (v, m) in mb.iter_mut().enumerate() {
+                    let first = (v * $lanes) as isize + x_off + b as isize;
+                    let lo = (-first).clamp(0, $lanes) as u32;
+                    let hi = (ow as isize - first).clamp(0, $lanes) as u32;
+                    let upto = |n: u32| {
+                        if n >= $lanes {
+                            !0
+                        } else {
+                            ((1u32 << n) - 1) as $mask
+                        }
+                    };
+                    *m = if hi > lo { upto(hi) & !upto(lo) } else { 0 };
+                }
+            }
+            let mut acc: [[$vec; NVR]; R] = [[$zero(); NVR]; R];
+            for o in 0..co {
+                let plane = o * oh * ow;
+                for (b, mb) in masks.iter().enumerate() {
+                    let wv: [$vec; K] = core::array::from_fn(|a| $splat(w[(o * K + b) * K + a]));
+                    for j in 0..R + K - 1 {
+                        let oy = y_off + j as isize;
+                        if oy < 0 || oy >= oh as isize {
+                            continue;
+                        }
+                        let at = (plane + oy as usize * ow) as isize + x_off + b as isize;
+                        let mut row: [$vec; NVR] = [$zero(); NVR];
+                        for (v, r) in row.iter_mut().enumerate() {
+                            let p = dy.as_ptr().wrapping_offset(at + (v * $lanes) as isize);
+                            // SAFETY: the lanes of `mb[v]` read columns `0 .. ow` of row `oy`
+                            // of plane `o`, inside `dy` (asserted); the other lanes are
+                            // masked off and not read, wherever `p` points.
+                            *r = unsafe { $loadz(mb[v], p) };
+                        }
+                        for (a, &wa) in wv.iter().enumerate() {
+                            if j >= a && j - a < R {
+                                for (e, &r) in acc[j - a].iter_mut().zip(&row) {
+                                    *e = $fma(wa, r, *e);
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+            for (i, row) in acc.iter().enumerate() {
+                for (v, &r) in row.iter().enumerate() {
+                    // SAFETY: `tile` has `R NVR lanes` values (asserted).
+                    unsafe { $store(tile.as_mut_ptr().add((i * NVR + v) * $lanes), r) };
+                }
             }
         }
 
@@ -267,6 +355,19 @@ macro_rules! direct_kernels {
 
             #[cfg(target_arch = "x86_64")]
             #[inline]
+            unsafe fn rows<const K: usize, const R: usize, const NVR: usize>(
+                dy: &[$t],
+                shape: (usize, usize, usize),
+                offs: (isize, isize),
+                w: &[$t],
+                tile: &mut [$t],
+            ) {
+                // SAFETY: the caller guarantees AVX-512F.
+                unsafe { $rows::<K, R, NVR>(dy, shape, offs, w, tile) }
+            }
+
+            #[cfg(target_arch = "x86_64")]
+            #[inline]
             unsafe fn correlate<const MR: usize, const NR: usize>(
                 d: &[$t],
                 ds: usize,
@@ -301,11 +402,14 @@ direct_kernels!(
     16,
     shifted_f32,
     gather_f32,
+    rows_f32,
     correlate_f32,
     lanes_f32,
     __m512,
+    u16,
     _mm512_setzero_ps,
     _mm512_loadu_ps,
+    _mm512_maskz_loadu_ps,
     _mm512_set1_ps,
     _mm512_fmadd_ps,
     _mm512_add_ps,
@@ -316,11 +420,14 @@ direct_kernels!(
     8,
     shifted_f64,
     gather_f64,
+    rows_f64,
     correlate_f64,
     lanes_f64,
     __m512d,
+    u8,
     _mm512_setzero_pd,
     _mm512_loadu_pd,
+    _mm512_maskz_loadu_pd,
     _mm512_set1_pd,
     _mm512_fmadd_pd,
     _mm512_add_pd,
