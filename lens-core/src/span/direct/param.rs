@@ -1,0 +1,230 @@
+//! The parameter change: positions in the lanes where the partial sums fit, else output
+//! channels in the lanes.
+
+use super::layout::{Padded, input_layout};
+use super::{D_MAX, G_MAX, K_MAX, S_MAX, X_MAX, available};
+use crate::Real;
+use crate::span::conv::ConvGeometry;
+
+/// `dw = sum over images of R_w(x, dy)`, or `false` (nothing written) if the buffers would
+/// be too large: positions in the lanes where the partial sums of all output channels and
+/// taps fit (stride 1), else channels in the lanes.
+pub(in crate::span) fn reverse_param<T: Real>(
+    g: &ConvGeometry,
+    x: &[T],
+    dy: &[T],
+    dw: &mut [T],
+) -> bool {
+    correlate(g, x, dy, dw) || channels_last(g, x, dy, dw)
+}
+
+/// Output channels in blocks of 4 against taps in blocks of 5 or 6, each pair's products summed
+/// over the wide positions of the output change (zero past `ow`) and the padded image, lane
+/// by lane; the lanes are summed once, after the last image.
+fn correlate<T: Real>(g: &ConvGeometry, x: &[T], dy: &[T], dw: &mut [T]) -> bool {
+    // Blocks of 5 taps where they pad fewer taps than blocks of 6 (25 taps: none, not 5).
+    if g.fan_in().div_ceil(5) * 5 < g.fan_in().div_ceil(6) * 6 {
+        correlate_by::<T, 5>(g, x, dy, dw)
+    } else {
+        correlate_by::<T, 6>(g, x, dy, dw)
+    }
+}
+
+/// [`correlate`] with blocks of `NR` taps.
+fn correlate_by<T: Real, const NR: usize>(
+    g: &ConvGeometry,
+    x: &[T],
+    dy: &[T],
+    dw: &mut [T],
+) -> bool {
+    const MR: usize = 4;
+    let mut xoff = [0; K_MAX];
+    let Some(pad) = input_layout(g, &mut xoff) else {
+        return false;
+    };
+    let taps = g.fan_in();
+    let (co_pad, taps_pad) = (g.co.div_ceil(MR) * MR, taps.div_ceil(NR) * NR);
+    let pos = g.oh * pad.cols;
+    let n = pos.div_ceil(T::VECTOR) * T::VECTOR;
+    let src = Padded {
+        planes: g.co,
+        cols: pad.cols,
+        py: 0,
+        px: 0,
+        stride: n,
+    };
+    let x_need = xoff[..taps].iter().max().copied().unwrap_or(0) + n;
+    let tile = MR * NR * T::VECTOR;
+    if g.stride != 1
+        || !available()
+        || taps_pad > K_MAX
+        || x_need.max(g.c * pad.plane()) > X_MAX
+        || co_pad * n > X_MAX
+        || co_pad * taps_pad * T::VECTOR > S_MAX
+    {
+        return false;
+    }
+    // The padding taps read tap 0's values; their sums are dropped.
+    let first = xoff[0];
+    xoff[taps..taps_pad].fill(first);
+    let (mut buf, mut d, mut sums) = ([T::zero(); X_MAX], [T::zero(); X_MAX], [T::zero(); S_MAX]);
+    let (per_in, per_out) = (g.c * g.h * g.w, g.co * g.oh * g.ow);
+    let blocks = taps_pad / NR;
+    for (xi, di) in x.chunks_exact(per_in).zip(dy.chunks_exact(per_out)) {
+        pad.fill(xi, g.h, g.w, &mut buf);
+        src.fill(di, g.oh, g.ow, &mut d);
+        for ob in 0..co_pad / MR {
+            for tb in 0..blocks {
+                let offs: &[usize; NR] = xoff[tb * NR..(tb + 1) * NR].try_into().expect("NR taps");
+                let at = (ob * blocks + tb) * tile;
+                #[cfg(target_arch = "x86_64")]
+                // SAFETY: `available()` found AVX-512F. The channels past `co` read zeros of
+                // `d` (`co_pad n <= X_MAX`), so `(MR - 1) n + n <= d.len()` from `ob MR n`;
+                // every offset plus `n` is at most `x_need <= X_MAX`.
+                unsafe {
+                    T::correlate::<MR, NR>(
+                        &d[ob * MR * n..],
+                        n,
+                        &buf,
+                        offs,
+                        n,
+                        &mut sums[at..at + tile],
+                    );
+                }
+            }
+        }
+    }
+    for (o, row) in dw.chunks_exact_mut(taps).enumerate().take(g.co) {
+        let (ob, m) = (o / MR, o % MR);
+        for (q, v) in row.iter_mut().enumerate() {
+            let (tb, t) = (q / NR, q % NR);
+            let at = (ob * blocks + tb) * tile + (m * NR + t) * T::VECTOR;
+            *v = sums[at..at + T::VECTOR]
+                .iter()
+                .fold(T::zero(), |acc, &s| acc + s);
+        }
+    }
+    true
+}
+
+/// The output change transposed to channels last, vectors of output channels against
+/// blocks of taps, summed over the positions (any stride).
+fn channels_last<T: Real>(g: &ConvGeometry, x: &[T], dy: &[T], dw: &mut [T]) -> bool {
+    let mut xoff = [0; K_MAX];
+    let Some(pad) = input_layout(g, &mut xoff) else {
+        return false;
+    };
+    let taps = g.fan_in();
+    let lanes = T::VECTOR;
+    let co_pad = g.co.div_ceil(lanes) * lanes;
+    let mv = if co_pad.is_multiple_of(2 * lanes) {
+        2
+    } else {
+        1
+    };
+    let kr = tap_block(mv, taps);
+    let taps_pad = taps.div_ceil(kr) * kr;
+    let positions = g.oh * g.ow;
+    if !available()
+        || taps_pad > K_MAX
+        || positions * co_pad > D_MAX
+        || taps_pad * co_pad > G_MAX
+        || pad.planes * pad.plane() > X_MAX
+    {
+        return false;
+    }
+    // The padding taps read tap 0's values; their sums are dropped.
+    let first = xoff[0];
+    xoff[taps..taps_pad].fill(first);
+    let mut buf = [T::zero(); X_MAX];
+    let mut d = [T::zero(); D_MAX];
+    let mut sums = [T::zero(); G_MAX];
+    let width = mv * lanes;
+    let (per_in, per_out) = (g.c * g.h * g.w, g.co * positions);
+    for (xi, di) in x.chunks_exact(per_in).zip(dy.chunks_exact(per_out)) {
+        pad.fill(xi, g.h, g.w, &mut buf);
+        // The output change, channels last (channels past `co` stay zero).
+        for (o, plane) in di.chunks_exact(positions).enumerate() {
+            for (j, &v) in plane.iter().enumerate() {
+                d[j * co_pad + o] = v;
+            }
+        }
+        for cb in 0..co_pad / width {
+            for kb in 0..taps_pad / kr {
+                let at = (cb * taps_pad + kb * kr) * width;
+                lanes_block::<T>(
+                    (mv, kr),
+                    &d[cb * width..positions * co_pad],
+                    co_pad,
+                    &buf[..pad.planes * pad.plane()],
+                    &xoff[kb * kr..(kb + 1) * kr],
+                    (g.oh, g.ow, g.stride * pad.cols, g.stride),
+                    &mut sums[at..at + kr * width],
+                );
+            }
+        }
+    }
+    for (o, row) in dw.chunks_exact_mut(taps).enumerate().take(g.co) {
+        let (cb, c) = (o / width, o % width);
+        for (q, v) in row.iter_mut().enumerate() {
+            *v = sums[(cb * taps_pad + q) * width + c];
+        }
+    }
+    true
+}
+
+/// Taps per block of the channels-in-lanes kernel: the fewest padded taps among the shapes
+/// that keep every sum in a register (`mv` vectors of channels times `KR` taps, at most 25
+/// sums), larger blocks on ties.
+fn tap_block(mv: usize, taps: usize) -> usize {
+    let choices: &[usize] = if mv == 2 {
+        &[12, 10, 8, 6]
+    } else {
+        &[25, 20, 16, 12, 9]
+    };
+    let padded = |kr: usize| taps.div_ceil(kr) * kr;
+    let mut best = choices[0];
+    for &kr in choices {
+        if padded(kr) < padded(best) {
+            best = kr;
+        }
+    }
+    best
+}
+
+/// One call of the channels-in-lanes kernel with the block shape `(mv, kr)` chosen by
+/// [`tap_block`].
+fn lanes_block<T: Real>(
+    shape: (usize, usize),
+    d: &[T],
+    ds: usize,
+    x: &[T],
+    xoff: &[usize],
+    sums: (usize, usize, usize, usize),
+    g: &mut [T],
+) {
+    macro_rules! shapes {
+        ($(($mv:literal, $kr:literal)),*) => {
+            match shape {
+                $(
+                    #[cfg(target_arch = "x86_64")]
+                    // SAFETY: `reverse_param` checked `available()` (AVX-512F) before it
+                    // called this.
+                    ($mv, $kr) => unsafe { T::lanes::<$mv, $kr>(d, ds, x, xoff, sums, g) },
+                )*
+                _ => unreachable!("tap_block chooses among the shapes listed here"),
+            }
+        };
+    }
+    shapes!(
+        (1, 25),
+        (1, 20),
+        (1, 16),
+        (1, 12),
+        (1, 9),
+        (2, 12),
+        (2, 10),
+        (2, 8),
+        (2, 6)
+    );
+}
