@@ -1,7 +1,8 @@
-//! The fast path of the 2-D convolution span: one matrix product per pass over a whole
-//! batch, with the patches packed straight from the images (implicit im2col) and the input
-//! changes scattered straight back.
-//! Same parameter layout and results as `instances::conv2d` (tested equal).
+//! The fast path of the 2-D convolution span, over a whole batch per pass: the direct
+//! kernels (`super::direct`) where the CPU has AVX-512 and the shape suits them, otherwise
+//! one matrix product per pass, with the patches packed straight from the images (implicit
+//! im2col) and the input changes scattered straight back.
+//! Same parameter layout and results as `instances::conv2d` (tested equal, both paths).
 
 use super::instances::conv_out;
 use crate::Real;
@@ -186,8 +187,9 @@ impl ConvGeometry {
     }
 
     /// `y = conv(x, w)` for a batch of images laid one after the other (`x` holds `n`
-    /// inputs, `y` `n` outputs): one matrix product, positions of all images against the
-    /// output channels, with the patches packed straight from the images.
+    /// inputs, `y` `n` outputs): the direct kernels where they apply, else one matrix
+    /// product, positions of all images against the output channels, with the patches
+    /// packed straight from the images.
     ///
     /// # Panics
     /// If the slices do not hold the same number of whole images, or `w` is not `P` values.
@@ -219,8 +221,9 @@ impl ConvGeometry {
         );
     }
 
-    /// `dx = R_x(dy)` (the transposed convolution) for a batch: the product of the output
-    /// changes with the kernel, scattered back onto the images (no patch buffer).
+    /// `dx = R_x(dy)` (the transposed convolution) for a batch: the direct kernels where
+    /// they apply, else the product of the output changes with the kernel, scattered back
+    /// onto the images (no patch buffer).
     ///
     /// # Panics
     /// As [`ConvGeometry::forward`].
@@ -252,7 +255,8 @@ impl ConvGeometry {
         );
     }
 
-    /// `dw = R_w(dy)` for a batch: the parameter changes summed over the images.
+    /// `dw = R_w(dy)` for a batch: the parameter changes summed over the images (the direct
+    /// kernels where they apply, else one matrix product).
     ///
     /// # Panics
     /// As [`ConvGeometry::forward`].
