@@ -47,8 +47,6 @@ const A_MAX: usize = 13 * 1024;
 const O_MAX: usize = 12 * 1024;
 /// The input change's rows of one input channel (one per tap, with zero margins).
 const T_MAX: usize = 24 * 1024;
-/// One plane of the padded input change.
-const P_MAX: usize = 4 * 1024;
 /// The parameter change's partial sums, lane by lane, when positions are in the lanes.
 const S_MAX: usize = 8 * 1024;
 

@@ -11,10 +11,10 @@ pub(super) struct Shifted<'a> {
     pub(super) pos: usize,
 }
 
-/// Tiles: 8 output rows by 3 vectors of positions, 5 rows by 3 vectors (for row counts
-/// that 5 divides and 8 does not: the 25 taps of a 5x5 kernel), or 1 row by 8 vectors for
-/// the rows left.
-pub(super) const TILES: [(usize, usize); 3] = [(8, 3), (5, 3), (1, 8)];
+/// Tiles: 8 output rows by 3 vectors of positions, 5 rows by 3 or 4 vectors (for row counts
+/// that 5 divides and 8 does not: the 25 taps of a 5x5 kernel; 4 vectors where they waste
+/// fewer positions), or 1 row by 8 vectors for the rows left.
+pub(super) const TILES: [(usize, usize); 4] = [(8, 3), (5, 3), (5, 4), (1, 8)];
 
 /// The rows per block for `rows` output rows (the rest go one by one).
 pub(super) fn block_rows(rows: usize) -> usize {
@@ -84,7 +84,11 @@ impl Shifted<'_> {
         let full = rows / mr * mr;
         for m0 in (0..full).step_by(mr) {
             let a = &packed[m0 * deep..(m0 + mr) * deep];
-            if mr == 5 {
+            let round = |nv: usize| self.pos.div_ceil(nv * T::VECTOR) * nv;
+            if mr == 5 && round(4) < round(3) {
+                let offs: [usize; 5] = core::array::from_fn(|i| ooff(m0 + i));
+                self.tiles::<T, 5, 4>(a, buf, &offs, out);
+            } else if mr == 5 {
                 let offs: [usize; 5] = core::array::from_fn(|i| ooff(m0 + i));
                 self.tiles::<T, 5, 3>(a, buf, &offs, out);
             } else {

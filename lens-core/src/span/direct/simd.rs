@@ -24,14 +24,23 @@ pub trait DirectScalar: Copy + Sized {
         ooff: &[usize; MR],
     );
 
-    /// Sums shifted rows: `out[q] = sum_r t[r * row + lead + q - offs[r]]` for
-    /// `q < out.len()`, a multiple of `VECTOR`.
+    /// Sums the tap rows of an input channel's change back onto its rows `y0 .. y0 + n`
+    /// (`rows = (y0, n)`, `n <= 4`), with `shape = (oh, ow, pad, w)`: `out[g * w + x] = sum over taps r of
+    /// t[r * row + oy * ow + ox]` with `(a, b) = taps[r]`, `oy = y0 + g + pad - a`,
+    /// `ox = x + pad - b`, the terms with `(oy, ox)` outside `oh x ow` left out; `x < w`.
     ///
     /// # Safety
-    /// The CPU has AVX-512F; `offs[r] <= lead` and
-    /// `(offs.len() - 1) * row + lead + out.len() <= t.len()`.
+    /// The CPU has AVX-512F.
     #[cfg(target_arch = "x86_64")]
-    unsafe fn gather(t: &[Self], row: usize, lead: usize, offs: &[usize], out: &mut [Self]);
+    #[allow(clippy::too_many_arguments)] // the rows, their taps and shape, the window
+    unsafe fn gather(
+        t: &[Self],
+        row: usize,
+        taps: &[(usize, usize)],
+        shape: (usize, usize, usize, usize),
+        rows: (usize, usize),
+        out: &mut [Self],
+    );
 
     /// A transposed convolution by rows, for one input channel and `R` rows of its change,
     /// with `shape = (co, oh, ow)` and `offsets = (y_off, x_off)`:
@@ -91,7 +100,7 @@ pub trait DirectScalar: Copy + Sized {
 macro_rules! direct_kernels {
     ($t:ty, $lanes:literal, $shifted:ident, $gather:ident, $rows:ident, $correlate:ident,
      $lanes_fn:ident, $vec:ty, $mask:ty, $zero:ident, $load:ident, $loadz:ident, $splat:ident,
-     $fma:ident, $add:ident, $store:ident) => {
+     $fma:ident, $add:ident, $store:ident, $mstore:ident) => {
         #[cfg(target_arch = "x86_64")]
         #[target_feature(enable = "avx512f")]
         unsafe fn $shifted<const MR: usize, const NV: usize>(
@@ -132,29 +141,57 @@ macro_rules! direct_kernels {
 
         #[cfg(target_arch = "x86_64")]
         #[target_feature(enable = "avx512f")]
-        unsafe fn $gather(t: &[$t], row: usize, lead: usize, offs: &[usize], out: &mut [$t]) {
+        unsafe fn $gather(
+            t: &[$t],
+            row: usize,
+            taps: &[(usize, usize)],
+            (oh, ow, pad, w): (usize, usize, usize, usize),
+            (y0, n): (usize, usize),
+            out: &mut [$t],
+        ) {
             use core::arch::x86_64::*;
-            assert!(out.len() % $lanes == 0, "gather: a whole number of vectors");
-            debug_assert!(offs.iter().all(|&o| o <= lead));
-            debug_assert!(offs.is_empty() || (offs.len() - 1) * row + lead + out.len() <= t.len());
-            // Four vectors of outputs at a time, so that four chains of additions overlap.
-            let mut q = 0;
-            while q < out.len() {
-                let n = ((out.len() - q) / $lanes).min(4);
+            assert!(
+                n <= 4 && out.len() >= n * w && row >= oh * ow && t.len() >= taps.len() * row,
+                "gather: rows or window of the wrong size"
+            );
+            let upto = |k: isize| -> $mask {
+                if k >= $lanes {
+                    !0
+                } else if k <= 0 {
+                    0
+                } else {
+                    ((1u32 << k) - 1) as $mask
+                }
+            };
+            for x0 in (0..w).step_by($lanes) {
+                let keep = upto((w - x0) as isize);
+                // Up to four output rows at once: four chains of additions overlap.
                 let mut acc = [$zero(); 4];
-                for (r, &o) in offs.iter().enumerate() {
-                    let at = r * row + lead + q - o;
-                    for (v, a) in acc.iter_mut().enumerate().take(n) {
-                        // SAFETY: `at + (v + 1) lanes <= (r * row + lead - o) + out.len()`,
-                        // within `t` by the caller's contract.
-                        *a = $add(*a, unsafe { $load(t.as_ptr().add(at + v * $lanes)) });
+                for (r, &(a, b)) in taps.iter().enumerate() {
+                    // Lanes `l` read column `x0 + l + pad - b`, inside `0 .. ow`.
+                    let first = (x0 + pad) as isize - b as isize;
+                    let mask = keep & upto(ow as isize - first) & !upto(-first);
+                    if mask == 0 {
+                        continue;
+                    }
+                    for (g, e) in acc.iter_mut().enumerate().take(n) {
+                        let oy = (y0 + g + pad) as isize - a as isize;
+                        if oy < 0 || oy >= oh as isize {
+                            continue;
+                        }
+                        let at = (r * row + oy as usize * ow) as isize + first;
+                        let p = t.as_ptr().wrapping_offset(at);
+                        // SAFETY: the lanes of `mask` read columns `0 .. ow` of row `oy <
+                        // oh` of tap row `r`, inside `t` (`row >= oh ow`, asserted); the
+                        // other lanes are masked off and not read, wherever `p` points.
+                        *e = $add(*e, unsafe { $loadz(mask, p) });
                     }
                 }
-                for (v, &a) in acc.iter().enumerate().take(n) {
-                    // SAFETY: `q + (v + 1) lanes <= out.len()`.
-                    unsafe { $store(out.as_mut_ptr().add(q + v * $lanes), a) };
+                for (g, &e) in acc.iter().enumerate().take(n) {
+                    // SAFETY: the lanes of `keep` write `x0 .. w` of row `g < n` of `out`,
+                    // inside `n w <= out.len()` (asserted).
+                    unsafe { $mstore(out.as_mut_ptr().add(g * w + x0), keep, e) };
                 }
-                q += n * $lanes;
             }
         }
 
@@ -348,9 +385,16 @@ macro_rules! direct_kernels {
 
             #[cfg(target_arch = "x86_64")]
             #[inline]
-            unsafe fn gather(t: &[$t], row: usize, lead: usize, offs: &[usize], out: &mut [$t]) {
-                // SAFETY: the caller guarantees AVX-512F and the bounds.
-                unsafe { $gather(t, row, lead, offs, out) }
+            unsafe fn gather(
+                t: &[$t],
+                row: usize,
+                taps: &[(usize, usize)],
+                shape: (usize, usize, usize, usize),
+                rows: (usize, usize),
+                out: &mut [$t],
+            ) {
+                // SAFETY: the caller guarantees AVX-512F.
+                unsafe { $gather(t, row, taps, shape, rows, out) }
             }
 
             #[cfg(target_arch = "x86_64")]
@@ -413,7 +457,8 @@ direct_kernels!(
     _mm512_set1_ps,
     _mm512_fmadd_ps,
     _mm512_add_ps,
-    _mm512_storeu_ps
+    _mm512_storeu_ps,
+    _mm512_mask_storeu_ps
 );
 direct_kernels!(
     f64,
@@ -431,5 +476,6 @@ direct_kernels!(
     _mm512_set1_pd,
     _mm512_fmadd_pd,
     _mm512_add_pd,
-    _mm512_storeu_pd
+    _mm512_storeu_pd,
+    _mm512_mask_storeu_pd
 );
