@@ -77,14 +77,17 @@ impl Shifted<'_> {
         let deep = self.xoff.len();
         let o_need = (0..rows).map(&ooff).max().unwrap_or(0) + covered::<T>(self.pos);
         assert!(
-            self.x_need::<T>() <= buf.len() && o_need <= out.len() && packed.len() >= rows * deep,
-            "direct convolution buffers"
+            super::available()
+                && self.x_need::<T>() <= buf.len()
+                && o_need <= out.len()
+                && packed.len() >= rows * deep,
+            "direct convolution: no AVX-512, or buffers too small"
         );
         let mr = block_rows(rows);
         let full = rows / mr * mr;
+        let round = |nv: usize| self.pos.div_ceil(nv * T::VECTOR) * nv;
         for m0 in (0..full).step_by(mr) {
             let a = &packed[m0 * deep..(m0 + mr) * deep];
-            let round = |nv: usize| self.pos.div_ceil(nv * T::VECTOR) * nv;
             if mr == 5 && round(4) < round(3) {
                 let offs: [usize; 5] = core::array::from_fn(|i| ooff(m0 + i));
                 self.tiles::<T, 5, 4>(a, buf, &offs, out);
@@ -102,8 +105,9 @@ impl Shifted<'_> {
         }
     }
 
-    /// One block of output rows, tile by tile along the wide positions.
-    pub(super) fn tiles<T: Real, const MR: usize, const NV: usize>(
+    /// One block of output rows, tile by tile along the wide positions (only from `rows`,
+    /// which checks the CPU and the buffers).
+    fn tiles<T: Real, const MR: usize, const NV: usize>(
         &self,
         a: &[T],
         buf: &[T],
@@ -113,7 +117,7 @@ impl Shifted<'_> {
         let width = NV * T::VECTOR;
         for p0 in (0..self.pos).step_by(width) {
             #[cfg(target_arch = "x86_64")]
-            // SAFETY: every pass checks `available()` (AVX-512F on this CPU) before it runs.
+            // SAFETY: `rows` asserted `available()` (AVX-512F on this CPU).
             // `p0 + width <= covered(pos)`, so `p0 + xoff[k] + width <= x_need <= buf.len()`
             // and `p0 + ooff[m] + width <= o_need <= out.len()` (asserted in `rows`).
             unsafe {
