@@ -5,8 +5,9 @@
 //! over batches, the threshold chosen on a validation split (the last 1000 training images).
 //!
 //! Then all ten digits with a gate network trained only by Boolean reverse derivatives:
-//! 784 pixel bits, one hidden layer of 8000 learned two-input gates, 200 output gates per
-//! digit (the digit with most gates on wins), local-majority votes over batches of 512 in
+//! the pixel bits that vary (on in 10-90% of the training images), one hidden layer of
+//! 32000 learned two-input gates, 200 output gates per digit (the digit with most gates on
+//! wins), local-majority votes over batches of 512 in
 //! `Lanes<8>`, each output seeing its positive examples and a random eighth of its negative
 //! ones, the best epoch chosen on 5000 held-out training images.
 //!
@@ -99,7 +100,26 @@ fn main() {
 }
 
 type L8 = Lanes<8>;
+/// Output gates per digit.
 const GROUP: usize = 200;
+/// Learned gates in the hidden layer.
+const HIDDEN: usize = 32_000;
+
+/// The pixels that are on (above 32) in more than a tenth and less than nine tenths of the
+/// images in `range`. The others say little about the digit, and a gate wired to two of
+/// them learns nothing useful: on all pixels the network reached 44-46%, on these 58-64%.
+fn informative_pixels(images: &Images, range: std::ops::Range<usize>) -> Vec<usize> {
+    let mut on = [0usize; 784];
+    let count = range.len();
+    for i in range {
+        for (c, &v) in on.iter_mut().zip(images.image(i)) {
+            *c += usize::from(v > 32);
+        }
+    }
+    (0..784)
+        .filter(|&p| 10 * on[p] > count && 10 * on[p] < 9 * count)
+        .collect()
+}
 
 /// Batches of 512 examples: pixel bits, one-hot output targets (a group of gates per digit)
 /// and the valid lanes.
@@ -107,18 +127,20 @@ fn lane_batches(
     images: &Images,
     labels: &[u8],
     range: std::ops::Range<usize>,
+    pixels: &[usize],
 ) -> Vec<(Vec<L8>, Vec<L8>, L8)> {
     let mut out = Vec::new();
     for start in range.clone().step_by(512) {
         let n = (range.end - start).min(512);
-        let mut x = vec![L8::ZERO; 784];
+        let mut x = vec![L8::ZERO; pixels.len()];
         let mut y = vec![L8::ZERO; 10 * GROUP];
         let mut valid = L8::ZERO;
         for lane in 0..n {
             let i = start + lane;
-            for (p, &v) in images.image(i).iter().enumerate() {
-                if v > 32 {
-                    x[p].set_lane(lane, true);
+            let img = images.image(i);
+            for (w, &p) in x.iter_mut().zip(pixels) {
+                if img[p] > 32 {
+                    w.set_lane(lane, true);
                 }
             }
             let c = labels[i] as usize;
@@ -170,10 +192,23 @@ pub fn ten_digits(
 ) -> Result<f64, paralens::data::DataError> {
     let m = load_mnist(dir)?;
     let n = m.train_labels.len();
-    let train = lane_batches(&m.train_images, &m.train_labels, 0..n - 5000);
-    let val = lane_batches(&m.train_images, &m.train_labels, n - 5000..n);
-    let test = lane_batches(&m.test_images, &m.test_labels, 0..m.test_labels.len());
-    let net = gate_network(784, &[8000, 10 * GROUP], 10 * GROUP, 1).expect("valid shape");
+    let pixels = informative_pixels(&m.train_images, 0..n - 5000);
+    if verbose {
+        println!(
+            "ten digits: {} pixels on in 10-90% of the training images",
+            pixels.len()
+        );
+    }
+    let train = lane_batches(&m.train_images, &m.train_labels, 0..n - 5000, &pixels);
+    let val = lane_batches(&m.train_images, &m.train_labels, n - 5000..n, &pixels);
+    let test = lane_batches(
+        &m.test_images,
+        &m.test_labels,
+        0..m.test_labels.len(),
+        &pixels,
+    );
+    let net =
+        gate_network(pixels.len(), &[HIDDEN, 10 * GROUP], 10 * GROUP, 1).expect("valid shape");
     let mut l = NetlistLearner::<L8>::new(net.netlist, net.params, UpdateRule::LocalMajority)
         .expect("parameters fit");
     l.set_params(&random_tables(net.params, 2))
@@ -209,7 +244,8 @@ pub fn ten_digits(
     let acc = vote_accuracy(&mut l, &test, &m.test_labels);
     if verbose {
         println!(
-            "ten digits, gate network (8000 + 2000 learned gates): test accuracy {:.1}%, trained in {train_time:.1} s",
+            "ten digits, gate network ({HIDDEN} + {} learned gates): test accuracy {:.1}%, trained in {train_time:.1} s",
+            10 * GROUP,
             100.0 * acc
         );
     }

@@ -225,13 +225,14 @@ fn a_z7_table_is_learned_by_reverse_derivative_steps() {
 
 #[test]
 fn mnist_ten_digits_gate_network_beats_chance_by_far() {
-    // The 10-class gate network is far from the circuits issue's 90% aim (about 44% after
-    // 4 epochs); this checks that Boolean reverse derivatives alone do learn.
+    // The 10-class gate network is far from the circuits issue's 90% aim (64% after 4
+    // epochs, 63-64% after one); this checks that Boolean reverse derivatives alone learn
+    // that far.
     let Some(data) = common::shared_data() else {
         return;
     };
     let acc = circuits_mnist::ten_digits(&data.join("mnist"), 1, false).unwrap();
-    assert!(acc > 0.25, "test accuracy {acc}");
+    assert!(acc > 0.55, "test accuracy {acc}");
 }
 
 #[test]
