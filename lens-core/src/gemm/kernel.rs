@@ -29,11 +29,13 @@ pub(super) fn level() -> Kernel {
 /// A micro-kernel: `tile (MR x NR, column-major) = sum_{d < kc} a[d] b[d]^T` over panels
 /// given as `(values, step)`: `a[d]` is the `MR` values from `a.0[d * a.1]`, `b[d]` the `NR`
 /// values from `b.0[d * b.1]` (a packed panel has step `MR` or `NR`; a column-major
-/// operand read in place has its column stride).
+/// operand read in place has its column stride). The tile goes to `out = (values, ld,
+/// add)`: column `j` at `values[j * ld ..]`, stored, or added if `add` (straight into a
+/// column-major result).
 pub(super) trait Micro<T>: Copy {
     const MR: usize;
     const NR: usize;
-    fn tile(self, a: (&[T], usize), b: (&[T], usize), kc: usize, tile: &mut [T]);
+    fn tile(self, a: (&[T], usize), b: (&[T], usize), kc: usize, out: (&mut [T], usize, bool));
 }
 
 /// Runs the product with `kernel`, which the caller checked is available.
@@ -174,8 +176,18 @@ where
                     let ap = a
                         .strip(i0 + s, ms, mr, k0, kc)
                         .unwrap_or((&apack[s * kc..(s + mr) * kc], mr));
+                    // A whole tile of a column-major result is added in place (measured: the
+                    // round trip through the tile buffer was a tenth of a dense layer's
+                    // reverse, whose weight change is a product only 32 deep).
+                    if ms == mr
+                        && nn == nr
+                        && let Some((cm, ld)) = c.col_major()
+                    {
+                        k.tile(ap, bp, kc, (&mut cm[i0 + s + j0 * ld..], ld, true));
+                        continue;
+                    }
                     let t = &mut tile[..mr * nr];
-                    k.tile(ap, bp, kc, t);
+                    k.tile(ap, bp, kc, (&mut *t, mr, false));
                     c.add_tile(i0 + s, j0, ms, nn, t, mr);
                 }
             }
@@ -193,7 +205,13 @@ impl<T: Real, const MR: usize, const NR: usize> Micro<T> for Portable<MR, NR> {
     const NR: usize = NR;
 
     #[inline]
-    fn tile(self, (a, sa): (&[T], usize), (b, sb): (&[T], usize), kc: usize, tile: &mut [T]) {
+    fn tile(
+        self,
+        (a, sa): (&[T], usize),
+        (b, sb): (&[T], usize),
+        kc: usize,
+        (tile, ld, add): (&mut [T], usize, bool),
+    ) {
         let mut acc = [[T::zero(); MR]; NR];
         for d in 0..kc {
             let (ap, bp) = (&a[d * sa..d * sa + MR], &b[d * sb..d * sb + NR]);
@@ -203,6 +221,10 @@ impl<T: Real, const MR: usize, const NR: usize> Micro<T> for Portable<MR, NR> {
                 }
             }
         }
-        tile.copy_from_slice(acc.as_flattened());
+        for (col, out) in acc.iter().zip(tile.chunks_mut(ld)) {
+            for (&v, o) in col.iter().zip(out) {
+                *o = if add { *o + v } else { v };
+            }
+        }
     }
 }

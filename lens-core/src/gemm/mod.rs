@@ -74,6 +74,13 @@ pub trait Sink<T> {
     #[allow(clippy::too_many_arguments)] // a tile and where it goes
     fn add_tile(&mut self, i0: usize, j0: usize, m: usize, n: usize, tile: &[T], ld: usize);
 
+    /// The result as a column-major slice and its column stride, if it is one: whole tiles
+    /// are then added straight into it by the micro-kernel. The default is `None` (every
+    /// tile goes through [`Sink::add_tile`]).
+    fn col_major(&mut self) -> Option<(&mut [T], usize)> {
+        None
+    }
+
     /// Adds a tile given row by row: `C(i0 + i, j0 + j) += tile[i * ld + j]` for `i < m`,
     /// `j < n` (what a product computed transposed produces). The default goes through
     /// [`Sink::add_tile`] one column at a time.

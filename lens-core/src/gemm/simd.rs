@@ -9,7 +9,8 @@ use crate::Real;
 #[doc(hidden)]
 pub trait SimdScalar: Copy + Sized {
     /// `tile = sum_{d < kc} a[d] b[d]^T` (`a[d]` the `MR = V * 64 / size_of::<Self>()`
-    /// values from `a.0[d * a.1]`, `b[d]` the `NR` values from `b.0[d * b.1]`).
+    /// values from `a.0[d * a.1]`, `b[d]` the `NR` values from `b.0[d * b.1]`), column `j`
+    /// of the tile at `out.0[j * out.1 ..]`, stored, or added if `out.2`.
     ///
     /// # Safety
     /// The CPU has AVX-512F.
@@ -18,7 +19,7 @@ pub trait SimdScalar: Copy + Sized {
         a: (&[Self], usize),
         b: (&[Self], usize),
         kc: usize,
-        tile: &mut [Self],
+        out: (&mut [Self], usize, bool),
     );
 
     /// A transposing pack: `out[d * width + t] = src[t * rs + d]` for `t < n`, `d < kc`,
@@ -46,26 +47,27 @@ pub trait SimdScalar: Copy + Sized {
         a: (&[Self], usize),
         b: (&[Self], usize),
         kc: usize,
-        tile: &mut [Self],
+        out: (&mut [Self], usize, bool),
     );
 }
 
 /// One kernel body per (scalar, vector width); `$lanes` values per vector.
 macro_rules! simd_tile {
     ($name:ident, $t:ty, $feat:literal, $lanes:literal, $vec:ty, $zero:ident, $load:ident,
-     $splat:ident, $fma:ident, $store:ident) => {
+     $splat:ident, $fma:ident, $addv:ident, $store:ident) => {
         #[cfg(target_arch = "x86_64")]
         #[target_feature(enable = $feat)]
         unsafe fn $name<const V: usize, const NR: usize>(
             (a, sa): (&[$t], usize),
             (b, sb): (&[$t], usize),
             kc: usize,
-            tile: &mut [$t],
+            (tile, ld, add): (&mut [$t], usize, bool),
         ) {
             use core::arch::x86_64::*;
             let mr = V * $lanes;
             assert!(
-                tile.len() == mr * NR
+                ld >= mr
+                    && (NR - 1) * ld + mr <= tile.len()
                     && (kc == 0
                         || ((kc - 1) * sa + mr <= a.len() && (kc - 1) * sb + NR <= b.len())),
                 "micro-kernel panels of the wrong size"
@@ -89,9 +91,12 @@ macro_rules! simd_tile {
             }
             for (j, row) in acc.iter().enumerate() {
                 for (v, &r) in row.iter().enumerate() {
-                    // SAFETY: `tile` has `mr * NR` values (asserted), and
-                    // `j * mr + (v + 1) * lanes <= mr * NR`.
-                    unsafe { $store(tile.as_mut_ptr().add(j * mr + v * $lanes), r) };
+                    // SAFETY: `j ld + (v + 1) lanes <= (NR - 1) ld + mr <= tile.len()`
+                    // (asserted).
+                    unsafe {
+                        let at = tile.as_mut_ptr().add(j * ld + v * $lanes);
+                        $store(at, if add { $addv($load(at), r) } else { r });
+                    }
                 }
             }
         }
@@ -108,6 +113,7 @@ simd_tile!(
     _mm512_loadu_ps,
     _mm512_set1_ps,
     _mm512_fmadd_ps,
+    _mm512_add_ps,
     _mm512_storeu_ps
 );
 simd_tile!(
@@ -120,6 +126,7 @@ simd_tile!(
     _mm512_loadu_pd,
     _mm512_set1_pd,
     _mm512_fmadd_pd,
+    _mm512_add_pd,
     _mm512_storeu_pd
 );
 simd_tile!(
@@ -132,6 +139,7 @@ simd_tile!(
     _mm256_loadu_ps,
     _mm256_set1_ps,
     _mm256_fmadd_ps,
+    _mm256_add_ps,
     _mm256_storeu_ps
 );
 simd_tile!(
@@ -144,6 +152,7 @@ simd_tile!(
     _mm256_loadu_pd,
     _mm256_set1_pd,
     _mm256_fmadd_pd,
+    _mm256_add_pd,
     _mm256_storeu_pd
 );
 
@@ -297,10 +306,10 @@ macro_rules! simd_scalar {
                 a: (&[$t], usize),
                 b: (&[$t], usize),
                 kc: usize,
-                t: &mut [$t],
+                out: (&mut [$t], usize, bool),
             ) {
                 // SAFETY: the caller guarantees AVX-512F.
-                unsafe { $k512::<V, NR>(a, b, kc, t) }
+                unsafe { $k512::<V, NR>(a, b, kc, out) }
             }
 
             #[cfg(target_arch = "x86_64")]
@@ -309,10 +318,10 @@ macro_rules! simd_scalar {
                 a: (&[$t], usize),
                 b: (&[$t], usize),
                 kc: usize,
-                t: &mut [$t],
+                out: (&mut [$t], usize, bool),
             ) {
                 // SAFETY: the caller guarantees AVX2 and FMA.
-                unsafe { $k256::<V, NR>(a, b, kc, t) }
+                unsafe { $k256::<V, NR>(a, b, kc, out) }
             }
         }
     };
@@ -340,9 +349,9 @@ impl<T: Real, const V: usize, const NR: usize> Micro<T> for Avx512<V, NR> {
     const NR: usize = NR;
 
     #[inline]
-    fn tile(self, a: (&[T], usize), b: (&[T], usize), kc: usize, tile: &mut [T]) {
+    fn tile(self, a: (&[T], usize), b: (&[T], usize), kc: usize, out: (&mut [T], usize, bool)) {
         // SAFETY: `self` was made by `detect`, which found AVX-512F on this CPU.
-        unsafe { T::tile_avx512::<V, NR>(a, b, kc, tile) }
+        unsafe { T::tile_avx512::<V, NR>(a, b, kc, out) }
     }
 }
 
@@ -366,9 +375,9 @@ impl<T: Real, const V: usize, const NR: usize> Micro<T> for Avx2<V, NR> {
     const NR: usize = NR;
 
     #[inline]
-    fn tile(self, a: (&[T], usize), b: (&[T], usize), kc: usize, tile: &mut [T]) {
+    fn tile(self, a: (&[T], usize), b: (&[T], usize), kc: usize, out: (&mut [T], usize, bool)) {
         // SAFETY: `self` was made by `detect`, which found AVX2 and FMA on this CPU.
-        unsafe { T::tile_avx2::<V, NR>(a, b, kc, tile) }
+        unsafe { T::tile_avx2::<V, NR>(a, b, kc, out) }
     }
 }
 

@@ -154,6 +154,10 @@ impl<T: Real> Sink<T> for ViewMut<'_, T> {
         self.rows
     }
 
+    fn col_major(&mut self) -> Option<(&mut [T], usize)> {
+        Some((&mut *self.data, self.rows))
+    }
+
     fn cols(&self) -> usize {
         self.cols
     }
