@@ -375,6 +375,69 @@ fn max_pooling_matches_a_direct_loop_and_routes_changes_to_the_winners() {
     assert!(r.passes(1e-7), "{r}");
 }
 
+/// Max pooling of a batch written as a plain loop: each output is the first largest value
+/// of its window, and its change goes to that input.
+fn pool_direct(
+    x: &[f64],
+    (c, h, w, k, s): (usize, usize, usize, usize, usize),
+    dy: &[f64],
+) -> (Vec<f64>, Vec<f64>) {
+    let (oh, ow) = ((h - k) / s + 1, (w - k) / s + 1);
+    let (mut y, mut dx) = (Vec::new(), vec![0.0; x.len()]);
+    for ch in 0..c {
+        for oy in 0..oh {
+            for ox in 0..ow {
+                let mut best = ch * h * w + oy * s * w + ox * s;
+                for ky in 0..k {
+                    for kx in 0..k {
+                        let i = ch * h * w + (oy * s + ky) * w + ox * s + kx;
+                        if x[i] > x[best] {
+                            best = i;
+                        }
+                    }
+                }
+                dx[best] += dy[y.len()];
+                y.push(x[best]);
+            }
+        }
+    }
+    (y, dx)
+}
+
+#[test]
+fn max_pooling_batches_match_the_plain_loop_with_ties_and_odd_sizes() {
+    use nalgebra::SMatrix;
+    use paralens::Lens;
+    use paralens::span::MaxPool2d;
+    // Values on three levels, so that windows hold ties (the first wins).
+    let tied = |n: usize, seed: usize| -> Vec<f64> {
+        (0..n).map(|i| ((i * 7 + seed) % 3) as f64 * 0.5).collect()
+    };
+    // 2x2 windows, stride 2, on odd sizes (the last row and column are left out).
+    let pool = MaxPool2d::<70, 12>::new::<2, 5, 7, 2, 2>();
+    let (x, dy) = (tied(70 * 3, 1), tied(12 * 3, 2));
+    let xm = SMatrix::<f64, 70, 3>::from_column_slice(&x);
+    let (y, pull) = pool.apply_vjp(xm);
+    let dx = pull(SMatrix::<f64, 12, 3>::from_column_slice(&dy));
+    for b in 0..3 {
+        let (wy, wdx) = pool_direct(&x[b * 70..][..70], (2, 5, 7, 2, 2), &dy[b * 12..][..12]);
+        assert_eq!(y.column(b).as_slice(), &wy[..]);
+        assert_eq!(dx.column(b).as_slice(), &wdx[..]);
+    }
+    // 3x3 windows, stride 2 (overlapping), the general loop.
+    let pool = MaxPool2d::<98, 18>::new::<2, 7, 7, 3, 2>();
+    let (x, dy) = (tied(98 * 2, 3), tied(18 * 2, 4));
+    let xm = SMatrix::<f64, 98, 2>::from_column_slice(&x);
+    let (y, pull) = pool.apply_vjp(xm);
+    let dx = pull(SMatrix::<f64, 18, 2>::from_column_slice(&dy));
+    for b in 0..2 {
+        let (wy, wdx) = pool_direct(&x[b * 98..][..98], (2, 7, 7, 3, 2), &dy[b * 18..][..18]);
+        assert_eq!(y.column(b).as_slice(), &wy[..]);
+        assert_eq!(dx.column(b).as_slice(), &wdx[..]);
+        assert_eq!(pool.apply(xm).column(b).as_slice(), &wy[..]);
+    }
+}
+
 #[test]
 fn the_convolution_fast_path_equals_the_span_form() {
     use paralens::span::ConvGeometry;
