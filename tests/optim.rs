@@ -121,3 +121,32 @@ fn adamw_decays_weights_decoupled() {
     }
     assert!(got[2] < three_steps(Adam::new(0.1))[2]);
 }
+
+/// Long parameter slices take a copy of Adam's update loop compiled for AVX-512 (where the
+/// CPU has it); it must give exactly what the plain loop gives. Each entry of a 300-long
+/// vector (the wide loop) is checked against the same entry updated alone (a slice of one,
+/// the plain loop), bit for bit, over steps whose changes reach the flushed-to-zero range.
+#[test]
+fn adams_wide_update_equals_the_plain_one_bit_for_bit() {
+    use nalgebra::SVector;
+    const N: usize = 300;
+    let opt = Adam::new(1e-2f32);
+    let mut p = SVector::<f32, N>::from_fn(|i, _| (i as f32 * 0.37).sin());
+    let mut s = opt.init_state(&p);
+    let mut single: Vec<_> = (0..N)
+        .map(|i| {
+            let q = SVector::<f32, 1>::new(p[i]);
+            let st = opt.init_state(&q);
+            (q, st)
+        })
+        .collect();
+    for step in 0..5 {
+        let scale = [1.0, 1e-3, 1e-19, 0.5, 1e-30][step];
+        let dp = SVector::<f32, N>::from_fn(|i, _| scale * ((i * 7 + step) as f32 * 0.11).cos());
+        opt.update(&mut s, &mut p, &dp);
+        for (i, (q, st)) in single.iter_mut().enumerate() {
+            opt.update(st, q, &SVector::<f32, 1>::new(dp[i]));
+            assert_eq!(p[i].to_bits(), q[0].to_bits(), "entry {i}, step {step}");
+        }
+    }
+}

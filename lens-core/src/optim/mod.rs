@@ -95,8 +95,42 @@ pub(crate) fn zip4<T: Real, P: Flat<T>>(
         // Equal lengths stated up front let the loop vectorise without bounds checks.
         let n = sp.len();
         let (sd, sm, sv) = (&sd[..n], &mut sm[..n], &mut sv[..n]);
+        #[cfg(target_arch = "x86_64")]
+        if n >= WIDE && std::arch::is_x86_feature_detected!("avx512f") {
+            // SAFETY: AVX-512F was detected on this CPU just above.
+            unsafe { zip4_avx512(sp, sd, sm, sv, &mut f) };
+            return;
+        }
         for i in 0..n {
             f(&mut sp[i], sd[i], &mut sm[i], &mut sv[i]);
         }
     });
+}
+
+/// Slices at least this long take the AVX-512 copy of an update loop (shorter ones, as in
+/// the Iris step, are not worth the check).
+#[cfg(target_arch = "x86_64")]
+const WIDE: usize = 256;
+
+/// [`zip4`]'s loop compiled for AVX-512: the update is the same code, vectorised 16 wide
+/// instead of the baseline's 4 (Adam's square root and division included; measured: Adam
+/// was most of the MNIST MLP step outside its matrix products). The results are the same:
+/// the operations are the same IEEE operations, one lane at a time.
+///
+/// # Safety
+/// The CPU has AVX-512F.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f")]
+unsafe fn zip4_avx512<T: Real>(
+    sp: &mut [T],
+    sd: &[T],
+    sm: &mut [T],
+    sv: &mut [T],
+    f: &mut impl FnMut(&mut T, T, &mut T, &mut T),
+) {
+    let n = sp.len();
+    let (sd, sm, sv) = (&sd[..n], &mut sm[..n], &mut sv[..n]);
+    for i in 0..n {
+        f(&mut sp[i], sd[i], &mut sm[i], &mut sv[i]);
+    }
 }
