@@ -122,21 +122,24 @@ fn adamw_decays_weights_decoupled() {
     assert!(got[2] < three_steps(Adam::new(0.1))[2]);
 }
 
-/// Long parameter slices take a copy of Adam's update loop compiled for AVX-512 (where the
-/// CPU has it); it must give exactly what the plain loop gives. Each entry of a 300-long
-/// vector (the wide loop) is checked against the same entry updated alone (a slice of one,
-/// the plain loop), bit for bit, over steps whose changes reach the flushed-to-zero range.
-#[test]
-fn adams_wide_update_equals_the_plain_one_bit_for_bit() {
+/// Long parameter slices take a copy of an optimizer's update loop compiled for AVX-512
+/// (where the CPU has it); it must give exactly what the plain loop gives. Each entry of a
+/// 300-long vector (the wide loop) is checked against the same entry updated alone (a slice
+/// of one, the plain loop), bit for bit, over steps whose changes reach Adam's
+/// flushed-to-zero range.
+fn wide_update_equals_the_plain_one<O>(opt: O)
+where
+    O: Optimizer<nalgebra::SVector<f32, 300>, Scalar = f32>
+        + Optimizer<nalgebra::SVector<f32, 1>, Scalar = f32>,
+{
     use nalgebra::SVector;
     const N: usize = 300;
-    let opt = Adam::new(1e-2f32);
     let mut p = SVector::<f32, N>::from_fn(|i, _| (i as f32 * 0.37).sin());
-    let mut s = opt.init_state(&p);
+    let mut s = Optimizer::<SVector<f32, N>>::init_state(&opt, &p);
     let mut single: Vec<_> = (0..N)
         .map(|i| {
             let q = SVector::<f32, 1>::new(p[i]);
-            let st = opt.init_state(&q);
+            let st = Optimizer::<SVector<f32, 1>>::init_state(&opt, &q);
             (q, st)
         })
         .collect();
@@ -149,4 +152,12 @@ fn adams_wide_update_equals_the_plain_one_bit_for_bit() {
             assert_eq!(p[i].to_bits(), q[0].to_bits(), "entry {i}, step {step}");
         }
     }
+}
+
+#[test]
+fn wide_updates_equal_the_plain_ones_bit_for_bit() {
+    wide_update_equals_the_plain_one(Adam::new(1e-2f32));
+    wide_update_equals_the_plain_one(RmsProp::new(1e-2f32));
+    wide_update_equals_the_plain_one(AdaGrad::new(1e-1f32));
+    wide_update_equals_the_plain_one(Momentum::new(1e-2f32, 0.9));
 }
