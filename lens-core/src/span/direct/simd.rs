@@ -1,5 +1,7 @@
-//! The direct convolution's two AVX-512 kernels, for `f32` and `f64`, in `core::arch`
-//! intrinsics (as `gemm`'s micro-kernels, so that the accumulators stay in registers).
+//! The direct convolution's AVX-512 kernels (the shifted product, the gather of tap rows,
+//! the transposed convolution by rows, and the two parameter-change sums), for `f32` and
+//! `f64`, in `core::arch` intrinsics (as `gemm`'s micro-kernels, so that the accumulators
+//! stay in registers).
 
 /// Scalars with the direct convolution's kernels (`f32` and `f64`); a supertrait of
 /// [`crate::Real`].
@@ -25,9 +27,10 @@ pub trait DirectScalar: Copy + Sized {
     );
 
     /// Sums the tap rows of an input channel's change back onto its rows `y0 .. y0 + n`
-    /// (`rows = (y0, n)`, `n <= 4`), with `shape = (oh, ow, pad, w)`: `out[g * w + x] = sum over taps r of
-    /// t[r * row + oy * ow + ox]` with `(a, b) = taps[r]`, `oy = y0 + g + pad - a`,
-    /// `ox = x + pad - b`, the terms with `(oy, ox)` outside `oh x ow` left out; `x < w`.
+    /// (`rows = (y0, n)`, `n <= 4`), with `shape = (oh, ow, pad, w)`:
+    /// `out[g * w + x] = sum over taps r of t[r * row + oy * ow + ox]` with
+    /// `(a, b) = taps[r]`, `oy = y0 + g + pad - a`, `ox = x + pad - b`, the terms with
+    /// `(oy, ox)` outside `oh x ow` left out; `x < w`.
     ///
     /// # Safety
     /// The CPU has AVX-512F.
