@@ -84,6 +84,21 @@ impl<T: Real> Panels<T> for View<'_, T> {
 
     #[inline]
     fn pack(&self, w0: usize, n: usize, width: usize, k0: usize, kc: usize, out: &mut [T]) {
+        let simd = super::Kernel::best() == super::Kernel::Avx512;
+        self.pack_with(simd, (w0, n, width, k0, kc), out);
+    }
+}
+
+impl<T: Real> View<'_, T> {
+    /// [`Panels::pack`], with the AVX-512 transposing pack allowed or not (the portable
+    /// loops are tested against it on a CPU that has it).
+    #[inline]
+    fn pack_with(
+        &self,
+        simd: bool,
+        (w0, n, width, k0, kc): (usize, usize, usize, usize, usize),
+        out: &mut [T],
+    ) {
         let (rs, cs) = (self.rs, self.cs);
         if rs == 1 {
             // Each deep step reads `n` contiguous values.
@@ -92,7 +107,7 @@ impl<T: Real> Panels<T> for View<'_, T> {
                 super::copy_short(&mut o[..n], &self.data[start..start + n]);
                 o[n..].fill(T::zero());
             }
-        } else if cs == 1 && super::Kernel::best() == super::Kernel::Avx512 {
+        } else if cs == 1 && simd && super::Kernel::best() == super::Kernel::Avx512 {
             #[cfg(target_arch = "x86_64")]
             // SAFETY: the best kernel is AVX-512 only on a CPU with AVX-512F.
             unsafe {
@@ -180,6 +195,46 @@ impl<T: Real> Sink<T> for ViewMut<'_, T> {
             let col = &mut self.data[start..start + m];
             for (i, c) in col.iter_mut().enumerate() {
                 *c += tile[i * ld + j];
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every packing loop against the definition `out[d * width + t] = X(w0 + t, k0 + d)`
+    /// (0 past `n`), on a matrix stored column-major, row-major and with both strides, with
+    /// and without the AVX-512 transposing pack (which only a CPU with AVX-512 runs).
+    #[test]
+    fn every_packing_loop_writes_the_panel() {
+        let data: Vec<f64> = (0..40 * 37).map(|i| f64::from(i) * 0.5 + 1.0).collect();
+        let (rows, cols) = (19, 35);
+        for (rs, cs) in [(1, rows), (cols, 1), (2 * cols, 2)] {
+            let v = View::strided(&data, rows, cols, rs, cs);
+            for (w0, n, width, k0, kc) in
+                [(0, 16, 16, 0, 35), (3, 13, 16, 5, 17), (18, 1, 12, 34, 1)]
+            {
+                for simd in [false, true] {
+                    let mut out = vec![f64::NAN; width * kc];
+                    v.pack_with(simd, (w0, n, width, k0, kc), &mut out);
+                    for d in 0..kc {
+                        for t in 0..width {
+                            let want = if t < n {
+                                data[(w0 + t) * rs + (k0 + d) * cs]
+                            } else {
+                                0.0
+                            };
+                            assert_eq!(
+                                out[d * width + t],
+                                want,
+                                "strides ({rs}, {cs}), panel {:?}, simd {simd}",
+                                (w0, n, width, k0, kc)
+                            );
+                        }
+                    }
+                }
             }
         }
     }
