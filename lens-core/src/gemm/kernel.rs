@@ -84,8 +84,12 @@ fn portable<T: Real, A: Panels<T>, B: Panels<T>, C: Sink<T>>(a: &A, b: &B, c: &m
 /// Kernel slots spent on a product (tiles times tile size, in the better orientation).
 #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
 fn waste<T, K: Micro<T>>(_: K, m: usize, n: usize) -> usize {
-    let s = |m: usize, n: usize| m.div_ceil(K::MR) * K::MR * n.div_ceil(K::NR) * K::NR;
-    s(m, n).min(s(n, m))
+    slots::<T, K>(m, n).min(slots::<T, K>(n, m))
+}
+
+/// Kernel slots spent on an `m x n` result: whole tiles.
+fn slots<T, K: Micro<T>>(m: usize, n: usize) -> usize {
+    m.div_ceil(K::MR) * K::MR * n.div_ceil(K::NR) * K::NR
 }
 
 /// Picks the orientation that wastes the fewest kernel slots on partial tiles: `C = A Bt^T`
@@ -98,9 +102,8 @@ where
     B: Panels<T>,
     C: Sink<T>,
 {
-    let s = |m: usize, n: usize| m.div_ceil(K::MR) * K::MR * n.div_ceil(K::NR) * K::NR;
     let (m, n) = (a.wide(), b.wide());
-    if s(n, m) < s(m, n) {
+    if slots::<T, K>(n, m) < slots::<T, K>(m, n) {
         blocked(k, b, a, &mut Transposed(c));
     } else {
         blocked(k, a, b, c);
