@@ -613,6 +613,8 @@ fn the_direct_convolution_kernels_equal_the_products() {
         (2, 9, 9, 9, 3, 2, 1, 1, 3),
         (1, 6, 6, 1, 1, 1, 0, 1, 2),
         (5, 7, 7, 17, 4, 1, 3, 1, 2),
+        // A 5x5 kernel by tap rows over 48 output positions: 5-row tiles 3 vectors wide.
+        (1, 10, 12, 3, 5, 1, 0, 1, 2),
         // Inputs two vectors wide (in f32), where the input change goes by rows.
         (2, 16, 30, 6, 3, 1, 1, 1, 2),
         (1, 14, 30, 4, 5, 1, 2, 1, 2),

@@ -173,27 +173,36 @@ fn channels_last<T: Real>(g: &ConvGeometry, x: &[T], dy: &[T], dw: &mut [T]) -> 
     true
 }
 
-/// Taps per block of the channels-in-lanes kernel: the fewest padded taps among the shapes
-/// that keep every sum in a register (`mv` vectors of channels times `KR` taps, at most 25
-/// sums), larger blocks on ties.
+/// The block shapes of the channels-in-lanes kernel, `(mv, kr)`: `mv` vectors of channels
+/// by `kr` taps, every sum in a register (at most 25), larger blocks first.
+const BLOCKS: [(usize, usize); 9] = [
+    (1, 25),
+    (1, 20),
+    (1, 16),
+    (1, 12),
+    (1, 9),
+    (2, 12),
+    (2, 10),
+    (2, 8),
+    (2, 6),
+];
+
+/// Taps per block for `mv` vectors of channels: the fewest padded taps among [`BLOCKS`],
+/// larger blocks on ties.
 fn tap_block(mv: usize, taps: usize) -> usize {
-    let choices: &[usize] = if mv == 2 {
-        &[12, 10, 8, 6]
-    } else {
-        &[25, 20, 16, 12, 9]
-    };
     let padded = |kr: usize| taps.div_ceil(kr) * kr;
-    let mut best = choices[0];
-    for &kr in choices {
-        if padded(kr) < padded(best) {
-            best = kr;
+    let mut best = None;
+    for &(_, kr) in BLOCKS.iter().filter(|&&(m, _)| m == mv) {
+        if best.is_none_or(|b| padded(kr) < padded(b)) {
+            best = Some(kr);
         }
     }
-    best
+    best.expect("BLOCKS has shapes for one and two vectors")
 }
 
 /// One call of the channels-in-lanes kernel with the block shape `(mv, kr)` chosen by
-/// [`tap_block`].
+/// [`tap_block`] (the shapes of [`BLOCKS`], listed again as literals for the kernel's const
+/// parameters; a test runs every one).
 fn lanes_block<T: Real>(
     shape: (usize, usize),
     d: &[T],
@@ -208,11 +217,11 @@ fn lanes_block<T: Real>(
             match shape {
                 $(
                     #[cfg(target_arch = "x86_64")]
-                    // SAFETY: `reverse_param` checked `available()` (AVX-512F) before it
-                    // called this.
+                    // SAFETY: `channels_last`, its only caller, checked `available()`
+                    // (AVX-512F) before it called this.
                     ($mv, $kr) => unsafe { T::lanes::<$mv, $kr>(d, ds, x, xoff, sums, g) },
                 )*
-                _ => unreachable!("tap_block chooses among the shapes listed here"),
+                _ => unreachable!("tap_block chooses among BLOCKS, all listed here"),
             }
         };
     }
@@ -227,4 +236,55 @@ fn lanes_block<T: Real>(
         (2, 8),
         (2, 6)
     );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every block shape the channels-in-lanes kernel can take, each on a geometry that
+    /// [`tap_block`] sends to it, against the matrix-product path (f32: 16 channels fill one
+    /// vector, 32 two).
+    #[test]
+    fn every_channels_last_block_equals_the_product() {
+        let geometries = [
+            (1, 5),
+            (5, 2),
+            (4, 2),
+            (3, 2),
+            (1, 3),
+            (3, 2),
+            (5, 2),
+            (2, 2),
+            (2, 3),
+        ];
+        for ((mv, kr), (c, k)) in BLOCKS.into_iter().zip(geometries) {
+            assert_eq!(
+                tap_block(mv, c * k * k),
+                kr,
+                "the geometry for {:?}",
+                (mv, kr)
+            );
+            let g = ConvGeometry::new(c, 6, 7, 16 * mv, k, 1, 0, 1).expect("fits");
+            let (ni, no, np) = g.sizes();
+            let x: Vec<f32> = (0..2 * ni)
+                .map(|i| ((i * 7) % 11) as f32 * 0.1 - 0.5)
+                .collect();
+            let dy: Vec<f32> = (0..2 * no)
+                .map(|i| ((i * 5) % 13) as f32 * 0.1 - 0.6)
+                .collect();
+            let (mut got, mut want) = (vec![f32::NAN; np], vec![f32::NAN; np]);
+            if !channels_last(&g, &x, &dy, &mut got) {
+                return; // no AVX-512 on this CPU
+            }
+            g.products_only().reverse_param(&x, &dy, &mut want);
+            for (i, (a, b)) in got.iter().zip(&want).enumerate() {
+                assert!(
+                    (a - b).abs() <= 1e-4 * (1.0 + b.abs()),
+                    "block {:?}, entry {i}: {a} vs {b}",
+                    (mv, kr)
+                );
+            }
+        }
+    }
 }
