@@ -1,5 +1,6 @@
-//! Span layers: the compiled (gather) form of a 2-D convolution, forward and both reverse
-//! passes, on MNIST-sized images; throughput in multiply-adds.
+//! Span layers: a 2-D convolution's forward and both reverse passes on MNIST-sized images,
+//! in the compiled (gather) form and by the fast path, the dense layer and the matrix product
+//! alone; throughput in multiply-adds.
 
 use criterion::{Criterion, Throughput};
 use paralens::span::{CompiledSpan, ConvGeometry, instances};
@@ -45,49 +46,45 @@ pub fn bench(c: &mut Criterion) {
         })
     });
     g.finish();
-    // The fast path: one matrix product per pass over the whole batch.
-    let fast = ConvGeometry::new(1, 28, 28, 16, 5, 1, 0, 1).expect("fits");
-    let batch: Vec<f32> = xs.concat();
-    let dys = vec![0.5f32; 32 * span.outputs];
-    let mut ys = vec![0.0f32; 32 * span.outputs];
-    let mut dxs = vec![0.0f32; 32 * span.inputs];
-    let mut g = c.benchmark_group("conv2d_28x28_1to16_k5_batch32_gemm");
-    g.throughput(Throughput::Elements(cells * 32));
-    g.bench_function("forward", |b| {
-        b.iter(|| fast.forward(black_box(&batch), &w, &mut ys))
-    });
-    g.bench_function("reverse_input", |b| {
-        b.iter(|| fast.reverse_input(&w, black_box(&dys), &mut dxs))
-    });
-    g.bench_function("reverse_param", |b| {
-        b.iter(|| fast.reverse_param(black_box(&batch), &dys, &mut dw))
-    });
-    g.finish();
+    conv_fast(
+        c,
+        "conv2d_28x28_1to16_k5_batch32_fast",
+        ConvGeometry::new(1, 28, 28, 16, 5, 1, 0, 1).expect("fits"),
+    );
     // The second convolution of the MNIST network: 16 channels of 12x12 to 32 of 8x8.
-    let second = ConvGeometry::new(16, 12, 12, 32, 5, 1, 0, 1).expect("fits");
-    let (ni, no, np) = second.sizes();
-    let x2: Vec<f32> = (0..32 * ni).map(|i| ((i * 7) % 13) as f32 / 13.0).collect();
-    let w2: Vec<f32> = (0..np).map(|i| (i % 5) as f32 * 0.1 - 0.2).collect();
-    let dy2 = vec![0.5f32; 32 * no];
-    let (mut y2, mut dx2, mut dw2) = (
+    conv_fast(
+        c,
+        "conv2d_12x12_16to32_k5_batch32_fast",
+        ConvGeometry::new(16, 12, 12, 32, 5, 1, 0, 1).expect("fits"),
+    );
+    dense(c);
+    raw_gemm(c);
+}
+
+/// The fast path's three passes on a batch of 32 images (the direct kernels where the CPU
+/// has AVX-512, else one matrix product per pass); throughput in multiply-adds.
+fn conv_fast(c: &mut Criterion, name: &str, conv: ConvGeometry) {
+    let (ni, no, np) = conv.sizes();
+    let x: Vec<f32> = (0..32 * ni).map(|i| ((i * 7) % 13) as f32 / 13.0).collect();
+    let w: Vec<f32> = (0..np).map(|i| (i % 5) as f32 * 0.1 - 0.2).collect();
+    let dy = vec![0.5f32; 32 * no];
+    let (mut y, mut dx, mut dw) = (
         vec![0.0f32; 32 * no],
         vec![0.0f32; 32 * ni],
         vec![0.0f32; np],
     );
-    let mut g = c.benchmark_group("conv2d_12x12_16to32_k5_batch32_gemm");
-    g.throughput(Throughput::Elements((32 * no * second.fan_in()) as u64));
+    let mut g = c.benchmark_group(name);
+    g.throughput(Throughput::Elements((32 * no * conv.fan_in()) as u64));
     g.bench_function("forward", |b| {
-        b.iter(|| second.forward(black_box(&x2), &w2, &mut y2))
+        b.iter(|| conv.forward(black_box(&x), &w, &mut y))
     });
     g.bench_function("reverse_input", |b| {
-        b.iter(|| second.reverse_input(&w2, black_box(&dy2), &mut dx2))
+        b.iter(|| conv.reverse_input(&w, black_box(&dy), &mut dx))
     });
     g.bench_function("reverse_param", |b| {
-        b.iter(|| second.reverse_param(black_box(&x2), &dy2, &mut dw2))
+        b.iter(|| conv.reverse_param(black_box(&x), &dy, &mut dw))
     });
     g.finish();
-    dense(c);
-    raw_gemm(c);
 }
 
 /// The product alone on column-major matrices, for the kernel's own speed.
