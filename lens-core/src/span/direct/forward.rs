@@ -11,6 +11,9 @@ use crate::span::conv::ConvGeometry;
 /// not suit the direct kernels (a stride above 1, buffers too large, or no AVX-512): output
 /// channels against taps, over the wide positions of the padded image.
 pub(in crate::span) fn forward<T: Real>(g: &ConvGeometry, x: &[T], w: &[T], y: &mut [T]) -> bool {
+    if g.stride != 1 || !available() {
+        return false;
+    }
     let mut xoff = [0; K_MAX];
     let Some(pad) = input_layout(g, &mut xoff) else {
         return false;
@@ -21,9 +24,7 @@ pub(in crate::span) fn forward<T: Real>(g: &ConvGeometry, x: &[T], w: &[T], y: &
         pos: g.oh * pad.cols,
     };
     let plane = covered::<T>(pass.pos);
-    if g.stride != 1
-        || !available()
-        || pass.x_need::<T>().max(g.c * pad.plane()) > X_MAX
+    if pass.x_need::<T>().max(g.c * pad.plane()) > X_MAX
         || g.co * plane > O_MAX
         || g.co * taps > A_MAX
     {

@@ -108,6 +108,9 @@ fn by_rows_with<T: Real, const K: usize, const R: usize, const NVR: usize>(
 /// overlapping vectors, which stalls on store forwarding).
 fn by_tap_rows<T: Real>(g: &ConvGeometry, w: &[T], dy: &[T], dx: &mut [T]) -> bool {
     let (kk, taps) = (g.k * g.k, g.fan_in());
+    if g.stride != 1 || g.co > K_MAX || kk > K_MAX || !available() {
+        return false;
+    }
     let pos = g.oh * g.ow;
     // The output change's planes, each followed by zeros up to the next: a tile's positions
     // past `pos` read zeros.
@@ -119,21 +122,15 @@ fn by_tap_rows<T: Real>(g: &ConvGeometry, w: &[T], dy: &[T], dx: &mut [T]) -> bo
         stride: covered::<T>(pos),
     };
     let mut xoff = [0; K_MAX];
-    for (o, v) in xoff.iter_mut().enumerate().take(g.co.min(K_MAX)) {
+    for (o, v) in xoff.iter_mut().enumerate().take(g.co) {
         *v = o * src.plane();
     }
     let pass = Shifted {
-        xoff: &xoff[..g.co.min(K_MAX)],
+        xoff: &xoff[..g.co],
         pos,
     };
     let row = covered::<T>(pos);
-    if g.stride != 1
-        || g.co > K_MAX
-        || kk > K_MAX
-        || !available()
-        || pass.x_need::<T>().max(g.co * src.plane()) > X_MAX
-        || kk * row > T_MAX
-        || taps * g.co > A_MAX
+    if pass.x_need::<T>().max(g.co * src.plane()) > X_MAX || kk * row > T_MAX || taps * g.co > A_MAX
     {
         return false;
     }
