@@ -174,8 +174,35 @@ fn channels_last<T: Real>(g: &ConvGeometry, x: &[T], dy: &[T], dw: &mut [T]) -> 
 }
 
 /// The block shapes of the channels-in-lanes kernel, `(mv, kr)`: `mv` vectors of channels
-/// by `kr` taps, every sum in a register (at most 25), larger blocks first.
-const BLOCKS: [(usize, usize); 9] = [
+/// by `kr` taps, every sum in a register (at most 25), larger blocks first; and one call of
+/// the kernel with a shape chosen by [`tap_block`] (a test runs every one).
+macro_rules! blocks {
+    ($(($mv:literal, $kr:literal)),*) => {
+        const BLOCKS: &[(usize, usize)] = &[$(($mv, $kr)),*];
+
+        fn lanes_block<T: Real>(
+            shape: (usize, usize),
+            d: &[T],
+            ds: usize,
+            x: &[T],
+            xoff: &[usize],
+            sums: (usize, usize, usize, usize),
+            g: &mut [T],
+        ) {
+            match shape {
+                $(
+                    #[cfg(target_arch = "x86_64")]
+                    // SAFETY: `channels_last`, its only caller, checked `available()`
+                    // (AVX-512F) before it called this.
+                    ($mv, $kr) => unsafe { T::lanes::<$mv, $kr>(d, ds, x, xoff, sums, g) },
+                )*
+                _ => unreachable!("tap_block chooses among BLOCKS"),
+            }
+        }
+    };
+}
+
+blocks!(
     (1, 25),
     (1, 20),
     (1, 16),
@@ -184,8 +211,8 @@ const BLOCKS: [(usize, usize); 9] = [
     (2, 12),
     (2, 10),
     (2, 8),
-    (2, 6),
-];
+    (2, 6)
+);
 
 /// Taps per block for `mv` vectors of channels: the fewest padded taps among [`BLOCKS`],
 /// larger blocks on ties.
@@ -198,44 +225,6 @@ fn tap_block(mv: usize, taps: usize) -> usize {
         }
     }
     best.expect("BLOCKS has shapes for one and two vectors")
-}
-
-/// One call of the channels-in-lanes kernel with the block shape `(mv, kr)` chosen by
-/// [`tap_block`] (the shapes of [`BLOCKS`], listed again as literals for the kernel's const
-/// parameters; a test runs every one).
-fn lanes_block<T: Real>(
-    shape: (usize, usize),
-    d: &[T],
-    ds: usize,
-    x: &[T],
-    xoff: &[usize],
-    sums: (usize, usize, usize, usize),
-    g: &mut [T],
-) {
-    macro_rules! shapes {
-        ($(($mv:literal, $kr:literal)),*) => {
-            match shape {
-                $(
-                    #[cfg(target_arch = "x86_64")]
-                    // SAFETY: `channels_last`, its only caller, checked `available()`
-                    // (AVX-512F) before it called this.
-                    ($mv, $kr) => unsafe { T::lanes::<$mv, $kr>(d, ds, x, xoff, sums, g) },
-                )*
-                _ => unreachable!("tap_block chooses among BLOCKS, all listed here"),
-            }
-        };
-    }
-    shapes!(
-        (1, 25),
-        (1, 20),
-        (1, 16),
-        (1, 12),
-        (1, 9),
-        (2, 12),
-        (2, 10),
-        (2, 8),
-        (2, 6)
-    );
 }
 
 #[cfg(test)]
@@ -258,7 +247,8 @@ mod tests {
             (2, 2),
             (2, 3),
         ];
-        for ((mv, kr), (c, k)) in BLOCKS.into_iter().zip(geometries) {
+        assert_eq!(BLOCKS.len(), geometries.len(), "a geometry for every block");
+        for (&(mv, kr), (c, k)) in BLOCKS.iter().zip(geometries) {
             assert_eq!(
                 tap_block(mv, c * k * k),
                 kr,
