@@ -108,9 +108,10 @@ fn iris_minibatch_step_allocates_nothing() {
 
 #[test]
 fn boolean_training_steps_allocate_nothing() {
-    use paralens::circuits::models::{LookupTable, gate_network};
+    use paralens::circuits::models::{GroupVote, LookupTable, Softmax, gate_network};
     use paralens::circuits::netlist::NetlistLearner;
     use paralens::circuits::{BoolLearner, Lanes, UpdateRule, Word};
+    use rand::{SeedableRng, rngs::StdRng};
 
     let lut = LookupTable::<4, 2, 16>;
     let mut learners: Vec<BoolLearner<_, [Lanes<2>; 4], Lanes<2>>> = [
@@ -133,11 +134,29 @@ fn boolean_training_steps_allocate_nothing() {
     let mut nl =
         NetlistLearner::<u64>::new(net.netlist, net.params, UpdateRule::LocalMajority).unwrap();
     let data = [1u64, 2, 3, 4, 5, 6, 7, 8];
+    // A classifier of 2 classes of 2 gates, its targets chosen from the outputs in the step.
+    let net = gate_network(8, &[16, 4], 4, 2).unwrap();
+    let mut classifier =
+        NetlistLearner::<u64>::new(net.netlist, net.params, UpdateRule::LocalSignificant(1.0))
+            .unwrap();
+    let mut vote = GroupVote::<u64>::new(2, 2);
+    let mut rng = StdRng::seed_from_u64(5);
+    let how = Softmax {
+        temperature: 1.0,
+        share: 2,
+    };
+    let labels = [0u8, 1, 1, 0, 1];
     let n = allocations_during(|| {
         for l in &mut learners {
             std::hint::black_box(l.step(&x, &y, Lanes::ONES));
         }
         std::hint::black_box(nl.step(&data, &[9, 10], u64::MAX).unwrap());
+        for _ in 0..3 {
+            let r = classifier.step_by(&data, 0b11111, |out, wanted, audience| {
+                vote.softmax_targets(out, &labels, how, &mut rng, wanted, audience)
+            });
+            std::hint::black_box(r.unwrap());
+        }
     });
     assert_eq!(n, 0, "Boolean steps allocated {n} times");
 }

@@ -13,7 +13,7 @@ use crate::Word;
 use lens_core::{Flat, Para};
 
 /// How the per-example flip requests of a batch decide a parameter bit.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub enum UpdateRule {
     /// The exact rule of reverse derivative ascent: the XOR (parity) of the requests. With
     /// one example per step this is `p ^= R_P[f](...)`; over a batch a bit that an even
@@ -29,6 +29,20 @@ pub enum UpdateRule {
     /// audience is the examples whose output it can change (its reverse derivative for an
     /// all-ones output change). For a lookup table this is the per-entry majority.
     LocalMajority,
+    /// [`UpdateRule::LocalMajority`] only where it is clear: flip where the requests `c`
+    /// outnumber the rest of the bit's audience `a` by more than `z` standard deviations of
+    /// a vote of fair coins, `2c - a > z * sqrt(a)`. A step size for noisy batches: the
+    /// larger `z`, the fewer bits flip, and a bit with a small audience needs a near
+    /// unanimous one. `z = 0` is the local majority.
+    LocalSignificant(f32),
+}
+
+impl UpdateRule {
+    /// Whether the rule needs each bit's audience (the local majorities).
+    #[must_use]
+    pub fn is_local(self) -> bool {
+        matches!(self, Self::LocalMajority | Self::LocalSignificant(_))
+    }
 }
 
 /// What one step saw.
@@ -109,7 +123,7 @@ where
             }
         });
         let (dp, _) = pullback(e);
-        if self.rule == UpdateRule::LocalMajority {
+        if self.rule.is_local() {
             // The audience of each bit: its reverse derivative for an all-ones change.
             let mut ones = y.clone();
             for s in ones.slices_mut() {
@@ -172,7 +186,7 @@ impl Decision {
     /// local majority).
     pub(crate) fn new(rule: UpdateRule, counts: &[u32], scratch: &mut [u32], n_valid: u32) -> Self {
         let (bar, ties_left) = match rule {
-            UpdateRule::Xor | UpdateRule::LocalMajority => (0, 0),
+            UpdateRule::Xor | UpdateRule::LocalMajority | UpdateRule::LocalSignificant(_) => (0, 0),
             UpdateRule::Majority => (n_valid / 2 + 1, 0),
             UpdateRule::Threshold(t) => (t.max(1), 0),
             UpdateRule::TopK(0) => (u32::MAX, 0),
@@ -217,6 +231,10 @@ impl Decision {
         match self.rule {
             UpdateRule::Xor => scan(all, |j| counts[j] & 1 == 1, &mut flip),
             UpdateRule::LocalMajority => scan(all, |j| 2 * counts[j] > audience[j], &mut flip),
+            UpdateRule::LocalSignificant(z) => {
+                let z2 = z * z;
+                scan(all, |j| significant(counts[j], audience[j], z2), &mut flip);
+            }
             UpdateRule::Majority | UpdateRule::Threshold(_) => {
                 scan(all, |j| counts[j] >= bar, &mut flip);
             }
@@ -237,6 +255,7 @@ impl Decision {
         match self.rule {
             UpdateRule::Xor => count & 1 == 1,
             UpdateRule::LocalMajority => 2 * count > audience,
+            UpdateRule::LocalSignificant(z) => significant(count, audience, z * z),
             UpdateRule::TopK(_) if count == self.bar => {
                 let take = self.ties_left > 0;
                 self.ties_left = self.ties_left.saturating_sub(1);
@@ -245,6 +264,14 @@ impl Decision {
             _ => count >= self.bar,
         }
     }
+}
+
+/// Whether `count` requests out of an audience of `audience` are a majority by more than
+/// `sqrt(z2 * audience)` (compared squared: no square root in the scan).
+#[inline]
+fn significant(count: u32, audience: u32, z2: f32) -> bool {
+    let lead = 2 * i64::from(count) - i64::from(audience);
+    lead > 0 && (lead * lead) as f32 > z2 * audience as f32
 }
 
 /// The Boolean learner's step: the target is the wanted output bits and the lanes that hold

@@ -222,3 +222,134 @@ mod masks_and_freezing {
         assert_eq!(out[0] & 0b1111, 0b0110);
     }
 }
+
+mod significant_majority {
+    use lens_circuits::models::LookupTable;
+    use lens_circuits::{BoolLearner, Lanes, UpdateRule, Word};
+
+    /// One input bit, one output: 64 examples all with input 1 (so all select table entry
+    /// 1, which is 0), of which `ask` have label 1 and ask for a flip.
+    fn flips(rule: UpdateRule, ask: usize) -> bool {
+        let mut y = Lanes::<1>::ZERO;
+        for lane in 0..ask {
+            y.set_lane(lane, true);
+        }
+        let mut l = BoolLearner::<_, [Lanes<1>; 1], Lanes<1>>::new(
+            LookupTable::<1, 1, 2>,
+            [[Lanes::ZERO; 2]],
+            rule,
+        );
+        l.step(&[Lanes::ONES], &[y], Lanes::ONES).flipped == 1
+    }
+
+    #[test]
+    fn a_flip_needs_a_lead_of_z_standard_deviations() {
+        // Audience 64, so one standard deviation of a fair vote is 8 examples: 40 asking
+        // against 24 is a lead of 16, two standard deviations.
+        assert!(flips(UpdateRule::LocalSignificant(1.9), 40));
+        assert!(!flips(UpdateRule::LocalSignificant(2.0), 40));
+        assert!(flips(UpdateRule::LocalSignificant(2.0), 41));
+        // z = 0 is the local majority: 33 of 64 flips, 32 does not.
+        for ask in [31, 32, 33, 64] {
+            assert_eq!(
+                flips(UpdateRule::LocalSignificant(0.0), ask),
+                flips(UpdateRule::LocalMajority, ask),
+                "{ask} asking"
+            );
+        }
+        assert!(flips(UpdateRule::LocalSignificant(0.0), 33));
+        assert!(!flips(UpdateRule::LocalSignificant(0.0), 32));
+    }
+
+    #[test]
+    fn the_netlist_learner_applies_the_same_rule() {
+        use lens_circuits::models::gate_network;
+        use lens_circuits::netlist::NetlistLearner;
+        // One gate on two inputs, all lanes with inputs (1, 1): entry 3 decides. 40 of 64
+        // lanes want the output on.
+        let net = gate_network(2, &[1], 1, 0).unwrap();
+        let y = (1u64 << 40) - 1;
+        for (z, flipped) in [(1.9, 1), (2.0, 0)] {
+            let mut l = NetlistLearner::<u64>::new(
+                net.netlist.clone(),
+                net.params,
+                UpdateRule::LocalSignificant(z),
+            )
+            .unwrap();
+            let r = l.step(&[u64::MAX, u64::MAX], &[y], u64::MAX).unwrap();
+            assert_eq!(r.flipped, flipped, "z = {z}");
+        }
+    }
+}
+
+mod targets_from_outputs {
+    use lens_circuits::UpdateRule;
+    use lens_circuits::models::{gate_network, random_tables};
+    use lens_circuits::netlist::NetlistLearner;
+
+    #[test]
+    fn step_by_learns_as_step_masked_does_from_the_same_targets() {
+        let net = gate_network(6, &[12, 4], 4, 9).unwrap();
+        let learner = || {
+            let mut l = NetlistLearner::<u64>::new(
+                net.netlist.clone(),
+                net.params,
+                UpdateRule::LocalMajority,
+            )
+            .unwrap();
+            l.set_params(&random_tables(net.params, 4)).unwrap();
+            l
+        };
+        let (mut a, mut b) = (learner(), learner());
+        let x = [
+            0x0123_4567_89ab_cdefu64,
+            0xf0f0,
+            0xff00_ff00,
+            !0x3333,
+            0x5555_0000,
+            77,
+        ];
+        let valid = u64::MAX >> 3;
+        for step in 0..5u64 {
+            // Targets that depend on the outputs: want each output's complement in the
+            // lanes of a mask that changes per step.
+            let mut seen = [0u64; 4];
+            let rb = b
+                .step_by(&x, valid, |out, wanted, audience| {
+                    seen.copy_from_slice(out);
+                    assert!(audience.iter().all(|&m| m == valid));
+                    assert!(wanted.iter().all(|&w| w == 0));
+                    for (o, (w, m)) in wanted.iter_mut().zip(audience.iter_mut()).enumerate() {
+                        *w = !out[o];
+                        *m = 0x00ff_00ff_00ff_00ff_u64.rotate_left((step * 8 + o as u64) as u32);
+                    }
+                    Ok(())
+                })
+                .unwrap();
+            let mut out = [0u64; 4];
+            a.predict(&x, &mut out).unwrap();
+            assert_eq!(
+                out, seen,
+                "step {step}: the closure sees the batch's outputs"
+            );
+            let wanted: Vec<u64> = out.iter().map(|o| !o).collect();
+            let masks: Vec<u64> = (0..4)
+                .map(|o| 0x00ff_00ff_00ff_00ff_u64.rotate_left((step * 8 + o) as u32))
+                .collect();
+            let ra = a.step_masked(&x, &wanted, valid, Some(&masks)).unwrap();
+            assert_eq!(ra, rb, "step {step}");
+            assert_eq!(a.params(), b.params(), "step {step}");
+            assert!(
+                ra.flipped > 0,
+                "step {step} flipped nothing: the test shows little"
+            );
+        }
+        // An error from the closure is the step's error, and nothing flips.
+        let before = b.params().to_vec();
+        let e = b.step_by(&x, valid, |_, _, _| {
+            Err(lens_circuits::NetlistError::TooLarge)
+        });
+        assert_eq!(e, Err(lens_circuits::NetlistError::TooLarge));
+        assert_eq!(b.params(), before);
+    }
+}

@@ -40,6 +40,15 @@ pub enum NetlistError {
     },
     /// More wires than a `u32` can number.
     TooLarge,
+    /// Example `example` has label `label`, but the model has only `classes` classes.
+    Label {
+        /// The example (its lane).
+        example: usize,
+        /// Its label.
+        label: usize,
+        /// How many classes there are.
+        classes: usize,
+    },
 }
 
 impl fmt::Display for NetlistError {
@@ -67,6 +76,14 @@ impl fmt::Display for NetlistError {
                 got,
             } => write!(f, "{what}: expected {expected} values, got {got}"),
             Self::TooLarge => write!(f, "the netlist has more wires than a u32 can number"),
+            Self::Label {
+                example,
+                label,
+                classes,
+            } => write!(
+                f,
+                "example {example} has label {label}, but the model has only {classes} classes (0..{classes})"
+            ),
         }
     }
 }

@@ -32,6 +32,9 @@ pub struct NetlistLearner<W: Word> {
     changes: Vec<W>,
     counts: Vec<u32>,
     scratch: Vec<u32>,
+    /// The targets [`NetlistLearner::step_by`] has chosen (allocated once).
+    wanted: Vec<W>,
+    audience: Vec<W>,
     frozen: usize,
 }
 
@@ -53,6 +56,8 @@ impl<W: Word> NetlistLearner<W> {
             inputs: vec![W::ZERO; net.inputs()],
             outputs: vec![W::ZERO; net.outputs()],
             changes: vec![W::ZERO; net.outputs()],
+            wanted: vec![W::ZERO; net.outputs()],
+            audience: vec![W::ZERO; net.outputs()],
             counts: vec![0; params],
             scratch: vec![0; params],
             params: vec![false; params],
@@ -162,6 +167,65 @@ impl<W: Word> NetlistLearner<W> {
         self.load(data)?;
         self.net
             .forward(&mut self.ev, &self.inputs, &mut self.outputs)?;
+        self.pull_back(labels, valid, masks)
+    }
+
+    /// One step whose targets are chosen from the batch's outputs: runs the batch forward,
+    /// calls `targets(outputs, wanted, audience)` (with `wanted` all zero and `audience` all
+    /// `valid`), then learns as [`NetlistLearner::step_masked`] does from `wanted` with
+    /// `audience` as the masks. The batch runs forward once, where choosing the targets
+    /// from [`NetlistLearner::predict`] would run it twice. Allocates nothing.
+    ///
+    /// ```
+    /// use lens_circuits::netlist::NetlistLearner;
+    /// use lens_circuits::{NetlistBuilder, UpdateRule};
+    /// // y = p ^ x, and the target is to turn every output on: p learns 1 where x is 0.
+    /// let mut b = NetlistBuilder::new(2);
+    /// let y = b.xor(0, 1);
+    /// b.output(y);
+    /// let mut l = NetlistLearner::<u64>::new(b.build().unwrap(), 1, UpdateRule::Majority).unwrap();
+    /// let report = l
+    ///     .step_by(&[0], u64::MAX, |outputs, wanted, _audience| {
+    ///         assert_eq!(outputs, [0]);
+    ///         wanted[0] = u64::MAX;
+    ///         Ok(())
+    ///     })
+    ///     .unwrap();
+    /// assert_eq!((report.wrong_bits, l.params()), (64, &[true][..]));
+    /// ```
+    ///
+    /// # Errors
+    /// `data` of the wrong length, or the error `targets` returns.
+    pub fn step_by(
+        &mut self,
+        data: &[W],
+        valid: W,
+        targets: impl FnOnce(&[W], &mut [W], &mut [W]) -> Result<(), NetlistError>,
+    ) -> Result<StepReport, NetlistError> {
+        self.load(data)?;
+        self.net
+            .forward(&mut self.ev, &self.inputs, &mut self.outputs)?;
+        // Taken out for the call (moving a Vec allocates nothing) and put back after.
+        let (mut wanted, mut audience) = (
+            core::mem::take(&mut self.wanted),
+            core::mem::take(&mut self.audience),
+        );
+        wanted.fill(W::ZERO);
+        audience.fill(valid);
+        let result = targets(&self.outputs, &mut wanted, &mut audience)
+            .and_then(|()| self.pull_back(&wanted, valid, Some(&audience)));
+        (self.wanted, self.audience) = (wanted, audience);
+        result
+    }
+
+    /// The learning half of a step, after the forward pass: the output changes, their
+    /// pullback to flip requests (and audiences), and the flips.
+    fn pull_back(
+        &mut self,
+        labels: &[W],
+        valid: W,
+        masks: Option<&[W]>,
+    ) -> Result<StepReport, NetlistError> {
         let mut wrong = 0;
         for (j, ((c, &o), &y)) in self
             .changes
@@ -176,7 +240,7 @@ impl<W: Word> NetlistLearner<W> {
         }
         self.net
             .reverse_counts(&mut self.ev, &self.changes, &mut self.counts)?;
-        if self.rule == UpdateRule::LocalMajority {
+        if self.rule.is_local() {
             // The audience: the lanes each output takes part in.
             for (j, c) in self.changes.iter_mut().enumerate() {
                 *c = masks.map_or(valid, |m| m[j] & valid);
