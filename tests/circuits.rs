@@ -224,15 +224,20 @@ fn a_z7_table_is_learned_by_reverse_derivative_steps() {
 }
 
 #[test]
-fn mnist_ten_digits_gate_network_beats_chance_by_far() {
-    // The 10-class gate network is far from the circuits issue's 90% aim (64% after 4
-    // epochs, 63-64% after one); this checks that Boolean reverse derivatives alone learn
-    // that far.
+fn mnist_ten_digits_gate_network_reaches_ninety_percent() {
+    // The circuits issue's aim for 10-class MNIST, trained by Boolean reverse derivatives
+    // alone: half the example's network, two epochs (the example reaches 92% in ten).
     let Some(data) = common::shared_data() else {
         return;
     };
-    let acc = circuits_mnist::ten_digits(&data.join("mnist"), 1, false).unwrap();
-    assert!(acc > 0.55, "test accuracy {acc}");
+    let size = circuits_mnist::TenDigits {
+        group: 1000,
+        hidden: 64_000,
+        epochs: 2,
+    };
+    let acc = circuits_mnist::ten_digits(&data.join("mnist"), size, false).unwrap();
+    println!("ten digits: test accuracy {acc}");
+    assert!(acc >= 0.90, "test accuracy {acc}");
 }
 
 #[test]
