@@ -230,12 +230,8 @@ fn mnist_ten_digits_gate_network_reaches_ninety_percent() {
     let Some(data) = common::shared_data() else {
         return;
     };
-    let size = circuits_mnist::TenDigits {
-        group: 1000,
-        hidden: 64_000,
-        epochs: 2,
-    };
-    let acc = circuits_mnist::ten_digits(&data.join("mnist"), size, false).unwrap();
+    let half = circuits_mnist::TenDigits::HALF;
+    let acc = circuits_mnist::ten_digits(&data.join("mnist"), half, false).unwrap();
     println!("ten digits: test accuracy {acc}");
     assert!(acc >= 0.90, "test accuracy {acc}");
 }
