@@ -66,6 +66,57 @@ fn width<const W: usize>(c: &mut Criterion) {
     g.finish();
 }
 
+/// The ten-digit MNIST classifier of `circuits_mnist` (326 pixel bits, 128000 hidden gates,
+/// 2000 output gates per digit) on a batch of 512 random images: the forward pass, the
+/// softmax targets alone, and a whole step (forward, targets, the two reverse sweeps, the
+/// vote).
+fn ten_digit_classifier(c: &mut Criterion) {
+    use paralens::circuits::models::{GroupVote, Softmax};
+    use rand::{Rng, SeedableRng, rngs::StdRng};
+    type L8 = Lanes<8>;
+    let (pixels, hidden, group) = (326, 128_000, 2000);
+    let net = gate_network(pixels, &[hidden, 10 * group], 10 * group, 1).expect("valid shape");
+    let mut rng = StdRng::seed_from_u64(9);
+    let x: Vec<L8> = (0..pixels)
+        .map(|_| Lanes(core::array::from_fn(|_| rng.random())))
+        .collect();
+    let labels: Vec<u8> = (0..L8::LANES).map(|_| rng.random_range(0..10)).collect();
+    let mut l =
+        NetlistLearner::<L8>::new(net.netlist, net.params, UpdateRule::LocalSignificant(2.0))
+            .expect("params fit");
+    l.set_params(&random_tables(net.params, 2))
+        .expect("sizes match");
+    let mut vote = GroupVote::<L8>::new(10, group);
+    let how = Softmax {
+        temperature: 60.0,
+        share: 16,
+    };
+    let mut g = c.benchmark_group("ten_digit_classifier");
+    g.throughput(Throughput::Elements(
+        ((hidden + 10 * group) * L8::LANES) as u64,
+    ));
+    let mut out = vec![L8::ZERO; 10 * group];
+    g.bench_function("forward", |b| {
+        b.iter(|| l.predict(black_box(&x), &mut out).expect("sizes match"))
+    });
+    let (mut wanted, mut audience) = (out.clone(), out.clone());
+    g.bench_function("softmax_targets", |b| {
+        b.iter(|| {
+            vote.softmax_targets(&out, &labels, how, &mut rng, &mut wanted, &mut audience)
+                .expect("sizes match")
+        })
+    });
+    g.bench_function("train_step", |b| {
+        b.iter(|| {
+            l.step_by(black_box(&x), L8::ONES, |out, wanted, audience| {
+                vote.softmax_targets(out, &labels, how, &mut rng, wanted, audience)
+            })
+            .expect("sizes match")
+        })
+    });
+    g.finish();
+}
+
 #[allow(dead_code)]
 #[path = "../examples/circuits_iris.rs"]
 mod circuits_iris;
@@ -96,4 +147,5 @@ pub fn bench(c: &mut Criterion) {
     width::<1>(c);
     width::<4>(c);
     width::<8>(c);
+    ten_digit_classifier(c);
 }

@@ -18,6 +18,12 @@ impl<W: Word> Evaluator<W> {
     pub fn values(&self) -> &[W] {
         &self.values
     }
+
+    /// The input wires' values, for a caller that keeps some inputs there between passes
+    /// (see [`Netlist::forward_from`]).
+    pub(crate) fn inputs_mut(&mut self, n: usize) -> &mut [W] {
+        &mut self.values[..n]
+    }
 }
 
 fn width(what: &'static str, expected: usize, got: usize) -> Result<(), NetlistError> {
@@ -55,11 +61,29 @@ impl Netlist {
         outputs: &mut [W],
     ) -> Result<(), NetlistError> {
         width("inputs", self.inputs as usize, inputs.len())?;
+        self.forward_from(ev, 0, inputs, outputs)
+    }
+
+    /// [`Netlist::forward`] with the first `first` inputs as the evaluator holds them from
+    /// before (a learner's parameters, which change a few bits a step): only `rest`, the
+    /// inputs from `first` on, is copied in.
+    pub(crate) fn forward_from<W: Word>(
+        &self,
+        ev: &mut Evaluator<W>,
+        first: usize,
+        rest: &[W],
+        outputs: &mut [W],
+    ) -> Result<(), NetlistError> {
+        width(
+            "inputs",
+            (self.inputs as usize).saturating_sub(first),
+            rest.len(),
+        )?;
         width("outputs", self.outputs.len(), outputs.len())?;
         let wires = self.inputs as usize + self.gates.len();
         width("evaluator wires", wires, ev.values.len())?;
         let v = &mut ev.values;
-        v[..inputs.len()].copy_from_slice(inputs);
+        v[first..first + rest.len()].copy_from_slice(rest);
         let lv = &self.levels;
         for g in &lv.groups {
             let r = g.start..g.end;

@@ -27,7 +27,6 @@ pub struct NetlistLearner<W: Word> {
     params: Vec<bool>,
     rule: UpdateRule,
     ev: Evaluator<W>,
-    inputs: Vec<W>,
     outputs: Vec<W>,
     changes: Vec<W>,
     counts: Vec<u32>,
@@ -53,7 +52,6 @@ impl<W: Word> NetlistLearner<W> {
         }
         Ok(Self {
             ev: net.evaluator(),
-            inputs: vec![W::ZERO; net.inputs()],
             outputs: vec![W::ZERO; net.outputs()],
             changes: vec![W::ZERO; net.outputs()],
             wanted: vec![W::ZERO; net.outputs()],
@@ -87,7 +85,7 @@ impl<W: Word> NetlistLearner<W> {
             });
         }
         self.params.copy_from_slice(p);
-        for (w, &b) in self.inputs.iter_mut().zip(p) {
+        for (w, &b) in self.ev.inputs_mut(self.n_params).iter_mut().zip(p) {
             *w = W::splat(b);
         }
         Ok(())
@@ -105,27 +103,12 @@ impl<W: Word> NetlistLearner<W> {
         &self.net
     }
 
-    fn load(&mut self, data: &[W]) -> Result<(), NetlistError> {
-        let n_data = self.net.inputs() - self.n_params;
-        if data.len() != n_data {
-            return Err(NetlistError::Width {
-                what: "data inputs",
-                expected: n_data,
-                got: data.len(),
-            });
-        }
-        // The parameter words are kept splatted in `inputs` (updated when a bit flips).
-        self.inputs[self.n_params..].copy_from_slice(data);
-        Ok(())
-    }
-
     /// The outputs for a batch of data inputs (one word per data input).
     ///
     /// # Errors
     /// Slices of the wrong length.
     pub fn predict(&mut self, data: &[W], out: &mut [W]) -> Result<(), NetlistError> {
-        self.load(data)?;
-        self.net.forward(&mut self.ev, &self.inputs, out)
+        forward(&self.net, &mut self.ev, self.n_params, data, out)
     }
 
     /// One step on the examples in the lanes where `valid` is set.
@@ -164,9 +147,13 @@ impl<W: Word> NetlistLearner<W> {
                 got: labels.len(),
             });
         }
-        self.load(data)?;
-        self.net
-            .forward(&mut self.ev, &self.inputs, &mut self.outputs)?;
+        forward(
+            &self.net,
+            &mut self.ev,
+            self.n_params,
+            data,
+            &mut self.outputs,
+        )?;
         self.pull_back(labels, valid, masks)
     }
 
@@ -202,9 +189,13 @@ impl<W: Word> NetlistLearner<W> {
         valid: W,
         targets: impl FnOnce(&[W], &mut [W], &mut [W]) -> Result<(), NetlistError>,
     ) -> Result<StepReport, NetlistError> {
-        self.load(data)?;
-        self.net
-            .forward(&mut self.ev, &self.inputs, &mut self.outputs)?;
+        forward(
+            &self.net,
+            &mut self.ev,
+            self.n_params,
+            data,
+            &mut self.outputs,
+        )?;
         // Taken out for the call (moving a Vec allocates nothing) and put back after.
         let (mut wanted, mut audience) = (
             core::mem::take(&mut self.wanted),
@@ -251,7 +242,7 @@ impl<W: Word> NetlistLearner<W> {
         let mut decision =
             Decision::new(self.rule, &self.counts, &mut self.scratch, valid.popcount());
         let mut flipped = 0;
-        let (params, inputs) = (&mut self.params, &mut self.inputs);
+        let (params, inputs) = (&mut self.params, self.ev.inputs_mut(self.n_params));
         decision.each_flip(&self.counts, &self.scratch, self.frozen, |j| {
             params[j] = !params[j];
             inputs[j] = W::splat(params[j]);
@@ -262,6 +253,28 @@ impl<W: Word> NetlistLearner<W> {
             flipped,
         })
     }
+}
+
+/// Runs a batch forward. The parameter words stay in the evaluator's input wires (splatted,
+/// and rewritten only when a bit flips): only the data is copied in, where copying every
+/// input would move all the parameter words each pass (38 MB for the ten-digit network of
+/// `circuits_mnist` in `Lanes<8>`).
+fn forward<W: Word>(
+    net: &Netlist,
+    ev: &mut Evaluator<W>,
+    n_params: usize,
+    data: &[W],
+    out: &mut [W],
+) -> Result<(), NetlistError> {
+    let n_data = net.inputs() - n_params;
+    if data.len() != n_data {
+        return Err(NetlistError::Width {
+            what: "data inputs",
+            expected: n_data,
+            got: data.len(),
+        });
+    }
+    net.forward_from(ev, n_params, data, out)
 }
 
 /// What a netlist learner's step learns from: the wanted output bits (one word per output)
