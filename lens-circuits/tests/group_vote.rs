@@ -37,6 +37,32 @@ fn scores_count_the_gates_on_and_the_highest_wins() {
 }
 
 #[test]
+fn counts_reach_the_group_size() {
+    // Groups of 1, 7, 8 and 300 gates, with every gate on in lane 0, every other gate in
+    // lane 1, none in lane 2: the counts fill their bit planes exactly.
+    for group in [1, 7, 8, 300] {
+        let outputs: Vec<u64> = (0..2 * group)
+            .map(|g| 0b001 | if g % 2 == 0 { 0b010 } else { 0 })
+            .collect();
+        let mut vote = GroupVote::<u64>::new(2, group);
+        vote.count(&outputs).unwrap();
+        let g = group as u32;
+        let even = |class: usize| {
+            (class * group..(class + 1) * group)
+                .filter(|i| i % 2 == 0)
+                .count() as u32
+        };
+        assert_eq!(vote.scores(0).collect::<Vec<_>>(), [g, g], "group {group}");
+        assert_eq!(
+            vote.scores(1).collect::<Vec<_>>(),
+            [even(0), even(1)],
+            "group {group}"
+        );
+        assert_eq!(vote.scores(2).collect::<Vec<_>>(), [0, 0], "group {group}");
+    }
+}
+
+#[test]
 fn bad_sizes_and_labels_are_errors() {
     let mut vote = GroupVote::<u64>::new(3, 2);
     let mut pred = [0usize; 4];

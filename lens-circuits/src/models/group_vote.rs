@@ -36,8 +36,10 @@ use rand::Rng;
 pub struct GroupVote<W: Word> {
     classes: usize,
     group: usize,
-    /// `scores[c * W::LANES + lane]`: class-major, so counting a word is a loop over lanes.
+    /// `scores[c * W::LANES + lane]`: class-major, so reading a word is a loop over lanes.
     scores: Vec<u32>,
+    /// The bit planes of one class's counts: enough for a count of `group`.
+    planes: Vec<W>,
     /// Per class, the lanes that take part in its vote this step.
     takes_part: Vec<W>,
     /// Per class, the lanes whose label it is.
@@ -85,6 +87,7 @@ impl<W: Word> GroupVote<W> {
             classes,
             group,
             scores: vec![0; classes * W::LANES],
+            planes: vec![W::ZERO; (usize::BITS - group.leading_zeros()) as usize],
             takes_part: vec![W::ZERO; classes],
             is_label: vec![W::ZERO; classes],
         }
@@ -102,14 +105,30 @@ impl<W: Word> GroupVote<W> {
     /// `outputs` is not `classes * group` long.
     pub fn count(&mut self, outputs: &[W]) -> Result<(), NetlistError> {
         check("group vote outputs", self.outputs(), outputs.len())?;
-        self.scores.fill(0);
+        let planes = &mut self.planes;
         for (c, gates) in outputs.chunks(self.group).enumerate() {
+            // A bit-sliced counter per lane: plane k holds bit k of every lane's count, and
+            // each gate is added with a ripple carry that stops when no lane carries (about
+            // two planes a gate), where counting lane by lane costs a step per lane.
+            planes.fill(W::ZERO);
+            for &gate in gates {
+                let mut carry = gate;
+                for plane in planes.iter_mut() {
+                    let next = *plane & carry;
+                    *plane = *plane ^ carry;
+                    carry = next;
+                    if carry == W::ZERO {
+                        break;
+                    }
+                }
+            }
             let scores = &mut self.scores[c * W::LANES..(c + 1) * W::LANES];
-            for gate in gates {
-                for (lanes, &word) in scores.chunks_exact_mut(64).zip(gate.words()) {
-                    // A branch-free loop over the 64 lanes of a word: it vectorises.
+            scores.fill(0);
+            for (k, plane) in planes.iter().enumerate() {
+                for (lanes, &word) in scores.chunks_exact_mut(64).zip(plane.words()) {
+                    // Branch-free over the 64 lanes of a word: it vectorises.
                     for (b, s) in lanes.iter_mut().enumerate() {
-                        *s += ((word >> b) & 1) as u32;
+                        *s |= (((word >> b) & 1) as u32) << k;
                     }
                 }
             }
