@@ -240,3 +240,70 @@ fn a_fused_lut2_is_its_mux_tree() {
     let e = Netlist::new(2, vec![Gate::Lut2(0, 1, 0)], vec![2]).unwrap_err();
     assert!(matches!(e, NetlistError::DanglingWire { .. }), "{e}");
 }
+
+/// Per input, the number of lanes set in its change (what a learner counts), by the plain
+/// reverse pass.
+fn counts_by_reverse<W: Word>(net: &Netlist, inputs: &[W], d: &[W], n: usize) -> Vec<u32> {
+    let mut ev = net.evaluator::<W>();
+    let mut out = vec![W::ZERO; net.outputs()];
+    net.forward(&mut ev, inputs, &mut out).unwrap();
+    let mut dx = vec![W::ZERO; net.inputs()];
+    net.reverse(&mut ev, d, &mut dx).unwrap();
+    dx[..n].iter().map(Word::popcount).collect()
+}
+
+#[test]
+fn counted_flip_requests_equal_the_popcounts_of_the_reverse() {
+    use lens_circuits::Lanes;
+    use lens_circuits::models::gate_network;
+    let mut s = 0x2545_f491_4f6c_dd1du64;
+    let mut word = move || {
+        s ^= s << 13;
+        s ^= s >> 7;
+        s ^= s << 17;
+        Lanes::<2>([s, s.rotate_left(29)])
+    };
+    let check = |net: &Netlist, n: usize, word: &mut dyn FnMut() -> Lanes<2>, what: &str| {
+        let inputs: Vec<Lanes<2>> = (0..net.inputs()).map(|_| word()).collect();
+        let d: Vec<Lanes<2>> = (0..net.outputs()).map(|_| word()).collect();
+        let want = counts_by_reverse(net, &inputs, &d, n);
+        let mut ev = net.evaluator::<Lanes<2>>();
+        let mut out = vec![Lanes::ZERO; net.outputs()];
+        for pass in 0..2 {
+            net.forward(&mut ev, &inputs, &mut out).unwrap();
+            let mut counts = vec![u32::MAX; n];
+            net.reverse_counts(&mut ev, &d, &mut counts).unwrap();
+            assert_eq!(counts, want, "{what}, pass {pass}");
+        }
+        // The change buffer is clean after counting: a plain reverse on it agrees.
+        let mut dx = vec![Lanes::ZERO; net.inputs()];
+        net.reverse(&mut ev, &d, &mut dx).unwrap();
+        let again: Vec<u32> = dx[..n].iter().map(Word::popcount).collect();
+        assert_eq!(again, want, "{what}: the buffer was left dirty");
+        assert!(
+            n == 0 || want.iter().any(|&c| c > 0),
+            "{what}: nothing to count"
+        );
+    };
+    // A gate network: every parameter is one gate's table bit (counted in the sweep), for
+    // all of them, a prefix of whole tables, and a prefix ending inside a table.
+    let net = gate_network(12, &[24, 8], 8, 5).unwrap();
+    for n in [net.params, 40, 41, 0] {
+        check(
+            &net.netlist,
+            n,
+            &mut word,
+            &format!("gate network, {n} counted"),
+        );
+    }
+    // Tables that break the rule: a table bit read by two gates, and a table bit that is
+    // also read as a gate's data input. Their changes add up across the readers.
+    let mut b = NetlistBuilder::new(10);
+    let g1 = b.lut2(8, 9, 0);
+    let g2 = b.lut2(9, 8, 2); // shares bits 2 and 3 with g1
+    let g3 = b.lut2(4, 9, 4); // bit 4 is both a table bit and its first input
+    b.output(g1);
+    b.output(g2);
+    b.output(g3);
+    check(&b.build().unwrap(), 8, &mut word, "shared table bits");
+}

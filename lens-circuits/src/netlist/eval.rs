@@ -154,7 +154,7 @@ impl Netlist {
         d_outputs: &[W],
         mut f: impl FnMut(usize, W),
     ) -> Result<(), NetlistError> {
-        self.reverse_sweep(ev, d_outputs)?;
+        self.reverse_sweep::<W, false>(ev, d_outputs, &mut [])?;
         // Consume the input changes: the buffer is all zero again for the next sweep.
         for (i, d) in ev.changes[..self.inputs as usize].iter_mut().enumerate() {
             f(i, *d);
@@ -183,21 +183,57 @@ impl Netlist {
                 got: counts.len(),
             });
         }
-        self.reverse_sweep(ev, d_outputs)?;
-        let (counted, rest) = ev.changes[..inputs].split_at_mut(counts.len());
+        let n = counts.len();
+        if n <= self.tables as usize {
+            // Every counted input is a table bit read once: count where each gate is pulled
+            // back, and never write (or read back) the parameters' change words. A step
+            // reaches few gates' tables, and the change words of a large network's tables
+            // are tens of megabytes.
+            counts.fill(0);
+            #[cfg(target_arch = "x86_64")]
+            if std::arch::is_x86_feature_detected!("popcnt") {
+                // SAFETY: the CPU has POPCNT, the only feature the copy enables.
+                unsafe { self.counting_sweep_popcnt(ev, d_outputs, counts)? };
+                ev.changes[n..inputs].fill(W::ZERO);
+                return Ok(());
+            }
+            self.reverse_sweep::<W, true>(ev, d_outputs, counts)?;
+            ev.changes[n..inputs].fill(W::ZERO);
+            return Ok(());
+        }
+        self.reverse_sweep::<W, false>(ev, d_outputs, &mut [])?;
+        let (counted, rest) = ev.changes[..inputs].split_at_mut(n);
         crate::count::take_counts(counted, counts);
         rest.fill(W::ZERO);
         Ok(())
+    }
+
+    /// The counting sweep compiled for POPCNT (the x86-64 baseline counts a word's bits in a
+    /// dozen instructions).
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "popcnt")]
+    fn counting_sweep_popcnt<W: Word>(
+        &self,
+        ev: &mut Evaluator<W>,
+        d_outputs: &[W],
+        counts: &mut [u32],
+    ) -> Result<(), NetlistError> {
+        self.reverse_sweep::<W, true>(ev, d_outputs, counts)
     }
 
     /// The sweep itself. The change buffer is all zero before it (a new evaluator is, and
     /// each sweep consumes what it writes): a gate's change is read once, when the gate is
     /// pulled back, and reset there; the inputs' changes are left for the caller to consume.
     /// So no pass clears the whole buffer.
-    fn reverse_sweep<W: Word>(
+    ///
+    /// With `COUNT`, a `Lut2` whose table bits are below `counts.len()` writes their flip
+    /// requests' counts there instead of their changes (the caller has checked that such
+    /// bits are read by that gate alone, so their change is theirs whole).
+    fn reverse_sweep<W: Word, const COUNT: bool>(
         &self,
         ev: &mut Evaluator<W>,
         d_outputs: &[W],
+        counts: &mut [u32],
     ) -> Result<(), NetlistError> {
         width("output changes", self.outputs.len(), d_outputs.len())?;
         let wires = self.inputs as usize + self.gates.len();
@@ -273,13 +309,50 @@ impl Netlist {
                     let (d_hi, d_lo) = (y & dy, !y & dy);
                     d[ai] = d[ai] ^ (((t3 ^ t2) & d_hi) ^ ((t1 ^ t0) & d_lo));
                     d[bi] = d[bi] ^ ((hi ^ lo) & dy);
-                    d[t] = d[t] ^ (!x & d_lo);
-                    d[t + 1] = d[t + 1] ^ (x & d_lo);
-                    d[t + 2] = d[t + 2] ^ (!x & d_hi);
-                    d[t + 3] = d[t + 3] ^ (x & d_hi);
+                    let dt = [!x & d_lo, x & d_lo, !x & d_hi, x & d_hi];
+                    if COUNT && t < counts.len() {
+                        // A table may straddle the end of the counted inputs.
+                        for (k, dt) in dt.into_iter().enumerate() {
+                            match counts.get_mut(t + k) {
+                                Some(c) => *c = dt.popcount(),
+                                None => d[t + k] = d[t + k] ^ dt,
+                            }
+                        }
+                    } else {
+                        for (k, dt) in dt.into_iter().enumerate() {
+                            d[t + k] = d[t + k] ^ dt;
+                        }
+                    }
                 }),
             }
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::models::gate_network;
+    use crate::{Lanes, Word};
+
+    #[test]
+    fn the_portable_counting_sweep_equals_the_dispatched_one() {
+        // `reverse_counts` takes the POPCNT copy on a CPU that has it; the portable sweep it
+        // falls back to elsewhere must count the same.
+        let net = gate_network(10, &[20, 6], 6, 3).unwrap().netlist;
+        let n = 4 * 26;
+        let word = |i: u64| Lanes::<2>([i.wrapping_mul(0x9e37_79b9_7f4a_7c15), !i << 3]);
+        let inputs: Vec<_> = (0..net.inputs() as u64).map(word).collect();
+        let d: Vec<_> = (100..106).map(word).collect();
+        let mut ev = net.evaluator();
+        let mut out = vec![Lanes::ZERO; 6];
+        net.forward(&mut ev, &inputs, &mut out).unwrap();
+        let mut dispatched = vec![0; n];
+        net.reverse_counts(&mut ev, &d, &mut dispatched).unwrap();
+        let mut portable = vec![0; n];
+        net.reverse_sweep::<_, true>(&mut ev, &d, &mut portable)
+            .unwrap();
+        assert_eq!(portable, dispatched);
+        assert!(portable.iter().any(|&c| c > 0));
     }
 }

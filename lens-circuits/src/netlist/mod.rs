@@ -88,6 +88,10 @@ pub struct Netlist {
     gates: Vec<Gate>,
     outputs: Vec<Wire>,
     levels: Levels,
+    /// The inputs `0..tables` are each read once, as a table bit of a `Lut2` whose four
+    /// table bits are all below `tables` (a gate network's parameters): their flip requests
+    /// can be counted where the gate is pulled back.
+    tables: u32,
 }
 
 impl Netlist {
@@ -99,11 +103,13 @@ impl Netlist {
     /// A wire that does not exist (dangling), a cycle, or more wires than a `u32` numbers.
     pub fn new(inputs: u32, gates: Vec<Gate>, outputs: Vec<Wire>) -> Result<Self, NetlistError> {
         let levels = level::levelize(inputs, &gates, &outputs)?;
+        let tables = table_prefix(inputs, &gates);
         Ok(Self {
             inputs,
             gates,
             outputs,
             levels,
+            tables,
         })
     }
 
@@ -135,5 +141,60 @@ impl Netlist {
     #[must_use]
     pub fn depth(&self) -> usize {
         self.levels.depth()
+    }
+}
+
+/// The largest `n` such that every input below `n` is read exactly once, as a table bit of
+/// a `Lut2` whose four table bits are all below `n`.
+fn table_prefix(inputs: u32, gates: &[Gate]) -> u32 {
+    // Per input: 0 unread, 1 read once as a table bit, 2 read otherwise or more than once.
+    let mut seen = vec![0u8; inputs as usize];
+    for g in gates {
+        let (reads, n) = g.reads();
+        let tables = if matches!(g, Gate::Lut2(..)) {
+            2..n
+        } else {
+            n..n
+        };
+        for (k, &w) in reads[..n].iter().enumerate() {
+            if let Some(s) = seen.get_mut(w as usize) {
+                *s = if tables.contains(&k) && *s == 0 { 1 } else { 2 };
+            }
+        }
+    }
+    let mut n = seen.iter().position(|&s| s != 1).unwrap_or(seen.len()) as u32;
+    // A table straddling the prefix's end is not counted there: end the prefix before it.
+    // (Its bits are read only by it, so no other table straddles the new end.)
+    for g in gates {
+        if let Gate::Lut2(_, _, t) = *g
+            && t < n
+            && t.saturating_add(3) >= n
+        {
+            n = t;
+        }
+    }
+    n
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_table_prefix_ends_at_the_first_input_that_is_not_one_table_bit() {
+        let lut = |t| Gate::Lut2(20, 21, t);
+        // Two tables over inputs 0..8: all eight counted.
+        assert_eq!(table_prefix(22, &[lut(0), lut(4)]), 8);
+        // Input 5 read twice: the prefix ends before the table holding it.
+        assert_eq!(table_prefix(22, &[lut(0), lut(4), Gate::Not(5)]), 4);
+        // Input 8 unread: the prefix ends there.
+        assert_eq!(table_prefix(22, &[lut(0), lut(4), lut(9)]), 8);
+        // A table at 2..6 after a gap at 0..2: nothing counted.
+        assert_eq!(table_prefix(22, &[lut(2)]), 0);
+        // A table bit read as a data input too.
+        assert_eq!(table_prefix(22, &[lut(0), Gate::Lut2(1, 21, 4)]), 0);
+        // A table straddling the end of the run of once-read bits: cut before it.
+        assert_eq!(table_prefix(22, &[lut(0), lut(4), Gate::Xor(6, 21)]), 4);
+        assert_eq!(table_prefix(3, &[]), 0);
     }
 }
