@@ -21,7 +21,7 @@ fn scores_count_the_gates_on_and_the_highest_wins() {
     let mut vote = GroupVote::<L2>::new(classes, group);
     let mut pred = [0usize; 128];
     vote.predict(&outputs, &mut pred).unwrap();
-    for lane in 0..128 {
+    for (lane, &predicted) in pred.iter().enumerate() {
         let naive: Vec<u32> = (0..classes)
             .map(|c| {
                 (0..group)
@@ -32,7 +32,7 @@ fn scores_count_the_gates_on_and_the_highest_wins() {
         assert_eq!(vote.scores(lane).collect::<Vec<_>>(), naive, "lane {lane}");
         let top = *naive.iter().max().unwrap();
         let first_top = naive.iter().position(|&s| s == top).unwrap();
-        assert_eq!(pred[lane], first_top, "lane {lane}");
+        assert_eq!(predicted, first_top, "lane {lane}");
     }
 }
 
@@ -103,12 +103,12 @@ fn softmax_targets_push_the_right_class_up_and_the_winner_down() {
     // Lane 0 (label 0): class 0 has 3 gates on, class 1 one: right, and sure.
     // Lane 1 (label 0): class 1 has 4 gates on: wrong, and sure.
     // Lane 2 (label 1): no gates on: a tie, each class at probability 1/2.
-    for g in 0..3 {
-        outputs[g] |= 1;
+    for gate in &mut outputs[..3] {
+        *gate |= 1;
     }
     outputs[4] |= 1;
-    for g in 4..8 {
-        outputs[g] |= 2;
+    for gate in &mut outputs[4..] {
+        *gate |= 2;
     }
     let labels = [0u8, 0, 1];
     let how = Softmax {
