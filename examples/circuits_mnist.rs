@@ -31,7 +31,7 @@
 
 use paralens::circuits::models::{GroupVote, PseudoLinear, Softmax, gate_network, random_tables};
 use paralens::circuits::netlist::NetlistLearner;
-use paralens::circuits::{Lanes, UpdateRule, Word};
+use paralens::circuits::{BestOnValidation, Lanes, UpdateRule, Word};
 use paralens::data::{Images, load_mnist};
 use rand::{SeedableRng, rngs::StdRng};
 use std::path::PathBuf;
@@ -75,17 +75,15 @@ pub fn train(
     epochs: usize,
 ) -> (f64, PseudoLinear<K>) {
     let mut m = PseudoLinear::<K>::new(theta);
-    let mut best = (accuracy(&m, vx, vy), m.clone());
+    let mut best = BestOnValidation::new();
+    best.offer(accuracy(&m, vx, vy), &m);
     for _ in 0..epochs {
         for (bx, by) in xs.chunks(256).zip(ys.chunks(256)) {
             m.vote_step(bx, by, 2, 4);
-            let v = accuracy(&m, vx, vy);
-            if v > best.0 {
-                best = (v, m.clone());
-            }
+            best.offer(accuracy(&m, vx, vy), &m);
         }
     }
-    best
+    best.into_best().expect("a model was offered")
 }
 
 const USAGE: &str = "usage: circuits_mnist --data DIR [--group N] [--hidden N] [--epochs N] \
@@ -314,7 +312,7 @@ pub fn ten_digits(
     };
     let mut rng = StdRng::seed_from_u64(3);
     let start = Instant::now();
-    let mut best = (-1.0, l.params().to_vec());
+    let mut best = BestOnValidation::<[bool]>::new();
     for epoch in 1..=size.epochs {
         for b in &train {
             l.step_by(&b.x, b.valid, |out, wanted, audience| {
@@ -330,12 +328,12 @@ pub fn ten_digits(
                 start.elapsed().as_secs_f64()
             );
         }
-        if acc > best.0 {
-            best = (acc, l.params().to_vec());
-        }
+        best.offer(acc, l.params());
     }
     let train_time = start.elapsed().as_secs_f64();
-    l.set_params(&best.1).expect("sizes match");
+    if let Some(p) = best.params() {
+        l.set_params(p).expect("sizes match");
+    }
     let acc = vote_accuracy(&mut l, &mut vote, &test);
     if verbose {
         println!(

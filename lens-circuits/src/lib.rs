@@ -42,9 +42,11 @@ pub mod netlist;
 pub mod oracle;
 pub mod ring;
 pub mod rules;
+mod select;
 mod word;
 
 pub use lanes::Lanes;
 pub use learn::{BoolLearner, StepReport, UpdateRule};
 pub use netlist::{Gate, Netlist, NetlistBuilder, NetlistError, Wire};
+pub use select::BestOnValidation;
 pub use word::Word;

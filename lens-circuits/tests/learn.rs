@@ -353,3 +353,22 @@ mod targets_from_outputs {
         assert_eq!(b.params(), before);
     }
 }
+
+mod selection {
+    use lens_circuits::BestOnValidation;
+
+    #[test]
+    fn the_best_scoring_parameters_are_kept() {
+        let mut best = BestOnValidation::<Vec<u8>>::default();
+        assert_eq!((best.score(), best.params()), (None, None));
+        // A NaN first is not kept; then only strict improvements are.
+        assert!(!best.offer(f64::NAN, &vec![9]));
+        assert_eq!(best.score(), None);
+        let kept: Vec<bool> = [(0.2, 1), (0.1, 2), (0.9, 3), (0.9, 4), (0.3, 5), (0.95, 6)]
+            .iter()
+            .map(|&(s, p)| best.offer(s, &vec![p; 3]))
+            .collect();
+        assert_eq!(kept, [true, false, true, false, false, true]);
+        assert_eq!(best.into_best(), Some((0.95, vec![6; 3])));
+    }
+}
