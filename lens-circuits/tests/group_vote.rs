@@ -93,6 +93,19 @@ fn bad_sizes_and_labels_are_errors() {
         vote.softmax_targets(&[0; 6], &[0], how, &mut rng, &mut w[..5], &mut a)
             .is_err()
     );
+    // A temperature that is not positive is the limit from above (the top score takes all),
+    // and a share of 0 is every gate. Lane 0 (label 0): class 1 leads with a gate, so both
+    // class 0 (1 - p = 1) and class 1 (p = 1) take part, in every gate.
+    let outputs = [0, 0, 1, 0, 0, 0];
+    for temperature in [0.0, -1.0, f32::NAN] {
+        let how = Softmax {
+            temperature,
+            share: 0,
+        };
+        vote.softmax_targets(&outputs, &[0], how, &mut rng, &mut w, &mut a)
+            .unwrap();
+        assert_eq!(a, [1, 1, 1, 1, 0, 0], "temperature {temperature}");
+    }
 }
 
 #[test]

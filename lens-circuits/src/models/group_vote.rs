@@ -51,11 +51,12 @@ pub struct GroupVote<W: Word> {
 pub struct Softmax {
     /// The softmax temperature, in gates: scores `s` give class probabilities
     /// `exp(s_c / t) / sum_k exp(s_k / t)`. About a thirtieth of the group size worked on
-    /// MNIST.
+    /// MNIST. A temperature that is not positive (or NaN) is taken as the smallest positive
+    /// one: the top score takes all the probability.
     pub temperature: f32,
     /// One output gate in `share`, chosen at random, takes part in a step (with the gates
     /// that feed it): a step size. With every gate moving at once, the whole group answers
-    /// the same errors and the scores overshoot.
+    /// the same errors and the scores overshoot. A share of 0 is taken as 1 (every gate).
     pub share: u32,
 }
 
