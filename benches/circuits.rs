@@ -67,35 +67,35 @@ fn width<const W: usize>(c: &mut Criterion) {
 }
 
 /// The ten-digit MNIST classifier of `circuits_mnist` (326 pixel bits, 128000 hidden gates,
-/// 2000 output gates per digit) on a batch of 512 random images: the forward pass, the
+/// 2000 output gates per digit) on a batch of 1024 random images: the forward pass, the
 /// softmax targets alone, and a whole step (forward, targets, the two reverse sweeps, the
 /// vote).
 fn ten_digit_classifier(c: &mut Criterion) {
     use paralens::circuits::models::{GroupVote, Softmax};
     use rand::{Rng, SeedableRng, rngs::StdRng};
-    type L8 = Lanes<8>;
+    type L16 = Lanes<16>;
     let (pixels, hidden, group) = (326, 128_000, 2000);
     let net = gate_network(pixels, &[hidden, 10 * group], 10 * group, 1).expect("valid shape");
     let mut rng = StdRng::seed_from_u64(9);
-    let x: Vec<L8> = (0..pixels)
+    let x: Vec<L16> = (0..pixels)
         .map(|_| Lanes(core::array::from_fn(|_| rng.random())))
         .collect();
-    let labels: Vec<u8> = (0..L8::LANES).map(|_| rng.random_range(0..10)).collect();
+    let labels: Vec<u8> = (0..L16::LANES).map(|_| rng.random_range(0..10)).collect();
     let mut l =
-        NetlistLearner::<L8>::new(net.netlist, net.params, UpdateRule::LocalSignificant(2.0))
+        NetlistLearner::<L16>::new(net.netlist, net.params, UpdateRule::LocalSignificant(2.0))
             .expect("params fit");
     l.set_params(&random_tables(net.params, 2))
         .expect("sizes match");
-    let mut vote = GroupVote::<L8>::new(10, group);
+    let mut vote = GroupVote::<L16>::new(10, group);
     let how = Softmax {
         temperature: 60.0,
         share: 16,
     };
     let mut g = c.benchmark_group("ten_digit_classifier");
     g.throughput(Throughput::Elements(
-        ((hidden + 10 * group) * L8::LANES) as u64,
+        ((hidden + 10 * group) * L16::LANES) as u64,
     ));
-    let mut out = vec![L8::ZERO; 10 * group];
+    let mut out = vec![L16::ZERO; 10 * group];
     g.bench_function("forward", |b| {
         b.iter(|| l.predict(black_box(&x), &mut out).expect("sizes match"))
     });
@@ -108,7 +108,7 @@ fn ten_digit_classifier(c: &mut Criterion) {
     });
     g.bench_function("train_step", |b| {
         b.iter(|| {
-            l.step_by(black_box(&x), L8::ONES, |out, wanted, audience| {
+            l.step_by(black_box(&x), L16::ONES, |out, wanted, audience| {
                 vote.softmax_targets(out, &labels, how, &mut rng, wanted, audience)
             })
             .expect("sizes match")
