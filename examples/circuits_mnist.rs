@@ -185,11 +185,11 @@ impl TenDigits {
         frozen_hidden: false,
     };
 
-    /// Half the network, two epochs (what the test runs).
+    /// Half the network, four epochs (what the test runs).
     pub const HALF: Self = Self {
         group: 1000,
         hidden: 64_000,
-        epochs: 2,
+        epochs: 4,
         ..Self::FULL
     };
 }

@@ -226,7 +226,7 @@ fn a_z7_table_is_learned_by_reverse_derivative_steps() {
 #[test]
 fn mnist_ten_digits_gate_network_reaches_ninety_percent() {
     // The circuits issue's aim for 10-class MNIST, trained by Boolean reverse derivatives
-    // alone: half the example's network, two epochs (the example reaches 93% in ten).
+    // alone: half the example's network, four epochs (the example reaches 93% in ten).
     let Some(data) = common::shared_data() else {
         return;
     };
