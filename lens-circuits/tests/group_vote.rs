@@ -191,3 +191,44 @@ fn a_share_lets_that_fraction_of_the_gates_take_part() {
         );
     }
 }
+
+mod properties {
+    use lens_circuits::models::GroupVote;
+    use lens_circuits::{Lanes, Word};
+    use proptest::prelude::*;
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(64))]
+
+        /// The bit-sliced counts equal a count lane by lane, for any group size and outputs.
+        #[test]
+        fn counts_equal_a_lane_by_lane_count(
+            classes in 1usize..5,
+            group in 1usize..70,
+            seed in any::<u64>(),
+        ) {
+            let mut s = seed | 1;
+            let outputs: Vec<Lanes<2>> = (0..classes * group)
+                .map(|_| {
+                    Lanes(core::array::from_fn(|_| {
+                        s ^= s << 13;
+                        s ^= s >> 7;
+                        s ^= s << 17;
+                        // Dense in some seeds, sparse in others.
+                        if seed % 3 == 0 { s | s.rotate_left(7) } else { s }
+                    }))
+                })
+                .collect();
+            let mut vote = GroupVote::<Lanes<2>>::new(classes, group);
+            vote.count(&outputs).unwrap();
+            for lane in 0..128 {
+                let naive: Vec<u32> = (0..classes)
+                    .map(|c| {
+                        (0..group).filter(|&g| outputs[c * group + g].lane(lane)).count() as u32
+                    })
+                    .collect();
+                prop_assert_eq!(vote.scores(lane).collect::<Vec<_>>(), naive);
+            }
+        }
+    }
+}
