@@ -44,6 +44,8 @@ pub struct GroupVote<W: Word> {
     takes_part: Vec<W>,
     /// Per class, the lanes whose label it is.
     is_label: Vec<W>,
+    /// Per class, one lane's unnormalised softmax weight.
+    exps: Vec<f32>,
 }
 
 /// How [`GroupVote::softmax_targets`] chooses a step's targets.
@@ -58,18 +60,6 @@ pub struct Softmax {
     /// that feed it): a step size. With every gate moving at once, the whole group answers
     /// the same errors and the scores overshoot. A share of 0 is taken as 1 (every gate).
     pub share: u32,
-}
-
-fn check(what: &'static str, expected: usize, got: usize) -> Result<(), NetlistError> {
-    if expected == got {
-        Ok(())
-    } else {
-        Err(NetlistError::Width {
-            what,
-            expected,
-            got,
-        })
-    }
 }
 
 impl<W: Word> GroupVote<W> {
@@ -91,6 +81,7 @@ impl<W: Word> GroupVote<W> {
             planes: vec![W::ZERO; (usize::BITS - group.leading_zeros()) as usize],
             takes_part: vec![W::ZERO; classes],
             is_label: vec![W::ZERO; classes],
+            exps: vec![0.0; classes],
         }
     }
 
@@ -105,7 +96,7 @@ impl<W: Word> GroupVote<W> {
     /// # Errors
     /// `outputs` is not `classes * group` long.
     pub fn count(&mut self, outputs: &[W]) -> Result<(), NetlistError> {
-        check("group vote outputs", self.outputs(), outputs.len())?;
+        NetlistError::check_width("group vote outputs", self.outputs(), outputs.len())?;
         let planes = &mut self.planes;
         for (c, gates) in outputs.chunks(self.group).enumerate() {
             // A bit-sliced counter per lane: plane k holds bit k of every lane's count, and
@@ -169,7 +160,7 @@ impl<W: Word> GroupVote<W> {
     /// `outputs` is not `classes * group` long, or more classes asked for than lanes.
     pub fn predict(&mut self, outputs: &[W], classes: &mut [usize]) -> Result<(), NetlistError> {
         if classes.len() > W::LANES {
-            check(
+            NetlistError::check_width(
                 "predicted lanes (at most the word's lanes)",
                 W::LANES,
                 classes.len(),
@@ -199,10 +190,10 @@ impl<W: Word> GroupVote<W> {
         wanted: &mut [W],
         audience: &mut [W],
     ) -> Result<(), NetlistError> {
-        check("wanted outputs", self.outputs(), wanted.len())?;
-        check("output audiences", self.outputs(), audience.len())?;
+        NetlistError::check_width("wanted outputs", self.outputs(), wanted.len())?;
+        NetlistError::check_width("output audiences", self.outputs(), audience.len())?;
         if labels.len() > W::LANES {
-            check("labels (at most the word's lanes)", W::LANES, labels.len())?;
+            NetlistError::check_width("labels (at most the word's lanes)", W::LANES, labels.len())?;
         }
         if let Some((example, &label)) = labels
             .iter()
@@ -227,13 +218,12 @@ impl<W: Word> GroupVote<W> {
                 .map(|c| self.scores[c * lanes + lane])
                 .max()
                 .unwrap_or(0);
-            let weight = |c: usize| {
-                let s = self.scores[c * lanes + lane];
-                (-((top - s) as f32) * inv_t).exp()
-            };
-            let total: f32 = (0..self.classes).map(weight).sum();
-            for c in 0..self.classes {
-                let p = weight(c) / total;
+            for (c, e) in self.exps.iter_mut().enumerate() {
+                *e = (-((top - self.scores[c * lanes + lane]) as f32) * inv_t).exp();
+            }
+            let total: f32 = self.exps.iter().sum();
+            for (c, &e) in self.exps.iter().enumerate() {
+                let p = e / total;
                 let w = if c == label { 1.0 - p } else { p };
                 if rng.random::<f32>() < w {
                     self.takes_part[c].set_lane(lane, true);

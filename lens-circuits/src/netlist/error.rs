@@ -89,3 +89,22 @@ impl fmt::Display for NetlistError {
 }
 
 impl std::error::Error for NetlistError {}
+
+impl NetlistError {
+    /// `Ok` when a slice has the length required, else [`NetlistError::Width`].
+    pub(crate) fn check_width(
+        what: &'static str,
+        expected: usize,
+        got: usize,
+    ) -> Result<(), NetlistError> {
+        if expected == got {
+            Ok(())
+        } else {
+            Err(NetlistError::Width {
+                what,
+                expected,
+                got,
+            })
+        }
+    }
+}

@@ -26,18 +26,6 @@ impl<W: Word> Evaluator<W> {
     }
 }
 
-fn width(what: &'static str, expected: usize, got: usize) -> Result<(), NetlistError> {
-    if expected == got {
-        Ok(())
-    } else {
-        Err(NetlistError::Width {
-            what,
-            expected,
-            got,
-        })
-    }
-}
-
 impl Netlist {
     /// Buffers sized for this netlist.
     #[must_use]
@@ -60,7 +48,6 @@ impl Netlist {
         inputs: &[W],
         outputs: &mut [W],
     ) -> Result<(), NetlistError> {
-        width("inputs", self.inputs as usize, inputs.len())?;
         self.forward_from(ev, 0, inputs, outputs)
     }
 
@@ -74,14 +61,14 @@ impl Netlist {
         rest: &[W],
         outputs: &mut [W],
     ) -> Result<(), NetlistError> {
-        width(
+        NetlistError::check_width(
             "inputs",
             (self.inputs as usize).saturating_sub(first),
             rest.len(),
         )?;
-        width("outputs", self.outputs.len(), outputs.len())?;
+        NetlistError::check_width("outputs", self.outputs.len(), outputs.len())?;
         let wires = self.inputs as usize + self.gates.len();
-        width("evaluator wires", wires, ev.values.len())?;
+        NetlistError::check_width("evaluator wires", wires, ev.values.len())?;
         let v = &mut ev.values;
         v[first..first + rest.len()].copy_from_slice(rest);
         let lv = &self.levels;
@@ -139,7 +126,7 @@ impl Netlist {
         d_outputs: &[W],
         d_inputs: &mut [W],
     ) -> Result<(), NetlistError> {
-        width("input changes", self.inputs as usize, d_inputs.len())?;
+        NetlistError::check_width("input changes", self.inputs as usize, d_inputs.len())?;
         self.reverse_each(ev, d_outputs, |i, d| d_inputs[i] = d)
     }
 
@@ -190,14 +177,7 @@ impl Netlist {
             // reaches few gates' tables, and the change words of a large network's tables
             // are tens of megabytes.
             counts.fill(0);
-            #[cfg(target_arch = "x86_64")]
-            if std::arch::is_x86_feature_detected!("popcnt") {
-                // SAFETY: the CPU has POPCNT, the only feature the copy enables.
-                unsafe { self.counting_sweep_popcnt(ev, d_outputs, counts)? };
-                ev.changes[n..inputs].fill(W::ZERO);
-                return Ok(());
-            }
-            self.reverse_sweep::<W, true>(ev, d_outputs, counts)?;
+            self.counting_sweep(ev, d_outputs, counts)?;
             ev.changes[n..inputs].fill(W::ZERO);
             return Ok(());
         }
@@ -206,6 +186,22 @@ impl Netlist {
         crate::count::take_counts(counted, counts);
         rest.fill(W::ZERO);
         Ok(())
+    }
+
+    /// The sweep that counts table bits' flip requests, in its copy compiled for POPCNT
+    /// where the CPU has it.
+    fn counting_sweep<W: Word>(
+        &self,
+        ev: &mut Evaluator<W>,
+        d_outputs: &[W],
+        counts: &mut [u32],
+    ) -> Result<(), NetlistError> {
+        #[cfg(target_arch = "x86_64")]
+        if std::arch::is_x86_feature_detected!("popcnt") {
+            // SAFETY: the CPU has POPCNT, the only feature the copy enables.
+            return unsafe { self.counting_sweep_popcnt(ev, d_outputs, counts) };
+        }
+        self.reverse_sweep::<W, true>(ev, d_outputs, counts)
     }
 
     /// The counting sweep compiled for POPCNT (the x86-64 baseline counts a word's bits in a
@@ -235,9 +231,9 @@ impl Netlist {
         d_outputs: &[W],
         counts: &mut [u32],
     ) -> Result<(), NetlistError> {
-        width("output changes", self.outputs.len(), d_outputs.len())?;
+        NetlistError::check_width("output changes", self.outputs.len(), d_outputs.len())?;
         let wires = self.inputs as usize + self.gates.len();
-        width("evaluator wires", wires, ev.changes.len())?;
+        NetlistError::check_width("evaluator wires", wires, ev.changes.len())?;
         let (v, d) = (&ev.values, &mut ev.changes);
         for (&w, &dy) in self.outputs.iter().zip(d_outputs) {
             d[w as usize] = d[w as usize] ^ dy;

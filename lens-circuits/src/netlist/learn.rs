@@ -77,13 +77,7 @@ impl<W: Word> NetlistLearner<W> {
     /// # Errors
     /// A slice of the wrong length.
     pub fn set_params(&mut self, p: &[bool]) -> Result<(), NetlistError> {
-        if p.len() != self.n_params {
-            return Err(NetlistError::Width {
-                what: "parameters",
-                expected: self.n_params,
-                got: p.len(),
-            });
-        }
+        NetlistError::check_width("parameters", self.n_params, p.len())?;
         self.params.copy_from_slice(p);
         for (w, &b) in self.ev.inputs_mut(self.n_params).iter_mut().zip(p) {
             *w = W::splat(b);
@@ -131,29 +125,11 @@ impl<W: Word> NetlistLearner<W> {
         valid: W,
         masks: Option<&[W]>,
     ) -> Result<StepReport, NetlistError> {
-        if let Some(m) = masks
-            && m.len() != self.net.outputs()
-        {
-            return Err(NetlistError::Width {
-                what: "output masks",
-                expected: self.net.outputs(),
-                got: m.len(),
-            });
+        if let Some(m) = masks {
+            NetlistError::check_width("output masks", self.net.outputs(), m.len())?;
         }
-        if labels.len() != self.net.outputs() {
-            return Err(NetlistError::Width {
-                what: "labels",
-                expected: self.net.outputs(),
-                got: labels.len(),
-            });
-        }
-        forward(
-            &self.net,
-            &mut self.ev,
-            self.n_params,
-            data,
-            &mut self.outputs,
-        )?;
+        NetlistError::check_width("labels", self.net.outputs(), labels.len())?;
+        self.run(data)?;
         self.pull_back(labels, valid, masks)
     }
 
@@ -189,13 +165,7 @@ impl<W: Word> NetlistLearner<W> {
         valid: W,
         targets: impl FnOnce(&[W], &mut [W], &mut [W]) -> Result<(), NetlistError>,
     ) -> Result<StepReport, NetlistError> {
-        forward(
-            &self.net,
-            &mut self.ev,
-            self.n_params,
-            data,
-            &mut self.outputs,
-        )?;
+        self.run(data)?;
         // Taken out for the call (moving a Vec allocates nothing) and put back after.
         let (mut wanted, mut audience) = (
             core::mem::take(&mut self.wanted),
@@ -207,6 +177,17 @@ impl<W: Word> NetlistLearner<W> {
             .and_then(|()| self.pull_back(&wanted, valid, Some(&audience)));
         (self.wanted, self.audience) = (wanted, audience);
         result
+    }
+
+    /// Runs a batch forward into the learner's output buffer.
+    fn run(&mut self, data: &[W]) -> Result<(), NetlistError> {
+        forward(
+            &self.net,
+            &mut self.ev,
+            self.n_params,
+            data,
+            &mut self.outputs,
+        )
     }
 
     /// The learning half of a step, after the forward pass: the output changes, their
@@ -266,14 +247,7 @@ fn forward<W: Word>(
     data: &[W],
     out: &mut [W],
 ) -> Result<(), NetlistError> {
-    let n_data = net.inputs() - n_params;
-    if data.len() != n_data {
-        return Err(NetlistError::Width {
-            what: "data inputs",
-            expected: n_data,
-            got: data.len(),
-        });
-    }
+    NetlistError::check_width("data inputs", net.inputs() - n_params, data.len())?;
     net.forward_from(ev, n_params, data, out)
 }
 
