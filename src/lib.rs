@@ -46,7 +46,9 @@
 //! ```
 //!
 //! Differentiated: `+ - * /` and unary `-`, `let` (with shadowing and tuple patterns),
-//! tuples, nested blocks, `if`/`else` and `match` whose conditions are not differentiated,
+//! tuples, nested blocks, `if` (with or without `else`), `if let` and `match` whose
+//! conditions are not differentiated, assignments `x = e` and `x += e` (`-= *= /=` too) on
+//! `let mut` bindings, anywhere in blocks and branches (an untaken branch keeps the old value),
 //! calls of other `#[lens]` functions (`m::g(x)` uses `m::g_vjp`) and of the activations in
 //! [`fns`], the float methods `exp ln sqrt powi powf sin cos tanh abs max min recip`, the
 //! nalgebra operations `*` (matrix products and scaling), `transpose`, `dot`,
@@ -56,9 +58,11 @@
 //! `#[nodiff]`, get no change (their slot is omitted from `name_rev`).
 //!
 //! What cannot be differentiated is a compile error at that expression saying what to write
-//! instead: loops, `return`, `?`, mutation, methods with no reverse rule, fields, indexing
-//! and casts of differentiated values. All errors of a function are reported together, and
-//! the function itself is still emitted so its callers compile. Calling a plain function
+//! instead: loops, `return`, `?`, mutation other than assigning a whole `let mut` binding,
+//! methods with no reverse rule, fields, indexing and casts of differentiated values, and
+//! forward-only code (a condition, a `println!`) that could change a binding while reading a
+//! differentiated value. All errors of a function are reported together, and the function's
+//! signature is still emitted (with an `unreachable!()` body) so its callers compile. Calling a plain function
 //! (one without `_vjp`) fails with "cannot find function `g_vjp`" at the call: annotate `g`
 //! with `#[lens]`, or write `g_vjp` by hand to give it a custom reverse rule.
 //!

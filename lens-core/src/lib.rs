@@ -86,6 +86,14 @@ pub mod __private {
     pub use core::iter::{Iterator, empty};
     pub use rand::Rng;
 
+    /// Returns `f` unchanged; its bound tells the compiler that the pullback takes a change
+    /// of the value's own type, which it could not always infer from the closure's body
+    /// (a branch's `(value, bindings)` tuple whose value is never used).
+    #[inline(always)]
+    pub fn pullback_of<V, R, F: FnOnce(V) -> R>(_value: &V, f: F) -> F {
+        f
+    }
+
     /// The "no change" value a lens type returns for an argument that is not differentiated
     /// (labels, indices, flags, `#[nodiff]` values).
     pub trait NoChange {

@@ -8,7 +8,7 @@
 use crate::errors::Errors;
 use proc_macro2::{Span, TokenStream, TokenTree};
 use quote::{ToTokens, format_ident, quote, quote_spanned};
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use syn::spanned::Spanned;
 use syn::{BinOp, Expr, Ident, Pat, Path, Stmt as SynStmt, Type, UnOp};
 
@@ -19,6 +19,8 @@ pub type VarId = usize;
 pub struct Var {
     pub ident: Ident,
     pub diff: bool,
+    /// Declared `let mut` (or a rebinding of such a variable): assignments rebind it.
+    pub mutable: bool,
     /// Fresh temporary created by the analysis (may be renamed to a user binding).
     temp: bool,
 }
@@ -169,7 +171,12 @@ impl<'e> Analyser<'e> {
     }
 
     fn new_var(&mut self, ident: Ident, diff: bool, temp: bool) -> VarId {
-        self.vars.push(Var { ident, diff, temp });
+        self.vars.push(Var {
+            ident,
+            diff,
+            mutable: false,
+            temp,
+        });
         self.vars.len() - 1
     }
 
@@ -195,12 +202,21 @@ impl<'e> Analyser<'e> {
     }
 
     fn lookup(&self, name: &str) -> Option<VarId> {
+        self.lookup_slot(name).map(|(s, e)| self.scopes[s][e].1)
+    }
+
+    /// Where the binding `name` refers to lives: (scope, entry).
+    fn lookup_slot(&self, name: &str) -> Option<(usize, usize)> {
         self.scopes
             .iter()
+            .enumerate()
             .rev()
-            .flat_map(|s| s.iter().rev())
-            .find(|(n, _)| n == name)
-            .map(|(_, id)| *id)
+            .find_map(|(si, scope)| {
+                scope
+                    .iter()
+                    .rposition(|(n, _)| n == name)
+                    .map(|ei| (si, ei))
+            })
     }
 
     fn use_var(&mut self, id: VarId) -> Operand {
@@ -240,8 +256,10 @@ impl<'e> Analyser<'e> {
             defined: BTreeSet::new(),
             used: BTreeSet::new(),
         });
-        for (ident, diff) in bindings {
-            self.bind(&ident, diff);
+        for (ident, mutable) in bindings {
+            // Pattern bindings of `if let` and `match` arms: forward-only data.
+            let id = self.bind(&ident, false);
+            self.vars[id].mutable = mutable;
         }
         let mut stmts = Vec::new();
         let mut result = Operand::Const(quote!(()));
@@ -273,7 +291,10 @@ impl<'e> Analyser<'e> {
                 if matches!(e, Expr::Return(_)) {
                     return; // reported by `EarlyExits`
                 }
+                let assigns = is_assignment(e);
                 match self.expr(e, out) {
+                    // An assignment that rebinds has already been lowered.
+                    Operand::Const(_) if assigns && self.mentions_diff(e.to_token_stream()) => {}
                     Operand::Const(ts) => out.push(Stmt {
                         kind: StmtKind::Verbatim(quote!(#ts #semi)),
                         span,
@@ -281,10 +302,13 @@ impl<'e> Analyser<'e> {
                     Operand::Var(_) => {}
                 }
             }
-            SynStmt::Macro(m) => out.push(Stmt {
-                kind: StmtKind::Verbatim(m.to_token_stream()),
-                span,
-            }),
+            SynStmt::Macro(m) => {
+                self.check_macro(&m.mac);
+                out.push(Stmt {
+                    kind: StmtKind::Verbatim(m.to_token_stream()),
+                    span,
+                });
+            }
             SynStmt::Item(item) => self.errors.at(
                 item,
                 "items inside a `#[lens]` body are not supported; move them outside the function",
@@ -329,8 +353,9 @@ impl<'e> Analyser<'e> {
                     kind: StmtKind::Verbatim(quote!(#(#attrs)* let #pat_tokens = #ts #diverge;)),
                     span,
                 });
-                for ident in pattern_idents(pat) {
-                    self.bind(&ident, false);
+                for (ident, mutable) in pattern_bindings(pat) {
+                    let id = self.bind(&ident, false);
+                    self.vars[id].mutable = mutable;
                 }
             }
             Operand::Var(src) => self.bind_pattern(pat, ty, src, out, span),
@@ -348,16 +373,19 @@ impl<'e> Analyser<'e> {
     ) {
         match pat {
             Pat::Ident(pi) if pi.by_ref.is_none() && pi.subpat.is_none() => {
+                let mutable = pi.mutability.is_some();
                 if self.vars[src].temp && ty.is_none() && self.last_defines(out, src) {
                     // The value was just computed into a temporary: give it the user's name.
                     self.vars[src].ident = pi.ident.clone();
                     self.vars[src].temp = false;
+                    self.vars[src].mutable = mutable;
                     self.scopes
                         .last_mut()
                         .expect("scope")
                         .push((pi.ident.to_string(), src));
                 } else {
                     let target = self.bind(&pi.ident, true);
+                    self.vars[target].mutable = mutable;
                     let op = Box::new(Op::Alias(self.use_var(src)));
                     let ty = ty.map(Box::new);
                     out.push(Stmt {
@@ -381,7 +409,9 @@ impl<'e> Analyser<'e> {
                     match elem {
                         Pat::Wild(_) => targets.push(None),
                         Pat::Ident(pi) if pi.by_ref.is_none() && pi.subpat.is_none() => {
-                            targets.push(Some(self.bind(&pi.ident, true)));
+                            let id = self.bind(&pi.ident, true);
+                            self.vars[id].mutable = pi.mutability.is_some();
+                            targets.push(Some(id));
                         }
                         Pat::Rest(r) => {
                             self.errors.at(
@@ -447,7 +477,7 @@ impl<'e> Analyser<'e> {
                 _ => Operand::Const(e.to_token_stream()),
             },
             Expr::Lit(_) => Operand::Const(e.to_token_stream()),
-            Expr::Binary(b) => self.binary(b, out),
+            Expr::Binary(b) if compound_op(&b.op).is_none() => self.binary(b, out),
             Expr::Unary(u) => {
                 let rule = match u.op {
                     UnOp::Neg(_) => quote!(NegRule::neg_vjp),
@@ -479,14 +509,21 @@ impl<'e> Analyser<'e> {
                 self.push_op(Op::Tuple(elems), span, out)
             }
             Expr::Block(b) if b.label.is_none() => {
-                let block = self.block_with(&b.block, Vec::new());
-                self.branch(BranchHead::Plain, vec![block], span, out)
+                let parts = vec![(b.block.clone(), Vec::new())];
+                self.branches(BranchHead::Plain, parts, span, out)
             }
             Expr::If(i) => self.if_expr(i, out),
             Expr::Match(m) => self.match_expr(m, out),
             Expr::ForLoop(_) | Expr::While(_) | Expr::Loop(_) => self.refuse(e, e, "loops are not differentiated (yet): write one step as a `#[lens]` function and compose the steps, or unroll the loop"),
             Expr::Return(_) => Operand::Const(e.to_token_stream()), // see `EarlyExits`
-            Expr::Assign(_) => self.refuse(e, e, "mutation is not differentiated: bind a new value with `let x = ...;` (shadowing is fine)"),
+            Expr::Assign(a) => self.assign(e, &a.left, None, &a.right, out),
+            Expr::Binary(b) if compound_op(&b.op).is_some() => {
+                self.assign(e, &b.left, compound_op(&b.op), &b.right, out)
+            }
+            Expr::Macro(m) => {
+                self.check_macro(&m.mac);
+                Operand::Const(e.to_token_stream())
+            }
             Expr::Field(f) => self.refuse(f, e, "fields of differentiated values are not supported; destructure tuples with `let (a, b) = t;`"),
             Expr::Index(_) => self.refuse(e, e, "indexing a differentiated value is not supported; use `dot` with a basis vector, or a `#[lens]` function"),
             Expr::Cast(c) if matches!(self.expr(&c.expr, out), Operand::Const(_)) => {
@@ -526,7 +563,11 @@ impl<'e> Analyser<'e> {
             | BinOp::Gt(_)
             | BinOp::Ge(_)
             | BinOp::And(_)
-            | BinOp::Or(_) => return Operand::Const(b.to_token_stream()),
+            | BinOp::Or(_) => {
+                // Forward-only data computed from differentiated values: read, never changed.
+                self.check_read(b);
+                return Operand::Const(b.to_token_stream());
+            }
             BinOp::Rem(_) => {
                 self.errors.at(
                     b,
@@ -541,13 +582,7 @@ impl<'e> Analyser<'e> {
                 );
                 return Operand::Const(b.to_token_stream());
             }
-            _ => {
-                self.errors.at(
-                    b,
-                    "mutation is not differentiated: write `let x = x + y;` instead of `x += y`",
-                );
-                return Operand::Const(b.to_token_stream());
-            }
+            _ => unreachable!("compound assignments are lowered by `assign`"),
         };
         let l = self.expr(&b.left, out);
         let r = self.expr(&b.right, out);
@@ -585,6 +620,7 @@ impl<'e> Analyser<'e> {
             return self.sub_call(m, out);
         }
         if NO_CHANGE_METHODS.contains(&name.as_str()) {
+            self.check_read(m);
             return Operand::Const(m.to_token_stream());
         }
         if let Some(t) = &m.turbofish {
@@ -772,10 +808,6 @@ impl<'e> Analyser<'e> {
 
     fn if_expr(&mut self, i: &syn::ExprIf, out: &mut Vec<Stmt>) -> Operand {
         let span = i.span();
-        let Some((_, else_branch)) = &i.else_branch else {
-            // No `else`: the value is `()`, so nothing can flow back through it.
-            return Operand::Const(i.to_token_stream());
-        };
         let (head, bindings) = match &*i.cond {
             Expr::Let(l) => {
                 if self.mentions_diff(l.expr.to_token_stream()) {
@@ -784,26 +816,21 @@ impl<'e> Analyser<'e> {
                         "`if let` on a differentiated value is not supported; destructure it with `let`",
                     );
                 }
-                let names = pattern_idents(&l.pat)
-                    .into_iter()
-                    .map(|n| (n, false))
-                    .collect();
-                (l.to_token_stream(), names)
+                (l.to_token_stream(), pattern_bindings(&l.pat))
             }
-            cond => (cond.to_token_stream(), Vec::new()),
-        };
-        let then = self.block_with(&i.then_branch, bindings);
-        let other = match &**else_branch {
-            Expr::Block(b) => self.block_with(&b.block, Vec::new()),
-            e => {
-                let wrapped = syn::Block {
-                    brace_token: Default::default(),
-                    stmts: vec![SynStmt::Expr(e.clone(), None)],
-                };
-                self.block_with(&wrapped, Vec::new())
+            cond => {
+                self.check_read(cond);
+                (cond.to_token_stream(), Vec::new())
             }
         };
-        self.branch(BranchHead::If(head), vec![then, other], span, out)
+        // No `else` is an empty one: the untaken branch keeps every binding as it was.
+        let other = match i.else_branch.as_ref().map(|(_, e)| &**e) {
+            None => empty_block(),
+            Some(Expr::Block(b)) if b.label.is_none() => b.block.clone(),
+            Some(e) => wrap_block(e.clone()),
+        };
+        let parts = vec![(i.then_branch.clone(), bindings), (other, Vec::new())];
+        self.branches(BranchHead::If(head), parts, span, out)
     }
 
     fn match_expr(&mut self, m: &syn::ExprMatch, out: &mut Vec<Stmt>) -> Operand {
@@ -818,26 +845,277 @@ impl<'e> Analyser<'e> {
         let mut blocks = Vec::new();
         for arm in &m.arms {
             let pat = &arm.pat;
+            if let Some((_, g)) = &arm.guard {
+                self.check_read(g);
+            }
             let guard = arm.guard.as_ref().map(|(i, g)| quote!(#i #g));
             arms.push(quote!(#pat #guard));
-            let names = pattern_idents(&arm.pat)
-                .into_iter()
-                .map(|n| (n, false))
-                .collect();
+            let names = pattern_bindings(&arm.pat);
             let block = match &*arm.body {
-                Expr::Block(b) if b.label.is_none() => self.block_with(&b.block, names),
-                e => {
-                    let wrapped = syn::Block {
-                        brace_token: Default::default(),
-                        stmts: vec![SynStmt::Expr(e.clone(), None)],
-                    };
-                    self.block_with(&wrapped, names)
-                }
+                Expr::Block(b) if b.label.is_none() => b.block.clone(),
+                e => wrap_block(e.clone()),
             };
-            blocks.push(block);
+            blocks.push((block, names));
         }
         let scrutinee = m.expr.to_token_stream();
-        self.branch(BranchHead::Match { scrutinee, arms }, blocks, m.span(), out)
+        self.branches(BranchHead::Match { scrutinee, arms }, blocks, m.span(), out)
+    }
+
+    /// Analyses the blocks of a branch, each from the bindings as they are before it, and joins
+    /// the outer `let mut` bindings that any of them reassigns: every block then yields
+    /// `(value, final bindings...)` (a block that leaves one alone yields it unchanged), and
+    /// after the branch the names are rebound to what the taken block yielded.
+    fn branches(
+        &mut self,
+        head: BranchHead,
+        parts: Vec<(syn::Block, Vec<(Ident, bool)>)>,
+        span: Span,
+        out: &mut Vec<Stmt>,
+    ) -> Operand {
+        let before = self.scopes.clone();
+        let mut blocks = Vec::new();
+        let mut changes = Vec::new();
+        for (b, bindings) in &parts {
+            blocks.push(self.block_with(b, bindings.clone()));
+            let mut changed = BTreeMap::new();
+            for (si, scope) in before.iter().enumerate() {
+                for (ei, (_, id)) in scope.iter().enumerate() {
+                    let now = self.scopes[si][ei].1;
+                    if now != *id {
+                        changed.insert((si, ei), now);
+                    }
+                }
+            }
+            changes.push(changed);
+            self.scopes = before.clone();
+        }
+        let slots: BTreeSet<(usize, usize)> =
+            changes.iter().flat_map(|c| c.keys().copied()).collect();
+        if slots.is_empty() {
+            return self.branch(head, blocks, span, out);
+        }
+        let old = |s: &(usize, usize)| before[s.0][s.1].1;
+        for (blk, changed) in blocks.iter_mut().zip(&changes) {
+            let mut elems = vec![std::mem::replace(
+                &mut blk.result,
+                Operand::Const(quote!(())),
+            )];
+            for s in &slots {
+                let id = changed.get(s).copied().unwrap_or_else(|| old(s));
+                if self.vars[id].diff && !changed.contains_key(s) && !blk.free.contains(&id) {
+                    // Passed through unchanged: the block's pullback returns its change.
+                    blk.free.push(id);
+                    blk.free.sort_unstable();
+                }
+                elems.push(Operand::Var(id));
+            }
+            let n = self.vars.len();
+            let t = self.new_var(Ident::new(&format!("__t{n}"), span), true, true);
+            blk.stmts.push(Stmt {
+                kind: StmtKind::Let {
+                    target: t,
+                    ty: None,
+                    op: Box::new(Op::Tuple(elems)),
+                },
+                span,
+            });
+            blk.result = Operand::Var(t);
+        }
+        let Operand::Var(joined) = self.branch(head, blocks, span, out) else {
+            unreachable!("a branch is bound to a temporary")
+        };
+        let value = self.temp(span);
+        let mut targets = vec![Some(value)];
+        for s in &slots {
+            let diff = changes
+                .iter()
+                .map(|c| c.get(s).copied().unwrap_or_else(|| old(s)))
+                .any(|id| self.vars[id].diff);
+            let ident = self.vars[old(s)].ident.clone();
+            let id = self.new_var(ident, diff, false);
+            self.vars[id].mutable = true;
+            if let Some(f) = self.frames.last_mut() {
+                f.defined.insert(id);
+            }
+            self.scopes[s.0][s.1].1 = id;
+            targets.push(Some(id));
+        }
+        self.use_var(joined);
+        out.push(Stmt {
+            kind: StmtKind::Destructure {
+                src: joined,
+                targets,
+            },
+            span,
+        });
+        Operand::Var(value)
+    }
+
+    /// `x = e` and `x op= e` on a `let mut` binding: `x` is rebound to the new value (a fresh
+    /// binding, as if the user had written `let x = e;`), in the scope where `x` was declared,
+    /// so that the code after it, and after an enclosing branch, sees the new value.
+    fn assign(
+        &mut self,
+        e: &Expr,
+        left: &Expr,
+        op: Option<BinOp>,
+        right: &Expr,
+        out: &mut Vec<Stmt>,
+    ) -> Operand {
+        let unit = Operand::Const(quote!(()));
+        let target = match left {
+            Expr::Path(p) if p.qself.is_none() => p.path.get_ident(),
+            _ => None,
+        };
+        let Some(name) = target else {
+            self.errors.at(
+                left,
+                "only whole variables can be assigned in a `#[lens]` body; build the new value and bind it (`let v = ...;`)",
+            );
+            return unit;
+        };
+        let Some((si, ei)) = self.lookup_slot(&name.to_string()) else {
+            self.errors.at(
+                left,
+                format!("`{name}` is not a local binding of this function; only `let mut` bindings can be assigned here"),
+            );
+            return unit;
+        };
+        let old = self.scopes[si][ei].1;
+        if !self.vars[old].mutable {
+            self.errors.at(
+                left,
+                format!("cannot assign to `{name}`: it is not declared mutable; write `let mut {name} = ...;`"),
+            );
+            return unit;
+        }
+        let value = match op {
+            None => self.expr(right, out),
+            Some(op) => {
+                let combined = syn::ExprBinary {
+                    attrs: Vec::new(),
+                    left: Box::new(left.clone()),
+                    op,
+                    right: Box::new(Expr::Paren(syn::ExprParen {
+                        attrs: Vec::new(),
+                        paren_token: Default::default(),
+                        expr: Box::new(right.clone()),
+                    })),
+                };
+                self.binary(&combined, out)
+            }
+        };
+        let span = e.span();
+        let new = match value {
+            Operand::Const(_) if !self.vars[old].diff => {
+                // Forward-only data changed by forward-only data: run as written.
+                return Operand::Const(e.to_token_stream());
+            }
+            Operand::Const(ts) => {
+                let id = self.new_var(name.clone(), false, false);
+                out.push(Stmt {
+                    kind: StmtKind::Verbatim(quote_spanned!(span=> let mut #name = #ts;)),
+                    span,
+                });
+                id
+            }
+            Operand::Var(src) if self.vars[src].temp && self.last_defines(out, src) => {
+                self.vars[src].ident = name.clone();
+                self.vars[src].temp = false;
+                src
+            }
+            Operand::Var(src) => {
+                let id = self.new_var(name.clone(), self.vars[src].diff, false);
+                let op = Box::new(Op::Alias(self.use_var(src)));
+                out.push(Stmt {
+                    kind: StmtKind::Let {
+                        target: id,
+                        ty: None,
+                        op,
+                    },
+                    span,
+                });
+                id
+            }
+        };
+        self.vars[new].mutable = true;
+        if let Some(f) = self.frames.last_mut() {
+            f.defined.insert(new);
+        }
+        self.scopes[si][ei].1 = new;
+        unit
+    }
+
+    /// Refuses, in forward-only code that reads differentiated values (a condition, a
+    /// comparison, a `println!`), anything that could change a binding: the change would be
+    /// invisible to the reverse sweep.
+    fn check_read(&mut self, node: &(impl ToTokens + ?Sized)) {
+        let tokens = node.to_token_stream();
+        if !self.mentions_diff(tokens.clone()) {
+            return;
+        }
+        let Ok(e) = syn::parse2::<Expr>(tokens) else {
+            return;
+        };
+        let mut effects = Effects::default();
+        syn::visit::Visit::visit_expr(&mut effects, &e);
+        for (tokens, what) in effects.0 {
+            if self.mentions_diff(tokens.clone()) {
+                self.errors.at(
+                    tokens,
+                    format!("{what} in forward-only code that reads a differentiated value is not supported; compute the value in its own statement"),
+                );
+            }
+        }
+        for (recv, call) in effects.1 {
+            let mutable = recv
+                .path
+                .get_ident()
+                .and_then(|i| self.lookup(&i.to_string()))
+                .is_some_and(|id| self.vars[id].mutable && !self.vars[id].diff);
+            if mutable && self.mentions_diff(call.clone()) {
+                self.errors.at(
+                    call,
+                    "a method of a `let mut` binding given a differentiated value might store it where the reverse sweep cannot see it; compute forward-only data in its own statement",
+                );
+            }
+        }
+    }
+
+    /// A macro statement that sees differentiated values: only the printing, assertion and
+    /// panic macros, whose arguments are read.
+    fn check_macro(&mut self, mac: &syn::Macro) {
+        if !self.mentions_diff(mac.tokens.clone()) {
+            return;
+        }
+        let name = mac
+            .path
+            .segments
+            .last()
+            .map(|s| s.ident.to_string())
+            .unwrap_or_default();
+        if !READING_MACROS.contains(&name.as_str()) {
+            self.errors.at(
+                mac,
+                format!("`{name}!` cannot see differentiated values (only {} can); compute its input in a `let` first", READING_MACROS.iter().map(|m| format!("`{m}!`")).collect::<Vec<_>>().join(", ")),
+            );
+            return;
+        }
+        let parser = syn::punctuated::Punctuated::<Expr, syn::Token![,]>::parse_terminated;
+        let Ok(args) = mac.parse_body_with(parser) else {
+            self.errors.at(
+                mac,
+                format!("the arguments of `{name}!` could not be read as expressions"),
+            );
+            return;
+        };
+        for arg in &args {
+            match arg {
+                // A named format argument (`x = expr`).
+                Expr::Assign(a) if matches!(&*a.left, Expr::Path(_)) => self.check_read(&*a.right),
+                other => self.check_read(other),
+            }
+        }
     }
 
     fn branch(
@@ -853,6 +1131,129 @@ impl<'e> Analyser<'e> {
             self.use_var(v);
         }
         self.push_op(Op::Branch(Branch { head, blocks, free }), span, out)
+    }
+}
+
+/// Macros whose arguments are only read, so they may print or check differentiated values.
+const READING_MACROS: &[&str] = &[
+    "print",
+    "println",
+    "eprint",
+    "eprintln",
+    "assert",
+    "assert_eq",
+    "assert_ne",
+    "debug_assert",
+    "debug_assert_eq",
+    "debug_assert_ne",
+    "panic",
+    "unreachable",
+];
+
+/// What in an expression could change a binding: assignments, `&mut`, blocks and closures
+/// (which may hold either), nested macros; and method calls, kept apart with their receivers
+/// (a method may take its receiver by `&mut`).
+#[derive(Default)]
+struct Effects(
+    Vec<(TokenStream, &'static str)>,
+    Vec<(syn::ExprPath, TokenStream)>,
+);
+
+impl<'a> syn::visit::Visit<'a> for Effects {
+    fn visit_expr(&mut self, e: &'a Expr) {
+        let what = match e {
+            Expr::Assign(_) => Some("an assignment"),
+            Expr::Binary(b) if compound_op(&b.op).is_some() => Some("an assignment"),
+            Expr::Reference(r) if r.mutability.is_some() => Some("`&mut`"),
+            Expr::Block(_) | Expr::Unsafe(_) => Some("a block"),
+            Expr::If(_) | Expr::Match(_) => Some("a branch"),
+            Expr::ForLoop(_) | Expr::While(_) | Expr::Loop(_) => Some("a loop"),
+            Expr::Closure(_) => Some("a closure"),
+            Expr::Macro(_) => Some("a macro"),
+            _ => None,
+        };
+        if let Some(what) = what {
+            self.0.push((e.to_token_stream(), what));
+            return;
+        }
+        if let Expr::MethodCall(m) = e
+            && let Expr::Path(p) = &*m.receiver
+        {
+            self.1.push((p.clone(), e.to_token_stream()));
+        }
+        syn::visit::visit_expr(self, e);
+    }
+}
+
+/// Whether `e` is an assignment (`x = e` or `x op= e`).
+fn is_assignment(e: &Expr) -> bool {
+    match e {
+        Expr::Assign(_) => true,
+        Expr::Binary(b) => compound_op(&b.op).is_some(),
+        _ => false,
+    }
+}
+
+/// The operator of a compound assignment (`+` for `+=`), spanned at it.
+fn compound_op(op: &BinOp) -> Option<BinOp> {
+    Some(match op {
+        BinOp::AddAssign(t) => BinOp::Add(syn::Token![+](t.spans[0])),
+        BinOp::SubAssign(t) => BinOp::Sub(syn::Token![-](t.spans[0])),
+        BinOp::MulAssign(t) => BinOp::Mul(syn::Token![*](t.spans[0])),
+        BinOp::DivAssign(t) => BinOp::Div(syn::Token![/](t.spans[0])),
+        BinOp::RemAssign(t) => BinOp::Rem(syn::Token![%](t.spans[0])),
+        BinOp::BitXorAssign(t) => BinOp::BitXor(syn::Token![^](t.spans[0])),
+        BinOp::BitAndAssign(t) => BinOp::BitAnd(syn::Token![&](t.spans[0])),
+        BinOp::BitOrAssign(t) => BinOp::BitOr(syn::Token![|](t.spans[0])),
+        BinOp::ShlAssign(t) => BinOp::Shl(syn::Token![<<](t.spans[0])),
+        BinOp::ShrAssign(t) => BinOp::Shr(syn::Token![>>](t.spans[0])),
+        _ => return None,
+    })
+}
+
+fn empty_block() -> syn::Block {
+    syn::Block {
+        brace_token: Default::default(),
+        stmts: Vec::new(),
+    }
+}
+
+/// An expression as the one statement of a block (a `match` arm, an `else if`).
+fn wrap_block(e: Expr) -> syn::Block {
+    syn::Block {
+        brace_token: Default::default(),
+        stmts: vec![SynStmt::Expr(e, None)],
+    }
+}
+
+/// The identifiers a pattern binds, with whether each is `mut`.
+fn pattern_bindings(pat: &Pat) -> Vec<(Ident, bool)> {
+    let mut out = Vec::new();
+    collect_bindings(pat, &mut out);
+    out
+}
+
+fn collect_bindings(pat: &Pat, out: &mut Vec<(Ident, bool)>) {
+    match pat {
+        Pat::Ident(pi) => {
+            out.push((pi.ident.clone(), pi.mutability.is_some()));
+            if let Some((_, sub)) = &pi.subpat {
+                collect_bindings(sub, out);
+            }
+        }
+        Pat::Tuple(t) => t.elems.iter().for_each(|p| collect_bindings(p, out)),
+        Pat::TupleStruct(t) => t.elems.iter().for_each(|p| collect_bindings(p, out)),
+        Pat::Struct(s) => s.fields.iter().for_each(|f| collect_bindings(&f.pat, out)),
+        Pat::Slice(s) => s.elems.iter().for_each(|p| collect_bindings(p, out)),
+        Pat::Or(o) => {
+            if let Some(first) = o.cases.first() {
+                collect_bindings(first, out);
+            }
+        }
+        Pat::Paren(p) => collect_bindings(&p.pat, out),
+        Pat::Reference(r) => collect_bindings(&r.pat, out),
+        Pat::Type(t) => collect_bindings(&t.pat, out),
+        _ => {}
     }
 }
 
@@ -895,35 +1296,4 @@ pub fn suffixed(path: &Path, suffix: &str) -> Path {
         last.ident = Ident::new(&format!("{}{suffix}", last.ident), last.ident.span());
     }
     p
-}
-
-/// The identifiers a pattern binds.
-pub fn pattern_idents(pat: &Pat) -> Vec<Ident> {
-    let mut out = Vec::new();
-    collect_idents(pat, &mut out);
-    out
-}
-
-fn collect_idents(pat: &Pat, out: &mut Vec<Ident>) {
-    match pat {
-        Pat::Ident(pi) => {
-            out.push(pi.ident.clone());
-            if let Some((_, sub)) = &pi.subpat {
-                collect_idents(sub, out);
-            }
-        }
-        Pat::Tuple(t) => t.elems.iter().for_each(|p| collect_idents(p, out)),
-        Pat::TupleStruct(t) => t.elems.iter().for_each(|p| collect_idents(p, out)),
-        Pat::Struct(s) => s.fields.iter().for_each(|f| collect_idents(&f.pat, out)),
-        Pat::Slice(s) => s.elems.iter().for_each(|p| collect_idents(p, out)),
-        Pat::Or(o) => {
-            if let Some(first) = o.cases.first() {
-                collect_idents(first, out);
-            }
-        }
-        Pat::Paren(p) => collect_idents(&p.pat, out),
-        Pat::Reference(r) => collect_idents(&r.pat, out),
-        Pat::Type(t) => collect_idents(&t.pat, out),
-        _ => {}
-    }
 }

@@ -28,7 +28,16 @@ pub fn lens(attr: TokenStream, item: TokenStream) -> TokenStream {
     let mut f = parse::lens_fn(item, &mut errors);
     f.type_name = type_name;
     let generated = expand::lens(&f, &mut errors);
-    let mut out = f.original.to_token_stream();
+    let mut original = f.original;
+    if !errors.is_empty() {
+        // The body was refused: keep the signature for the callers, but not the body, whose
+        // mistakes rustc would report a second time.
+        original.block = syn::parse_quote!({ ::core::unreachable!() });
+        original
+            .attrs
+            .push(syn::parse_quote!(#[allow(unused_variables, unreachable_code)]));
+    }
+    let mut out = original.to_token_stream();
     out.extend(generated);
     out.extend(errors.into_compile_errors());
     out.into()

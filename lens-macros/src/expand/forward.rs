@@ -26,8 +26,11 @@ pub fn stmt(cx: &Cx, s: &Stmt) -> TokenStream {
             let src = &cx.vars[*src].ident;
             let pats = targets.iter().map(|t| match t {
                 Some(id) => {
-                    let i = &cx.vars[*id].ident;
-                    quote!(#i)
+                    // A joined `let mut` binding may be changed again by forward-only code.
+                    let v = &cx.vars[*id];
+                    let i = &v.ident;
+                    let m = (v.mutable && !v.diff).then(|| quote!(mut));
+                    quote!(#m #i)
                 }
                 None => quote!(_),
             });

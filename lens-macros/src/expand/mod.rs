@@ -79,10 +79,12 @@ pub fn block(
     };
     quote!({
         #(#forward)*
-        (#value, #[inline(always)] move |#param| {
+        let __v = #value;
+        let __pb = ::paralens::__private::pullback_of(&__v, #[inline(always)] move |#param| {
             #reverse
             #changes
-        })
+        });
+        (__v, __pb)
     })
 }
 

@@ -1,4 +1,4 @@
-// Mutation is not differentiated; several mistakes in one function are reported together.
+// An early `return` would leave the generated sweeps from the middle: refused at the `return`.
 use paralens::prelude::*;
 
 #[lens]

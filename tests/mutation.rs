@@ -1,0 +1,243 @@
+//! Mutation as rebinding: `x = e` and `x op= e` on `let mut` bindings, at the top level, in
+//! blocks, in `if` without `else` (the untaken branch keeps the old value), in `if let` and in
+//! `match` arms, each with the derivative of the program as written (checked against central
+//! finite differences). Regression tests for the silent wrong gradient of an assignment inside
+//! an `if` with no `else`, which used to be emitted as forward-only code. Generated code must
+//! not warn.
+#![deny(warnings)]
+// Both `x = x + e` and `x += e` are tested on purpose: they are lowered differently.
+#![allow(clippy::assign_op_pattern)]
+
+use paralens::prelude::*;
+use paralens::{GradCheck, check_gradient};
+
+const H: f64 = 1e-6;
+const TOL: f64 = 1e-7;
+
+fn ok(name: &str, r: GradCheck) {
+    assert!(r.passes(TOL), "{name}: {r}");
+}
+
+// The example: f = x^2 + x when `flag`, else x; d = 2x + 1 or 1.
+#[lens]
+fn if_without_else(x: f64, flag: bool) -> f64 {
+    let mut acc = 0.0;
+    if flag {
+        acc = acc + x * x;
+    }
+    acc + x
+}
+
+#[test]
+fn assignment_in_if_without_else_is_differentiated() {
+    assert_eq!(if_without_else_rev(0.7, true, 1.0), 2.0 * 0.7 + 1.0);
+    assert_eq!(if_without_else_rev(0.7, false, 1.0), 1.0);
+    for flag in [true, false] {
+        ok(
+            "if_without_else",
+            check_gradient(
+                |x| if_without_else(x, flag),
+                |x, d| if_without_else_rev(x, flag, d),
+                0.7,
+                H,
+            ),
+        );
+    }
+}
+
+// The same with `+=` (and the other compound operators); d = 2x + 1 when `flag`.
+#[lens]
+fn compound_in_if(x: f64, flag: bool) -> f64 {
+    let mut acc = 0.0;
+    if flag {
+        acc += x * x;
+    }
+    acc + x
+}
+
+// acc = ((x - 1) * x) / (x + 2) - x: every compound operator once.
+#[lens]
+fn compound_operators(x: f64) -> f64 {
+    let mut acc = x;
+    acc -= 1.0;
+    acc *= x;
+    acc /= x + 2.0;
+    acc -= x;
+    acc
+}
+
+#[test]
+fn compound_assignment_is_differentiated() {
+    assert_eq!(compound_in_if_rev(0.7, true, 1.0), 2.0 * 0.7 + 1.0);
+    for flag in [true, false] {
+        ok(
+            "compound_in_if",
+            check_gradient(
+                |x| compound_in_if(x, flag),
+                |x, d| compound_in_if_rev(x, flag, d),
+                0.7,
+                H,
+            ),
+        );
+    }
+    ok(
+        "compound_operators",
+        check_gradient(compound_operators, compound_operators_rev, 0.9, H),
+    );
+    ok(
+        "compound_operators",
+        check_gradient(compound_operators, compound_operators_rev, -1.3, H),
+    );
+}
+
+// `if let` without `else`: y = x * x^(k-1) = x^k when k > 0, else x.
+#[lens]
+fn if_let_without_else(x: f64, k: u32) -> f64 {
+    let mut y = x;
+    if let Some(j) = k.checked_sub(1) {
+        y = y * x.powi(j as i32);
+    }
+    y
+}
+
+#[test]
+fn assignment_in_if_let_is_differentiated() {
+    for k in [3, 1, 0] {
+        ok(
+            "if_let_without_else",
+            check_gradient(
+                |x| if_let_without_else(x, k),
+                |x, d| if_let_without_else_rev(x, k, d),
+                1.1,
+                H,
+            ),
+        );
+    }
+    assert_eq!(if_let_without_else_rev(2.0, 3, 1.0), 12.0);
+}
+
+// A differentiated value replaced by a constant in one branch: there its change is 0.
+#[lens]
+fn overwritten(x: f64, y: f64) -> f64 {
+    let mut a = x * y;
+    if x > 0.0 {
+        a = 2.0;
+    }
+    a + y
+}
+
+#[test]
+fn a_value_overwritten_by_a_constant_gets_no_change() {
+    let f = |(x, y): (f64, f64)| overwritten(x, y);
+    let r = |(x, y): (f64, f64), d: f64| overwritten_rev(x, y, d);
+    assert_eq!(r((0.5, 3.0), 1.0), (0.0, 1.0));
+    assert_eq!(r((-0.5, 3.0), 1.0), (3.0, 1.0 - 0.5));
+    ok("overwritten", check_gradient(f, r, (0.5, 3.0), H));
+    ok("overwritten", check_gradient(f, r, (-0.5, 3.0), H));
+}
+
+// Assignments in `match` arms, nested `if`s, and a plain block; two variables mutated at once.
+#[lens]
+fn arms(x: f64, y: f64, n: usize) -> f64 {
+    let mut a = x;
+    let mut b = y;
+    match n {
+        0 => a = a * y,
+        1 => {
+            b *= x;
+            if x > 1.0 {
+                a += b.sin();
+            }
+        }
+        _ => {}
+    }
+    {
+        a = a + b * b;
+    }
+    a * b
+}
+
+#[test]
+fn assignments_in_match_arms_nested_ifs_and_blocks() {
+    let f = |n| move |(x, y): (f64, f64)| arms(x, y, n);
+    let r = |n| move |(x, y): (f64, f64), d: f64| arms_rev(x, y, n, d);
+    for n in 0..3 {
+        for p in [(0.4, 1.3), (1.6, -0.7)] {
+            ok("arms", check_gradient(f(n), r(n), p, H));
+        }
+    }
+}
+
+// A forward-only counter mutated beside differentiated values keeps working as written.
+#[lens]
+fn counter(x: f64) -> f64 {
+    let mut n = 0;
+    let mut y = x;
+    if x > 0.0 {
+        n += 2;
+        y = y * x;
+    }
+    n += 1;
+    y * (n as f64)
+}
+
+#[test]
+fn forward_only_mutation_beside_rebinding() {
+    assert_eq!(counter(2.0), 12.0);
+    assert_eq!(counter(-2.0), -2.0);
+    ok("counter", check_gradient(counter, counter_rev, 0.8, H));
+    ok("counter", check_gradient(counter, counter_rev, -0.8, H));
+}
+
+// Vectors too: the nalgebra `+=` of a differentiated product.
+#[lens]
+fn vector_accumulate(x: SVector<f64, 3>, y: SVector<f64, 3>, twice: bool) -> f64 {
+    let mut acc = x.component_mul(&y);
+    if twice {
+        acc += y * 2.0;
+    }
+    acc.dot(&x)
+}
+
+#[test]
+fn vector_compound_assignment() {
+    let x = SVector::<f64, 3>::new(0.3, -1.2, 2.0);
+    let y = SVector::<f64, 3>::new(1.5, 0.4, -0.6);
+    for twice in [true, false] {
+        let f = |(x, y): (SVector<f64, 3>, SVector<f64, 3>)| vector_accumulate(x, y, twice);
+        let r = |(x, y), d| vector_accumulate_rev(x, y, twice, d);
+        ok("vector_accumulate", check_gradient(f, r, (x, y), H));
+    }
+}
+
+para! {
+    /// A term added only on one side: the issue's `para!` case (relative error 1.84 before).
+    pub struct MaybeResidual { l: Dense<2, 2, f64> }
+    fn forward(&self, x: SVector<f64, 2>) -> SVector<f64, 2> {
+        let mut h = self.l(x);
+        if x.sum() > 0.0 {
+            h += x.component_mul(&x);
+        }
+        h
+    }
+}
+
+#[test]
+fn assignment_in_if_without_else_inside_para() {
+    let m = MaybeResidual::default();
+    let p = m.init(5);
+    for x in [
+        SVector::<f64, 2>::new(0.7, -0.3),
+        SVector::<f64, 2>::new(-0.7, 0.3),
+    ] {
+        ok(
+            "maybe_residual",
+            check_gradient(
+                |(p, x): (MaybeResidualParams, SVector<f64, 2>)| m.forward(&p, x),
+                |(p, x), d| m.vjp(&p, x).1(d),
+                (p.clone(), x),
+                H,
+            ),
+        );
+    }
+}
