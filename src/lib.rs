@@ -83,7 +83,8 @@
 //! let net = Net::default();
 //! let p: NetParams = net.init(0);           // one field per sub-model
 //! let (y, pullback) = net.vjp(&p, SVector::repeat(1.0));
-//! let (dp, _dx) = pullback(SVector::repeat(1.0));
+//! let mut dp = NetParams::zeros();           // the caller's buffer: pullbacks add into it
+//! let _dx = pullback(SVector::repeat(1.0), &mut dp);
 //! assert_eq!(y.len(), 8);
 //! assert!(dp.l2.w.norm() > 0.0);            // both uses of l2 contributed
 //! ```

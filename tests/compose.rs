@@ -21,7 +21,7 @@ where
 {
     let r = check_gradient(
         |(p, x): (M::Param, X)| model.forward(&p, x),
-        |(p, x): (M::Param, X), d| model.vjp(&p, x).1(d),
+        |(p, x): (M::Param, X), d| model.changes(&p, x, d),
         (p, x),
         H,
     );
@@ -94,8 +94,8 @@ fn shared_weights_add_their_changes() {
     let untied = layer.then(layer);
     let x = v::<3>(0.3);
     let d = v::<3>(1.1);
-    let (dp_shared, dx_shared) = shared.vjp(&p, x).1(d);
-    let ((dp1, dp2), dx_untied) = untied.vjp(&(p.clone(), p.clone()), x).1(d);
+    let (dp_shared, dx_shared) = shared.changes(&p, x, d);
+    let ((dp1, dp2), dx_untied) = untied.changes(&(p.clone(), p.clone()), x, d);
     let mut sum = dp1;
     sum.accumulate(&dp2);
     assert!((dp_shared.w - sum.w).norm() < 1e-12);
@@ -140,10 +140,10 @@ fn batch_sums_parameter_changes() {
     // Reverse = sum over examples of the single-example reverse.
     let p = layer.init(5);
     let ds = [v::<2>(1.0), v::<2>(-0.3), v::<2>(0.4)];
-    let (dp, dxs) = batched.vjp(&p, xs).1(ds);
+    let (dp, dxs) = batched.changes(&p, xs, ds);
     let mut want = <(DenseParams<f64, 2, 2>, ())>::zeros();
     for i in 0..3 {
-        let (dpi, dxi) = layer.vjp(&p, xs[i]).1(ds[i]);
+        let (dpi, dxi) = layer.changes(&p, xs[i], ds[i]);
         want.accumulate(&dpi);
         assert_eq!(dxs[i], dxi);
     }

@@ -13,8 +13,8 @@ struct Param;
 impl Para<()> for Param {
     type Param = f64;
     type Out = f64;
-    fn vjp(&self, p: &f64, _x: ()) -> (f64, impl FnOnce(f64) -> (f64, ())) {
-        (*p, |d| (d, ()))
+    fn vjp(&self, p: &f64, _x: ()) -> (f64, impl FnOnce(f64, &mut f64)) {
+        (*p, |d, dp: &mut f64| *dp += d)
     }
 }
 

@@ -48,7 +48,7 @@ fn two_layer_model_matches_finite_differences_and_the_composite() {
         "mlp",
         check_gradient(
             |(p, x): (MlpParams, SVector<f64, 3>)| m.forward(&p, x),
-            |(p, x), d| m.vjp(&p, x).1(d),
+            |(p, x), d| m.changes(&p, x, d),
             (p.clone(), x3()),
             1e-6,
         ),
@@ -59,10 +59,10 @@ fn two_layer_model_matches_finite_differences_and_the_composite() {
         .then(Dense::<5, 2, f64>::new());
     let cp = ((p.l1.clone(), ()), p.l2.clone());
     let d = SVector::<f64, 2>::new(1.0, -0.5);
-    let (y, pb) = m.vjp(&p, x3());
-    let (dp, dx) = pb(d);
-    let (yc, pbc) = c.vjp(&cp, x3());
-    let (dpc, dxc) = pbc(d);
+    let y = m.forward(&p, x3());
+    let (dp, dx) = m.changes(&p, x3(), d);
+    let yc = c.forward(&cp, x3());
+    let (dpc, dxc) = c.changes(&cp, x3(), d);
     assert!((y - yc).norm() < 1e-12);
     assert!((dx - dxc).norm() < 1e-12);
     assert!((dp.l1.w - dpc.0.0.w).norm() < 1e-12);
@@ -78,7 +78,7 @@ fn calling_a_sub_model_twice_shares_its_weights() {
         "twice",
         check_gradient(
             |(p, x): (TwiceParams, SVector<f64, 3>)| m.forward(&p, x),
-            |(p, x), d| m.vjp(&p, x).1(d),
+            |(p, x), d| m.changes(&p, x, d),
             (p, x3()),
             1e-6,
         ),
@@ -99,7 +99,7 @@ fn branches_several_inputs_and_unused_sub_models() {
             check_gradient(
                 |(p, x, y): (GateParams, SVector<f64, 2>, SVector<f64, 2>)| m.forward(&p, (x, y)),
                 |(p, x, y), d| {
-                    let (dp, (dx, dy)) = m.vjp(&p, (x, y)).1(d);
+                    let (dp, (dx, dy)) = m.changes(&p, (x, y), d);
                     (dp, dx, dy)
                 },
                 (p.clone(), x, y),
@@ -107,7 +107,7 @@ fn branches_several_inputs_and_unused_sub_models() {
             ),
         );
         // The unused sub-model gets a zero change.
-        let (dp, _) = m.vjp(&p, (x, y)).1(1.0);
+        let (dp, _) = m.changes(&p, (x, y), 1.0);
         assert_eq!(dp.unused.w, SMatrix::<f64, 2, 2>::zeros());
     }
 }

@@ -68,6 +68,9 @@ where
     /// Scratch for choosing the top k, or the audiences of the local majority (allocated
     /// once).
     scratch: Vec<u32>,
+    /// The parameter-change buffer the pullbacks XOR into (allocated once, boxed: a large
+    /// netlist's parameters do not belong on the stack).
+    change: Box<M::Param>,
     _x: core::marker::PhantomData<fn(X, W)>,
 }
 
@@ -82,12 +85,14 @@ where
     /// A learner starting from `params` (all zero for the anchor protocol).
     pub fn new(model: M, params: M::Param, rule: UpdateRule) -> Self {
         let n = params.flat_len() / Self::words_per_value();
+        let change = Box::new(params.clone());
         Self {
             model,
             params,
             rule,
             counts: vec![0; n],
             scratch: vec![0; n],
+            change,
             _x: core::marker::PhantomData,
         }
     }
@@ -122,26 +127,9 @@ where
                 wrong += ai.count_ones();
             }
         });
-        let (dp, _) = pullback(e);
-        if self.rule.is_local() {
-            // The audience of each bit: its reverse derivative for an all-ones change.
-            let mut ones = y.clone();
-            for s in ones.slices_mut() {
-                for (i, w) in s.iter_mut().enumerate() {
-                    *w = mask[i % wpv];
-                }
-            }
-            let (_, pullback) = self.model.vjp(&self.params, x.clone());
-            let (audience, _) = pullback(ones);
-            let mut i = 0;
-            let scratch = &mut self.scratch;
-            audience.visit_slices(&mut |s| {
-                for chunk in s.chunks(wpv) {
-                    scratch[i] = chunk.iter().map(|w| w.count_ones()).sum();
-                    i += 1;
-                }
-            });
-        }
+        zero_words(&mut self.change);
+        pullback(e, &mut self.change);
+        let dp = &*self.change;
         // Count the flip requests of each parameter bit (one value = wpv words).
         let mut i = 0;
         let counts = &mut self.counts;
@@ -151,6 +139,27 @@ where
                 i += 1;
             }
         });
+        if self.rule.is_local() {
+            // The audience of each bit: its reverse derivative for an all-ones change.
+            let mut ones = y.clone();
+            for s in ones.slices_mut() {
+                for (i, w) in s.iter_mut().enumerate() {
+                    *w = mask[i % wpv];
+                }
+            }
+            let (_, pullback) = self.model.vjp(&self.params, x.clone());
+            zero_words(&mut self.change);
+            pullback(ones, &mut self.change);
+            let audience = &*self.change;
+            let mut i = 0;
+            let scratch = &mut self.scratch;
+            audience.visit_slices(&mut |s| {
+                for chunk in s.chunks(wpv) {
+                    scratch[i] = chunk.iter().map(|w| w.count_ones()).sum();
+                    i += 1;
+                }
+            });
+        }
         let mut decision = Decision::new(self.rule, counts, &mut self.scratch, valid.popcount());
         let mut flipped = 0;
         let mut j = 0;
@@ -295,5 +304,12 @@ where
 
     fn output(&mut self, x: &X) -> M::Out {
         self.predict(x)
+    }
+}
+
+/// Sets every word of a parameter change to zero.
+fn zero_words<P: Flat<u64>>(p: &mut P) {
+    for s in p.slices_mut() {
+        s.fill(0);
     }
 }

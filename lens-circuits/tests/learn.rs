@@ -27,7 +27,8 @@ fn lookup_table_parameter_reverse_is_the_boolean_difference() {
         let rev = |v: u64, d: u64| {
             let p = table(v);
             let (_, pb) = lut.vjp(&p, bits::<2>(x));
-            let (dp, _) = pb([u64::splat(d & 1 == 1), u64::splat(d & 2 == 2)]);
+            let mut dp = [[0u64; 4]; 2];
+            pb([u64::splat(d & 1 == 1), u64::splat(d & 2 == 2)], &mut dp);
             (0..8).fold(0, |r, i| r | ((dp[i / 4][i % 4] & 1) << i))
         };
         let res = check_exhaustive(f, rev, 8, 2);

@@ -35,12 +35,16 @@ where
     O: Optimizer<M::Param>,
 {
     model: M,
-    params: M::Param,
+    // Parameters, their change and the optimizer state are boxed: a 784x128 layer is 400 KB,
+    // and a learner must fit on an ordinary stack wherever the caller keeps it.
+    params: Box<M::Param>,
+    /// The parameter change of a step: the pullbacks add into it (zeroed before each step).
+    change: Box<M::Param>,
     loss: L,
     optimizer: O,
-    state: O::State,
+    state: Box<O::State>,
     /// Where a look-ahead optimizer writes the parameters the model sees (`None` otherwise).
-    scratch: Option<M::Param>,
+    scratch: Option<Box<M::Param>>,
     _input: PhantomData<fn(X)>,
 }
 
@@ -56,11 +60,15 @@ where
 {
     /// Builds a learner from a model, its initial parameters, a loss and an optimizer.
     pub fn new(model: M, params: M::Param, loss: L, optimizer: O) -> Self {
-        let state = optimizer.init_state(&params);
+        let params = Box::new(params);
+        let state = Box::new(optimizer.init_state(&params));
         let scratch = optimizer.looks_ahead().then(|| params.clone());
+        let mut change = params.clone();
+        zero(&mut change);
         Self {
             model,
             params,
+            change,
             loss,
             optimizer,
             state,
@@ -96,7 +104,7 @@ where
 
     /// Gives back the model and the parameters.
     pub fn into_parts(self) -> (M, M::Param) {
-        (self.model, self.params)
+        (self.model, *self.params)
     }
 
     /// The model's output at the current parameters.
@@ -132,8 +140,9 @@ where
         let rate = self.optimizer.rate();
         let ((), pull_rate) = rate.apply_vjp(loss);
         // Backward: the learning rate emits -eta, which lands on the parameter port.
-        let (dp, _) = pull_model(pull_loss(pull_rate(())));
-        self.put(loss, &dp)?;
+        zero(&mut self.change);
+        pull_model(pull_loss(pull_rate(())), &mut self.change);
+        self.put(loss)?;
         Ok(loss)
     }
 
@@ -190,9 +199,10 @@ where
             total += l;
             pull_loss(dl)
         });
-        let (dp, _) = pull_model(dys);
+        zero(&mut self.change);
+        pull_model(dys, &mut self.change);
         let loss = total * mean;
-        self.put(loss, &dp)?;
+        self.put(loss)?;
         Ok(loss)
     }
 
@@ -244,6 +254,8 @@ where
         let mut x = x;
         let mut state = optimizer.init_state(&x);
         let mut scratch = x.clone();
+        // The parameters are fixed: their change goes to a buffer that is never read.
+        let mut unused = self.params.clone();
         for _ in 0..steps {
             let seen = optimizer.view(&state, &x, &mut scratch).clone();
             let (y, pull_model) = self.model.vjp(&self.params, seen);
@@ -255,7 +267,7 @@ where
             }
             let rate = optimizer.rate();
             let ((), pull_rate) = rate.apply_vjp(loss);
-            let (_, dx) = pull_model(pull_loss(pull_rate(())));
+            let dx = pull_model(pull_loss(pull_rate(())), &mut unused);
             if !dx.all_finite() {
                 return Err(StepError::NonFiniteGradient);
             }
@@ -264,16 +276,18 @@ where
         Ok(x)
     }
 
-    fn put(&mut self, loss: T, dp: &M::Param) -> Result<(), StepError> {
+    /// Lets the optimizer put the step's change (in `self.change`) onto the parameters.
+    fn put(&mut self, loss: T) -> Result<(), StepError> {
         if !loss.finite() {
             return Err(StepError::NonFiniteLoss {
                 loss: loss.to_f64(),
             });
         }
-        if !dp.all_finite() {
+        if !self.change.all_finite() {
             return Err(StepError::NonFiniteGradient);
         }
-        self.optimizer.update(&mut self.state, &mut self.params, dp);
+        self.optimizer
+            .update(&mut self.state, &mut self.params, &self.change);
         Ok(())
     }
 }
@@ -316,11 +330,18 @@ fn seen<'p, P, O: Optimizer<P>>(
     optimizer: &O,
     state: &O::State,
     params: &'p P,
-    scratch: &'p mut Option<P>,
+    scratch: &'p mut Option<Box<P>>,
 ) -> &'p P {
     match scratch {
         Some(s) => optimizer.view(state, params, s),
         None => params,
+    }
+}
+
+/// Sets a change buffer to zero in place.
+fn zero<T: Real, P: Flat<T>>(p: &mut P) {
+    for s in p.slices_mut() {
+        s.fill(T::zero());
     }
 }
 

@@ -64,9 +64,9 @@ macro_rules! lens_is_para {
                 &self,
                 _p: &(),
                 x: X,
-            ) -> (Self::Out, impl FnOnce(Self::Out) -> ((), X)) {
+            ) -> (Self::Out, impl FnOnce(Self::Out, &mut ()) -> X) {
                 let (y, pullback) = $crate::Lens::apply_vjp(self, x);
-                (y, #[inline(always)] move |d| ((), pullback(d)))
+                (y, #[inline(always)] move |d, _: &mut ()| pullback(d))
             }
         }
 

@@ -10,19 +10,21 @@
 //! dispatch, no allocation.
 //!
 //! ```
-//! use lens_core::{Dense, Init, Para, ParaExt, Relu};
+//! use lens_core::{Dense, Init, Para, ParaExt, Relu, Tangent};
 //! use nalgebra::SVector;
 //!
 //! let model = Dense::<2, 3, f64>::new().then(Relu).then(Dense::<3, 1, f64>::new());
 //! let params = model.init(7);
 //! let x = SVector::<f64, 2>::new(0.5, -1.0);
 //! let (y, pullback) = model.vjp(&params, x);
-//! let (dparams, dx) = pullback(SVector::<f64, 1>::new(1.0));
+//! // The pullback adds the parameter change into a buffer the caller owns.
+//! let mut dparams = Tangent::zeros();
+//! let dx = pullback(SVector::<f64, 1>::new(1.0), &mut dparams);
 //! assert_eq!(y, model.forward(&params, x));
 //! # let _ = (dparams, dx);
 //! ```
 #![deny(missing_docs)]
-// A pullback's type is `impl FnOnce(Out) -> (Param, In)`: that is the design, not an accident
+// A pullback's type is `impl FnOnce(Out, &mut Param) -> In`: that is the design, not an accident
 // to factor into aliases.
 #![allow(clippy::type_complexity)]
 
@@ -91,6 +93,13 @@ pub mod __private {
     /// (a branch's `(value, bindings)` tuple whose value is never used).
     #[inline(always)]
     pub fn pullback_of<V, R, F: FnOnce(V) -> R>(_value: &V, f: F) -> F {
+        f
+    }
+
+    /// [`pullback_of`] for the pullbacks inside `para!`, which also take the model's
+    /// parameter-change buffer.
+    #[inline(always)]
+    pub fn pullback_with_buffer<V, P, R, F: FnOnce(V, &mut P) -> R>(_value: &V, f: F) -> F {
         f
     }
 

@@ -2,21 +2,28 @@
 
 /// A parametric lens `P x X -> Out` with its reverse derivative.
 ///
-/// The pullback returns the change of the parameter and of the input. Layers, models and
-/// composites of them are `Para`s; a plain [`crate::Lens`] is a `Para` with parameter `()`.
+/// The pullback takes the output's change and a parameter-change buffer: it *adds* the
+/// parameter's change into the buffer and returns the input's change. The buffer belongs to
+/// the caller (a [`crate::Learner`] allocates one, once), so a large parameter change is
+/// never moved or returned by value, and a parameter used twice (weight sharing) simply gets
+/// both changes added. Layers, models and composites of them are `Para`s; a plain
+/// [`crate::Lens`] is a `Para` with parameter `()`.
 ///
 /// ```
-/// use lens_core::{Dense, Init, Para};
+/// use lens_core::{Dense, DenseParams, Init, Para, Tangent};
 /// use nalgebra::SVector;
 ///
 /// let layer = Dense::<3, 2, f64>::new();
 /// let p = layer.init(1);
 /// let x = SVector::<f64, 3>::new(1.0, 2.0, 3.0);
 /// let (y, pullback) = layer.vjp(&p, x);
-/// let (dp, dx) = pullback(SVector::<f64, 2>::new(1.0, 0.0));
+/// let mut dp: DenseParams<f64, 3, 2> = Tangent::zeros();
+/// let dx = pullback(SVector::<f64, 2>::new(1.0, 0.0), &mut dp);
 /// assert_eq!(y, p.w * x + p.b);
 /// assert_eq!(dp.b, SVector::<f64, 2>::new(1.0, 0.0)); // d(Wx + b)/db = I
 /// assert_eq!(dx, p.w.transpose() * SVector::<f64, 2>::new(1.0, 0.0));
+/// // The same through the convenience that starts from a zero change:
+/// assert_eq!(layer.changes(&p, x, SVector::<f64, 2>::new(1.0, 0.0)), (dp, dx));
 /// ```
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot take an input of type `{X}`",
@@ -34,9 +41,25 @@ pub trait Para<X> {
         self.vjp(p, x).0
     }
 
-    /// The forward map and its pullback, which returns `(parameter change, input change)`.
-    fn vjp(&self, p: &Self::Param, x: X)
-    -> (Self::Out, impl FnOnce(Self::Out) -> (Self::Param, X));
+    /// The forward map and its pullback, which adds the parameter change into the buffer it
+    /// is given and returns the input change.
+    fn vjp(
+        &self,
+        p: &Self::Param,
+        x: X,
+    ) -> (Self::Out, impl FnOnce(Self::Out, &mut Self::Param) -> X);
+
+    /// The reverse derivative at `(p, x)` applied to `dy`: `(parameter change, input change)`,
+    /// the parameter change starting from zero. A convenience for tests and small models: it
+    /// builds the change by value (a learner keeps one buffer instead).
+    fn changes(&self, p: &Self::Param, x: X, dy: Self::Out) -> (Self::Param, X)
+    where
+        Self::Param: crate::Tangent,
+    {
+        let mut dp = <Self::Param as crate::Tangent>::zeros();
+        let dx = self.vjp(p, x).1(dy, &mut dp);
+        (dp, dx)
+    }
 }
 
 /// References to parametric lenses are parametric lenses (so composites can borrow models).
@@ -54,7 +77,7 @@ impl<X, M: Para<X> + ?Sized> Para<X> for &M {
         &self,
         p: &Self::Param,
         x: X,
-    ) -> (Self::Out, impl FnOnce(Self::Out) -> (Self::Param, X)) {
+    ) -> (Self::Out, impl FnOnce(Self::Out, &mut Self::Param) -> X) {
         (**self).vjp(p, x)
     }
 }

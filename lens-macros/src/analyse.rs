@@ -133,8 +133,8 @@ pub struct Analyser<'e> {
     scopes: Vec<Vec<(String, VarId)>>,
     frames: Vec<Frame>,
     errors: &'e mut Errors,
-    /// Sub-model fields and their parameter-change pseudo-variables (inside `para!`).
-    pub fields: Vec<(Ident, VarId)>,
+    /// Sub-model fields (inside `para!`).
+    fields: Vec<Ident>,
     para: bool,
 }
 
@@ -157,10 +157,7 @@ impl<'e> Analyser<'e> {
     /// Declares the sub-model fields of a `para!` model.
     pub fn declare_fields(&mut self, fields: &[Ident]) {
         self.para = true;
-        for f in fields {
-            let id = self.new_var(format_ident!("__dp_{}", f), true, false);
-            self.fields.push((f.clone(), id));
-        }
+        self.fields = fields.to_vec();
     }
 
     /// Declares a function argument in the outermost scope.
@@ -757,13 +754,8 @@ impl<'e> Analyser<'e> {
             );
             return Operand::Const(m.to_token_stream());
         }
-        let Some(pseudo) = self
-            .fields
-            .iter()
-            .find(|(f, _)| *f == m.method)
-            .map(|(_, id)| *id)
-        else {
-            let names: Vec<String> = self.fields.iter().map(|(f, _)| f.to_string()).collect();
+        if !self.fields.contains(&m.method) {
+            let names: Vec<String> = self.fields.iter().map(ToString::to_string).collect();
             self.errors.at(
                 &m.method,
                 format!(
@@ -773,9 +765,8 @@ impl<'e> Analyser<'e> {
                 ),
             );
             return Operand::Const(m.to_token_stream());
-        };
+        }
         let args = m.args.iter().map(|a| self.expr(a, out)).collect();
-        self.use_var(pseudo);
         self.push_op(
             Op::Sub {
                 field: m.method.clone(),

@@ -55,24 +55,28 @@ impl<W: Word, const N: usize, const M: usize, const T: usize> Para<[W; N]>
         &self,
         p: &Self::Param,
         x: [W; N],
-    ) -> ([W; M], impl FnOnce([W; M]) -> (Self::Param, [W; N])) {
+    ) -> ([W; M], impl FnOnce([W; M], &mut Self::Param) -> [W; N]) {
         let m = Self::minterms(&x);
         let y = core::array::from_fn(|o| (0..T).fold(W::ZERO, |y, k| y ^ (p[o][k] & m[k])));
-        (y, move |d: [W; M]| {
-            let dp = core::array::from_fn(|o| core::array::from_fn(|k| m[k] & d[o]));
+        (y, move |d: [W; M], dp: &mut Self::Param| {
+            // Z2 changes add by XOR.
+            for (o, row) in dp.iter_mut().enumerate() {
+                for (k, w) in row.iter_mut().enumerate() {
+                    *w = *w ^ (m[k] & d[o]);
+                }
+            }
             // dm[k] = XOR_o p[o][k] & d[o]; through the AND chain of minterm k, the change of
             // literal j is dm[k] & (AND of the other literals), and NOT passes it unchanged.
             let dm: [W; T] =
                 core::array::from_fn(|k| (0..M).fold(W::ZERO, |a, o| a ^ (p[o][k] & d[o])));
-            let dx = core::array::from_fn(|j| {
+            core::array::from_fn(|j| {
                 (0..T).fold(W::ZERO, |a, k| {
                     let others = (0..N).filter(|&i| i != j).fold(W::ONES, |acc, i| {
                         acc & if (k >> i) & 1 == 1 { x[i] } else { !x[i] }
                     });
                     a ^ (dm[k] & others)
                 })
-            });
-            (dp, dx)
+            })
         })
     }
 }

@@ -3,7 +3,8 @@
 use crate::{Init, Para, Tangent};
 use rand::Rng;
 
-/// The model `m` run on `[X; B]` with one parameter; the reverse sums the parameter changes.
+/// The model `m` run on `[X; B]` with one parameter; the reverse sums the parameter changes
+/// (every example's pullback adds into the one buffer).
 ///
 /// ```
 /// use lens_core::{Dense, Init, Para, ParaExt};
@@ -13,8 +14,7 @@ use rand::Rng;
 /// let p = layer.init(5);
 /// let xs = [SVector::<f64, 2>::new(1.0, 0.0), SVector::<f64, 2>::new(0.0, 2.0)];
 /// let batched = layer.batch::<2>();
-/// let (_, pullback) = batched.vjp(&p, xs);
-/// let (dp, _) = pullback([SVector::<f64, 1>::new(1.0); 2]);
+/// let (dp, _) = batched.changes(&p, xs, [SVector::<f64, 1>::new(1.0); 2]);
 /// assert_eq!(dp.w, nalgebra::SMatrix::<f64, 1, 2>::new(1.0, 2.0)); // sum of dy x^T
 /// assert_eq!(dp.b[0], 2.0);
 /// ```
@@ -35,7 +35,6 @@ impl<M, const B: usize> Batch<M, B> {
 impl<X, M, const B: usize> Para<[X; B]> for Batch<M, B>
 where
     M: Para<X>,
-    M::Param: Tangent,
     M::Out: Tangent,
 {
     type Param = M::Param;
@@ -51,7 +50,7 @@ where
         &self,
         p: &M::Param,
         xs: [X; B],
-    ) -> (Self::Out, impl FnOnce(Self::Out) -> (M::Param, [X; B])) {
+    ) -> (Self::Out, impl FnOnce(Self::Out, &mut M::Param) -> [X; B]) {
         let mut ys: [M::Out; B] = Tangent::zeros();
         let mut i = 0;
         let pulls = xs.map(|x| {
@@ -63,17 +62,14 @@ where
         (
             ys,
             #[inline(always)]
-            move |dys: [M::Out; B]| {
-                let mut dp = M::Param::zeros();
+            move |dys: [M::Out; B], dp: &mut M::Param| {
                 let mut pairs = pulls.into_iter().zip(dys);
-                let dxs = core::array::from_fn(|_| {
+                core::array::from_fn(|_| {
                     // from_fn calls this exactly B times, and both iterators have length B.
                     let (pull, dy) = pairs.next().expect("batch of B pullbacks");
-                    let (dpi, dx) = pull(dy);
-                    dp.accumulate(&dpi);
-                    dx
-                });
-                (dp, dxs)
+                    // Every example adds its change into the one buffer.
+                    pull(dy, dp)
+                })
             },
         )
     }

@@ -11,7 +11,7 @@ use rand::Rng;
 /// let both = Relu.par(Sigmoid);
 /// let (y, pullback) = both.vjp(&((), ()), (-1.0_f64, 0.0_f64));
 /// assert_eq!(y, (0.0, 0.5));
-/// assert_eq!(pullback((1.0, 1.0)).1, (0.0, 0.25));
+/// assert_eq!(pullback((1.0, 1.0), &mut ((), ())), (0.0, 0.25));
 /// ```
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Par<A, B> {
@@ -47,17 +47,16 @@ where
         &self,
         p: &Self::Param,
         x: (X1, X2),
-    ) -> (Self::Out, impl FnOnce(Self::Out) -> (Self::Param, (X1, X2))) {
+    ) -> (
+        Self::Out,
+        impl FnOnce(Self::Out, &mut Self::Param) -> (X1, X2),
+    ) {
         let (y1, pull_a) = self.a.vjp(&p.0, x.0);
         let (y2, pull_b) = self.b.vjp(&p.1, x.1);
         (
             (y1, y2),
             #[inline(always)]
-            move |(d1, d2)| {
-                let (dpa, dx1) = pull_a(d1);
-                let (dpb, dx2) = pull_b(d2);
-                ((dpa, dpb), (dx1, dx2))
-            },
+            move |(d1, d2), dp: &mut Self::Param| (pull_a(d1, &mut dp.0), pull_b(d2, &mut dp.1)),
         )
     }
 }

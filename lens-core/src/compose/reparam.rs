@@ -1,6 +1,6 @@
 //! Reparametrisation: a lens on the parameter port.
 
-use crate::{Lens, Para};
+use crate::{Lens, Para, Tangent};
 use core::marker::PhantomData;
 
 /// The model `m` whose parameter is computed from `q: Q` by the lens `r: Q -> P`.
@@ -25,7 +25,9 @@ use core::marker::PhantomData;
 /// let m = Dense::<1, 1, f64>::new().reparam::<_, f64>(Scale);
 /// let (y, pullback) = m.vjp(&3.0, SVector::<f64, 1>::new(2.0));
 /// assert_eq!(y[0], 6.0);
-/// assert_eq!(pullback(SVector::<f64, 1>::new(1.0)).0, 2.0); // d(s x)/ds = x
+/// let mut ds = 0.0;
+/// pullback(SVector::<f64, 1>::new(1.0), &mut ds);
+/// assert_eq!(ds, 2.0); // d(s x)/ds = x
 /// ```
 pub struct Reparam<M, R, Q> {
     /// The model.
@@ -56,8 +58,9 @@ impl<M: Clone, R: Clone, Q> Clone for Reparam<M, R, Q> {
 impl<X, Q, M, R> Para<X> for Reparam<M, R, Q>
 where
     X: Clone,
-    Q: Clone,
+    Q: Tangent,
     M: Para<X>,
+    M::Param: Tangent,
     R: Lens<Q, Out = M::Param>,
 {
     type Param = Q;
@@ -70,16 +73,19 @@ where
     }
 
     #[inline]
-    fn vjp(&self, q: &Q, x: X) -> (Self::Out, impl FnOnce(Self::Out) -> (Q, X)) {
+    fn vjp(&self, q: &Q, x: X) -> (Self::Out, impl FnOnce(Self::Out, &mut Q) -> X) {
         let (p, pull_r) = self.r.apply_vjp(q.clone());
         let y = self.model.forward(&p, x.clone());
         (
             y,
             #[inline(always)]
-            move |dy| {
+            move |dy, dq: &mut Q| {
+                // The model's change is on `P`; the reparametrisation pulls it back to `Q`.
                 let (_, pull_m) = self.model.vjp(&p, x);
-                let (dp, dx) = pull_m(dy);
-                (pull_r(dp), dx)
+                let mut dp = M::Param::zeros();
+                let dx = pull_m(dy, &mut dp);
+                dq.accumulate(&pull_r(dp));
+                dx
             },
         )
     }

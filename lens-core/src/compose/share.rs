@@ -50,17 +50,16 @@ where
     }
 
     #[inline]
-    fn vjp(&self, p: &P, x: X) -> (Self::Out, impl FnOnce(Self::Out) -> (P, X)) {
+    fn vjp(&self, p: &P, x: X) -> (Self::Out, impl FnOnce(Self::Out, &mut P) -> X) {
         let (y, pull_a) = self.a.vjp(p, x);
         let (z, pull_b) = self.b.vjp(p, y);
         (
             z,
+            // Both uses add their change into the one buffer: sharing is adding.
             #[inline(always)]
-            move |dz| {
-                let (dpb, dy) = pull_b(dz);
-                let (mut dp, dx) = pull_a(dy);
-                dp.accumulate(&dpb);
-                (dp, dx)
+            move |dz, dp: &mut P| {
+                let dy = pull_b(dz, dp);
+                pull_a(dy, dp)
             },
         )
     }

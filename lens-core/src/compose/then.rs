@@ -48,16 +48,15 @@ where
         &self,
         p: &Self::Param,
         x: X,
-    ) -> (Self::Out, impl FnOnce(Self::Out) -> (Self::Param, X)) {
+    ) -> (Self::Out, impl FnOnce(Self::Out, &mut Self::Param) -> X) {
         let (y, pull_a) = self.a.vjp(&p.0, x);
         let (z, pull_b) = self.b.vjp(&p.1, y);
         (
             z,
             #[inline(always)]
-            move |dz| {
-                let (dpb, dy) = pull_b(dz);
-                let (dpa, dx) = pull_a(dy);
-                ((dpa, dpb), dx)
+            move |dz, dp: &mut Self::Param| {
+                let dy = pull_b(dz, &mut dp.1);
+                pull_a(dy, &mut dp.0)
             },
         )
     }

@@ -144,17 +144,16 @@ impl<T: Real, const N: usize, const B: usize> Para<SMatrix<T, N, B>> for Bias<N,
         x: SMatrix<T, N, B>,
     ) -> (
         SMatrix<T, N, B>,
-        impl FnOnce(SMatrix<T, N, B>) -> (SVector<T, N>, SMatrix<T, N, B>),
+        impl FnOnce(SMatrix<T, N, B>, &mut SVector<T, N>) -> SMatrix<T, N, B>,
     ) {
         (
             self.forward(b, x),
             #[inline(always)]
-            |d: SMatrix<T, N, B>| {
-                let mut db = SVector::<T, N>::zeros();
+            |d: SMatrix<T, N, B>, db: &mut SVector<T, N>| {
                 for col in d.column_iter() {
-                    db += col;
+                    *db += col;
                 }
-                (db, d)
+                d
             },
         )
     }

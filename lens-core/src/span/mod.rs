@@ -42,13 +42,15 @@ macro_rules! linear_layer {
                 x: nalgebra::SMatrix<T, I, B>,
             ) -> (
                 Self::Out,
-                impl FnOnce(Self::Out) -> (Self::Param, nalgebra::SMatrix<T, I, B>),
+                impl FnOnce(Self::Out, &mut Self::Param) -> nalgebra::SMatrix<T, I, B>,
             ) {
                 (
                     self.forward(w, x),
                     #[inline(always)]
-                    move |dy: Self::Out| {
+                    move |dy: Self::Out, dp: &mut Self::Param| {
                         let mut dx = nalgebra::SMatrix::<T, I, B>::zeros();
+                        // The passes write their change; the kernel (at most a few
+                        // thousand values) is added to the caller's buffer after.
                         let mut dw = Self::Param::zeros();
                         $crate::span::BatchPasses::reverse_input_batch(
                             &self.$field,
@@ -62,7 +64,8 @@ macro_rules! linear_layer {
                             dy.as_slice(),
                             dw.as_mut_slice(),
                         );
-                        (dw, dx)
+                        *dp += dw;
+                        dx
                     },
                 )
             }

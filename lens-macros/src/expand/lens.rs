@@ -44,7 +44,7 @@ pub fn lens(f: &LensFn, errors: &mut Errors) -> TokenStream {
     }
     let cx = Cx {
         vars: &vars,
-        fields: &[],
+        params: None,
     };
     let LensFn {
         vis,
@@ -206,9 +206,9 @@ pub fn lens(f: &LensFn, errors: &mut Errors) -> TokenStream {
                     ::paralens::__private::Lens::apply(self, __x)
                 }
                 #[inline]
-                fn vjp(&self, _: &(), __x: #in_ty) -> (#ret, impl FnOnce(#ret) -> ((), #in_ty)) {
+                fn vjp(&self, _: &(), __x: #in_ty) -> (#ret, impl FnOnce(#ret, &mut ()) -> #in_ty) {
                     let (__y, __pb) = ::paralens::__private::Lens::apply_vjp(self, __x);
-                    (__y, move |__d: #ret| ((), __pb(__d)))
+                    (__y, move |__d: #ret, _: &mut ()| __pb(__d))
                 }
             }
 
@@ -230,13 +230,14 @@ pub fn lens(f: &LensFn, errors: &mut Errors) -> TokenStream {
                 }
                 #[inline]
                 #allow
-                fn vjp(&self, __p: &#p_ty, __x: #in_ty) -> (#ret, impl FnOnce(#ret) -> (#p_ty, #in_ty)) {
+                fn vjp(&self, __p: &#p_ty, __x: #in_ty) -> (#ret, impl FnOnce(#ret, &mut #p_ty) -> #in_ty) {
                     let #p_pat = ::paralens::__private::Clone::clone(__p);
                     let #in_pat = __x;
                     let (__y, __pb) = #vjp(#(#idents),*);
-                    (__y, move |__d: #ret| {
+                    (__y, move |__d: #ret, __dp: &mut #p_ty| {
                         let #slot_pat = __pb(__d);
-                        (#p_changes, #in_changes)
+                        ::paralens::__private::Tangent::accumulate(__dp, &#p_changes);
+                        #in_changes
                     })
                 }
             }

@@ -19,7 +19,9 @@ use syn::{Ident, Type};
 /// What expansion needs from analysis.
 pub struct Cx<'a> {
     pub vars: &'a [Var],
-    pub fields: &'a [(Ident, VarId)],
+    /// In `para!`: the parameter type. Every pullback then also takes `__dp: &mut Params`,
+    /// the caller's parameter-change buffer, into which sub-models add their changes.
+    pub params: Option<&'a Ident>,
 }
 
 /// One value a block's pullback returns.
@@ -49,7 +51,7 @@ pub fn block(
     let mut sweep = Sweep {
         cx,
         have: HashSet::new(),
-        counts: contributions(cx, b),
+        counts: contributions(b),
         out: TokenStream::new(),
     };
     sweep.contribute(&b.result, quote!(__d));
@@ -77,13 +79,28 @@ pub fn block(
         Some(t) => quote!(__d: #t),
         None => quote!(__d),
     };
+    let closure = match cx.params {
+        Some(params) => quote!(::paralens::__private::pullback_with_buffer(
+            &__v,
+            #[inline(always)]
+            move |#param, __dp: &mut #params| {
+                #reverse
+                #changes
+            }
+        )),
+        None => quote!(::paralens::__private::pullback_of(
+            &__v,
+            #[inline(always)]
+            move |#param| {
+                #reverse
+                #changes
+            }
+        )),
+    };
     quote!({
         #(#forward)*
         let __v = #value;
-        let __pb = ::paralens::__private::pullback_of(&__v, #[inline(always)] move |#param| {
-            #reverse
-            #changes
-        });
+        let __pb = #closure;
         (__v, __pb)
     })
 }

@@ -97,33 +97,26 @@ pub fn para(def: ParaDef, errors: &mut Errors) -> TokenStream {
         .collect();
     let body = an.body(&forward.block);
     let vars = std::mem::take(&mut an.vars);
-    let field_vars = std::mem::take(&mut an.fields);
     drop(an);
     if !errors.is_empty() {
         return item.to_token_stream();
     }
+    let name = &item.ident;
+    let params = format_ident!("{}Params", name);
     let cx = Cx {
         vars: &vars,
-        fields: &field_vars,
+        params: Some(&params),
     };
 
-    let name = &item.ident;
     let vis = &item.vis;
     let attrs = &item.attrs;
-    let params = format_ident!("{}Params", name);
     let param_types: Vec<TokenStream> = field_types
         .iter()
         .map(|t| quote!(<#t as ::paralens::__private::Init>::Param))
         .collect();
-    let param_type_values: Vec<Type> = param_types
-        .iter()
-        .map(|t| syn::parse2(t.clone()).expect("a type parses"))
-        .collect();
-    let mut returns: Vec<Ret> = field_vars
-        .iter()
-        .zip(&param_type_values)
-        .map(|((_, id), t)| Ret::Var(*id, Some(t)))
-        .collect();
+    // Sub-models add their parameter changes into the caller's buffer (`__dp`); the body's
+    // pullback returns only the inputs' changes.
+    let mut returns: Vec<Ret> = Vec::new();
     for ((_, t), id) in args.iter().zip(&arg_ids) {
         if nodiff_type(t) {
             returns.push(Ret::Unit);
@@ -142,7 +135,6 @@ pub fn para(def: ParaDef, errors: &mut Errors) -> TokenStream {
         }
         _ => (quote!((#(#arg_types),*)), quote!((#(#arg_names),*))),
     };
-    let fgs: Vec<Ident> = fields.iter().map(|f| format_ident!("__gf_{}", f)).collect();
     let ags: Vec<Ident> = (0..args.len())
         .map(|i| format_ident!("__ga{}", i))
         .collect();
@@ -207,12 +199,12 @@ pub fn para(def: ParaDef, errors: &mut Errors) -> TokenStream {
 
             #[inline]
             #allow
-            fn vjp(&self, __p: &#params, __x: #in_ty) -> (#ret, impl FnOnce(#ret) -> (#params, #in_ty)) {
+            fn vjp(&self, __p: &#params, __x: #in_ty) -> (#ret, impl FnOnce(#ret, &mut #params) -> #in_ty) {
                 let #in_pat = __x;
                 let (__y, __pb) = #body_tokens;
-                (__y, move |__d: #ret| {
-                    let (#(#fgs,)* #(#ags,)*) = __pb(__d);
-                    (#params { #(#fields: #fgs,)* }, #in_changes)
+                (__y, move |__d: #ret, __dp: &mut #params| {
+                    let (#(#ags,)*) = __pb(__d, __dp);
+                    #in_changes
                 })
             }
         }

@@ -16,7 +16,7 @@ pub fn adjoint(cx: &Cx, id: VarId) -> syn::Ident {
 }
 
 /// How many changes each variable receives from the statements of one block.
-pub fn contributions(cx: &Cx, b: &Block) -> HashMap<VarId, usize> {
+pub fn contributions(b: &Block) -> HashMap<VarId, usize> {
     let mut n = HashMap::new();
     let add = |o: &Operand, n: &mut HashMap<VarId, usize>| {
         if let Operand::Var(id) = o {
@@ -33,12 +33,8 @@ pub fn contributions(cx: &Cx, b: &Block) -> HashMap<VarId, usize> {
                 Op::Rule { args, .. } | Op::Call { args, .. } | Op::Tuple(args) => {
                     args.iter().for_each(|a| add(a, &mut n));
                 }
-                Op::Sub { args, field } => {
-                    args.iter().for_each(|a| add(a, &mut n));
-                    if let Some((_, id)) = cx.fields.iter().find(|(f, _)| f == field) {
-                        add(&Operand::Var(*id), &mut n);
-                    }
-                }
+                // A sub-model adds its parameter change straight into the buffer.
+                Op::Sub { args, .. } => args.iter().for_each(|a| add(a, &mut n)),
                 Op::Branch(b) => b.free.iter().for_each(|v| add(&Operand::Var(*v), &mut n)),
             },
         }
@@ -115,38 +111,33 @@ impl Sweep<'_> {
                         }
                     }
                     Op::Sub { field, args } => {
-                        let dp = format_ident!("__gp{}", target);
-                        let pseudo = self
-                            .cx
-                            .fields
-                            .iter()
-                            .find(|(f, _)| f == field)
-                            .map(|(_, id)| *id)
-                            .expect("sub-model field was resolved during analysis");
+                        // The sub-model adds its change into its field of the buffer (twice
+                        // for a sub-model called twice: shared weights add up).
+                        let buf = quote!(&mut __dp.#field);
                         if let [one] = args.as_slice() {
                             let g = format_ident!("__g{}_0", target);
                             self.out
-                                .extend(quote_spanned!(span=> let (#dp, #g) = #pb(#d);));
+                                .extend(quote_spanned!(span=> let #g = #pb(#d, #buf);));
                             self.contribute(one, quote!(#g));
                         } else {
                             let names = self.names(*target, args);
                             self.out
-                                .extend(quote_spanned!(span=> let (#dp, (#(#names,)*)) = #pb(#d);));
+                                .extend(quote_spanned!(span=> let (#(#names,)*) = #pb(#d, #buf);));
                             self.spread(*target, args);
                         }
-                        self.contribute(&Operand::Var(pseudo), quote!(#dp));
                     }
                     Op::Branch(b) => {
                         let gs: Vec<syn::Ident> = (0..b.free.len())
                             .map(|i| format_ident!("__g{}_{}", target, i))
                             .collect();
                         let k = b.blocks.len();
+                        let buf = self.cx.params.map(|_| quote!(, &mut *__dp));
                         let call = if k == 1 {
-                            quote!(#pb(#d))
+                            quote!(#pb(#d #buf))
                         } else {
                             let arms = (0..k).map(|i| {
                                 let p = wrap(i, k, quote!(__f));
-                                quote!(#p => __f(#d),)
+                                quote!(#p => __f(#d #buf),)
                             });
                             quote!(match #pb { #(#arms)* })
                         };
