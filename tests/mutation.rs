@@ -6,7 +6,8 @@
 //! not warn.
 #![deny(warnings)]
 // Both `x = x + e` and `x += e` are tested on purpose: they are lowered differently.
-#![allow(clippy::assign_op_pattern)]
+// `match` on a comparison is tested on purpose too.
+#![allow(clippy::assign_op_pattern, clippy::single_match)]
 
 use paralens::prelude::*;
 use paralens::{GradCheck, check_gradient};
@@ -239,5 +240,146 @@ fn assignment_in_if_without_else_inside_para() {
                 H,
             ),
         );
+    }
+}
+
+// Regression tests found by probing: each gave a wrong value or gradient before its fix.
+
+// A `let` in the untaken-by-assignment branch shadowed the binding handed on after it.
+// a = x * y when y > 0, else x; f = a^2.
+#[lens]
+fn shadow_in_other_branch(x: f64, y: f64) -> f64 {
+    let mut a = x;
+    if y > 0.0 {
+        a = a * y;
+    } else {
+        let a = 5.0;
+        let _ = a;
+    }
+    a * a
+}
+
+// A `let` after the assignment in the same branch: a = 2x when x > 0; f = a^2.
+#[lens]
+fn shadow_after_assignment(x: f64) -> f64 {
+    let mut a = x;
+    if x > 0.0 {
+        a = a * 2.0;
+        let a = 0.0;
+        let _ = a;
+    }
+    a * a
+}
+
+// A `match` arm's pattern binding hides `a`; the other arm doubles it. f = a^2.
+#[lens]
+fn shadow_by_pattern(x: f64, k: i32) -> f64 {
+    let mut a = x;
+    match (k > 0).then_some(3.0) {
+        Some(a) => assert!(a > 0.0),
+        None => a *= 2.0,
+    }
+    a * a
+}
+
+#[test]
+fn a_binding_hidden_in_a_branch_is_still_handed_on() {
+    for p in [(0.5, -1.0), (0.5, 2.0)] {
+        let (x, y) = p;
+        assert_eq!(
+            shadow_in_other_branch_vjp(x, y).0,
+            shadow_in_other_branch(x, y)
+        );
+        ok(
+            "shadow_in_other_branch",
+            check_gradient(
+                |(x, y): (f64, f64)| shadow_in_other_branch(x, y),
+                |(x, y), d| shadow_in_other_branch_rev(x, y, d),
+                p,
+                H,
+            ),
+        );
+    }
+    for x in [0.5, -0.5] {
+        assert_eq!(shadow_after_assignment_vjp(x).0, shadow_after_assignment(x));
+        ok(
+            "shadow_after_assignment",
+            check_gradient(shadow_after_assignment, shadow_after_assignment_rev, x, H),
+        );
+    }
+    for k in [1, -1] {
+        assert_eq!(shadow_by_pattern_vjp(0.5, k).0, shadow_by_pattern(0.5, k));
+        ok(
+            "shadow_by_pattern",
+            check_gradient(
+                |x| shadow_by_pattern(x, k),
+                |x, d| shadow_by_pattern_rev(x, k, d),
+                0.5,
+                H,
+            ),
+        );
+    }
+}
+
+// Forward-only data assigned from a read of a differentiated value (the assignment was
+// dropped): f = x^2 when x > 0, else 3x.
+#[lens]
+#[allow(unused_assignments)] // the first value of `pos` is never read, as written
+fn flag_from_comparison(x: f64) -> f64 {
+    let mut pos = false;
+    pos = x > 0.0;
+    if pos { x * x } else { 3.0 * x }
+}
+
+// An index chosen inside a branch from a differentiated vector: f = v[argmax v] when the sum
+// is positive; d = e_argmax.
+#[lens]
+fn index_from_branch(v: SVector<f64, 3>) -> f64 {
+    let mut best = 0;
+    if v.sum() > 0.0 {
+        best = v.imax();
+    }
+    v.dot(&SVector::<f64, 3>::ith(best, 1.0))
+}
+
+// A count of comparisons (`+=` of forward-only data), a `match` on a comparison and a
+// `mut` argument assigned in the body: f = n * x * y (+ x when x > 1).
+#[lens]
+fn count_match_and_mut_argument(mut x: f64, y: f64) -> f64 {
+    let mut n = 0usize;
+    n += (x > 0.0) as usize;
+    n += (y > 0.0) as usize;
+    match x > 1.0 {
+        true => x += 1.0,
+        false => {}
+    }
+    x = x * y;
+    x * (n as f64)
+}
+
+#[test]
+fn forward_only_data_from_reads_of_differentiated_values() {
+    for x in [1.0, -1.0] {
+        assert_eq!(flag_from_comparison_vjp(x).0, flag_from_comparison(x));
+        ok(
+            "flag_from_comparison",
+            check_gradient(flag_from_comparison, flag_from_comparison_rev, x, H),
+        );
+    }
+    let v = SVector::<f64, 3>::new(0.1, 0.9, 0.3);
+    assert_eq!(index_from_branch_vjp(v).0, 0.9);
+    assert_eq!(
+        index_from_branch_rev(v, 1.0),
+        SVector::<f64, 3>::new(0.0, 1.0, 0.0)
+    );
+    ok(
+        "index_from_branch",
+        check_gradient(index_from_branch, index_from_branch_rev, v, H),
+    );
+    let f = |(x, y): (f64, f64)| count_match_and_mut_argument(x, y);
+    let r = |(x, y): (f64, f64), d: f64| count_match_and_mut_argument_rev(x, y, d);
+    for p in [(0.5, 2.0), (1.5, 2.0), (-0.5, 2.0), (1.5, -2.0)] {
+        assert_eq!(count_match_and_mut_argument_vjp(p.0, p.1).0, f(p));
+        ok("count_match_and_mut_argument", check_gradient(f, r, p, H));
     }
 }

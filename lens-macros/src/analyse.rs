@@ -38,6 +38,9 @@ pub struct Block {
     pub stmts: Vec<Stmt>,
     pub result: Operand,
     pub free: Vec<VarId>,
+    /// Outer `let mut` bindings a `let` of this block shadowed: slot -> (the binding as it was,
+    /// a copy taken just before), so that the block can still hand the binding on.
+    kept: BTreeMap<(usize, usize), (VarId, VarId)>,
 }
 
 pub struct Stmt {
@@ -125,6 +128,7 @@ const SUPPORTED_METHODS: &str = "exp, ln, sqrt, powi, powf, sin, cos, tanh, abs,
 struct Frame {
     defined: BTreeSet<VarId>,
     used: BTreeSet<VarId>,
+    kept: BTreeMap<(usize, usize), (VarId, VarId)>,
 }
 
 /// Walks a body, building A-normal form.
@@ -161,8 +165,9 @@ impl<'e> Analyser<'e> {
     }
 
     /// Declares a function argument in the outermost scope.
-    pub fn declare_arg(&mut self, ident: &Ident, diff: bool) -> VarId {
+    pub fn declare_arg(&mut self, ident: &Ident, diff: bool, mutable: bool) -> VarId {
         let id = self.new_var(ident.clone(), diff, false);
+        self.vars[id].mutable = mutable;
         self.scopes[0].push((ident.to_string(), id));
         id
     }
@@ -225,12 +230,13 @@ impl<'e> Analyser<'e> {
 
     /// `true` when `tokens` name a differentiated variable in scope.
     fn mentions_diff(&self, tokens: TokenStream) -> bool {
+        let is_diff = |name: &str| self.lookup(name).is_some_and(|id| self.vars[id].diff);
         tokens.into_iter().any(|tt| match tt {
-            TokenTree::Ident(i) => self
-                .lookup(&i.to_string())
-                .is_some_and(|id| self.vars[id].diff),
+            TokenTree::Ident(i) => is_diff(&i.to_string()),
             TokenTree::Group(g) => self.mentions_diff(g.stream()),
-            _ => false,
+            // A format string's inline captures (`"{x}"`, `"{x:.3}"`) read `x` too.
+            TokenTree::Literal(l) => format_captures(&l.to_string()).iter().any(|n| is_diff(n)),
+            TokenTree::Punct(_) => false,
         })
     }
 
@@ -252,6 +258,7 @@ impl<'e> Analyser<'e> {
         self.frames.push(Frame {
             defined: BTreeSet::new(),
             used: BTreeSet::new(),
+            kept: BTreeMap::new(),
         });
         for (ident, mutable) in bindings {
             // Pattern bindings of `if let` and `match` arms: forward-only data.
@@ -277,6 +284,7 @@ impl<'e> Analyser<'e> {
             stmts,
             result,
             free,
+            kept: frame.kept,
         }
     }
 
@@ -323,7 +331,8 @@ impl<'e> Analyser<'e> {
             return;
         };
         if let Some((_, diverge)) = &init.diverge
-            && self.mentions_diff(init.expr.to_token_stream())
+            && (self.mentions_diff(init.expr.to_token_stream())
+                || self.mentions_diff(diverge.to_token_stream()))
         {
             self.errors.at(
                 diverge,
@@ -340,6 +349,9 @@ impl<'e> Analyser<'e> {
         } else {
             self.expr(&init.expr, out)
         };
+        for (ident, _) in pattern_bindings(pat) {
+            self.keep_before_shadowing(&ident, out);
+        }
         match value {
             Operand::Const(ts) => {
                 // Forward only: emit as written, with the bindings not differentiated.
@@ -449,6 +461,26 @@ impl<'e> Analyser<'e> {
 
     /// Pushes `let tmp = op;` and returns the temporary.
     fn push_op(&mut self, op: Op, span: Span, out: &mut Vec<Stmt>) -> Operand {
+        // An operand read by name before a later part of the same expression rebound that
+        // name (`a * { a = 2.0 * a; a }`) would be read after the rebinding: refuse it.
+        let operands: &[Operand] = match &op {
+            Op::Rule { args, .. } | Op::Call { args, .. } | Op::Sub { args, .. } => args,
+            Op::Tuple(elems) => elems,
+            Op::Alias(o) => core::slice::from_ref(o),
+            Op::Branch(_) => &[],
+        };
+        for o in operands {
+            if let Operand::Var(id) = o
+                && !self.vars[*id].temp
+                && self.lookup(&self.vars[*id].ident.to_string()) != Some(*id)
+            {
+                let name = self.vars[*id].ident.to_string();
+                self.errors.push(syn::Error::new(
+                    span,
+                    format!("`{name}` is read here and assigned again later in the same expression; assign it in a statement of its own first"),
+                ));
+            }
+        }
         let target = self.temp(span);
         out.push(Stmt {
             kind: StmtKind::Let {
@@ -488,6 +520,10 @@ impl<'e> Analyser<'e> {
                     }
                 };
                 let arg = self.expr(&u.expr, out);
+                if let Operand::Const(_) = arg {
+                    self.check_read(u);
+                    return Operand::Const(e.to_token_stream());
+                }
                 let func = rules_path(span, rule);
                 self.push_op(
                     Op::Rule {
@@ -502,7 +538,11 @@ impl<'e> Analyser<'e> {
             Expr::MethodCall(m) => self.method(m, out),
             Expr::Call(c) => self.call(c, out),
             Expr::Tuple(t) => {
-                let elems = t.elems.iter().map(|x| self.expr(x, out)).collect();
+                let elems: Vec<Operand> = t.elems.iter().map(|x| self.expr(x, out)).collect();
+                if elems.iter().all(|o| matches!(o, Operand::Const(_))) {
+                    self.check_read(t);
+                    return Operand::Const(e.to_token_stream());
+                }
                 self.push_op(Op::Tuple(elems), span, out)
             }
             Expr::Block(b) if b.label.is_none() => {
@@ -583,6 +623,11 @@ impl<'e> Analyser<'e> {
         };
         let l = self.expr(&b.left, out);
         let r = self.expr(&b.right, out);
+        if let (Operand::Const(_), Operand::Const(_)) = (&l, &r) {
+            // Both sides are forward-only data (`n + (x > 0.0) as usize`).
+            self.check_read(b);
+            return Operand::Const(b.to_token_stream());
+        }
         if let (BinOp::Mul(_), Operand::Var(a), Operand::Var(c)) = (&b.op, &l, &r)
             && a == c
         {
@@ -718,14 +763,21 @@ impl<'e> Analyser<'e> {
             }
         };
         let recv = self.expr(&m.receiver, out);
-        let mut ops = vec![recv];
-        let mut func = func;
-        if arity == 2 {
+        let second = (arity == 2).then(|| {
             let a = match args[0] {
                 Expr::Reference(r) if r.mutability.is_none() => &*r.expr,
                 other => other,
             };
-            let arg = self.expr(a, out);
+            self.expr(a, out)
+        });
+        if matches!(recv, Operand::Const(_)) && matches!(second, None | Some(Operand::Const(_))) {
+            // Forward-only data on every side (`(x > 0.0 as i32 as f64).exp()`).
+            self.check_read(m);
+            return Operand::Const(m.to_token_stream());
+        }
+        let mut ops = vec![recv];
+        let mut func = func;
+        if let Some(arg) = second {
             let same = matches!((&ops[0], &arg), (Operand::Var(x), Operand::Var(y)) if x == y);
             match name.as_str() {
                 // `x.dot(&x)` and `x.component_mul(&x)`: one change, not two to be added.
@@ -825,7 +877,7 @@ impl<'e> Analyser<'e> {
     }
 
     fn match_expr(&mut self, m: &syn::ExprMatch, out: &mut Vec<Stmt>) -> Operand {
-        if self.mentions_diff(m.expr.to_token_stream()) {
+        if let Operand::Var(_) = self.expr(&m.expr, out) {
             self.errors.at(
                 &m.expr,
                 "matching on a differentiated value is not supported; match on a condition computed from it (`match x > 0.0 { ... }`)",
@@ -863,6 +915,22 @@ impl<'e> Analyser<'e> {
         span: Span,
         out: &mut Vec<Stmt>,
     ) -> Operand {
+        // A pattern binding (`Some(a) =>`, `if let Some(a)`) hides an outer binding from the
+        // start of its block: copy such bindings before the branch, in case it hands them on.
+        let mut hidden: Vec<BTreeMap<(usize, usize), VarId>> = Vec::new();
+        for (_, bindings) in &parts {
+            let mut h = BTreeMap::new();
+            for (ident, _) in bindings {
+                if let Some((si, ei)) = self.lookup_slot(&ident.to_string()) {
+                    let v = self.scopes[si][ei].1;
+                    if self.vars[v].mutable && !h.contains_key(&(si, ei)) {
+                        let copy = self.capture(v, ident.span(), out);
+                        h.insert((si, ei), copy);
+                    }
+                }
+            }
+            hidden.push(h);
+        }
         let before = self.scopes.clone();
         let mut blocks = Vec::new();
         let mut changes = Vec::new();
@@ -886,15 +954,23 @@ impl<'e> Analyser<'e> {
             return self.branch(head, blocks, span, out);
         }
         let old = |s: &(usize, usize)| before[s.0][s.1].1;
-        for (blk, changed) in blocks.iter_mut().zip(&changes) {
+        for ((blk, changed), hid) in blocks.iter_mut().zip(&changes).zip(&hidden) {
             let mut elems = vec![std::mem::replace(
                 &mut blk.result,
                 Operand::Const(quote!(())),
             )];
             for s in &slots {
-                let id = changed.get(s).copied().unwrap_or_else(|| old(s));
-                if self.vars[id].diff && !changed.contains_key(s) && !blk.free.contains(&id) {
-                    // Passed through unchanged: the block's pullback returns its change.
+                let mut id = changed.get(s).copied().unwrap_or_else(|| old(s));
+                // Where the block's own `let` or pattern hid the binding, hand on the copy.
+                match (blk.kept.get(s), hid.get(s)) {
+                    (Some(&(was, copy)), _) if was == id => id = copy,
+                    (_, Some(&copy)) if !changed.contains_key(s) => id = copy,
+                    _ => {}
+                }
+                let inside =
+                    changed.get(s) == Some(&id) || blk.kept.get(s).is_some_and(|&(_, c)| c == id);
+                if self.vars[id].diff && !inside && !blk.free.contains(&id) {
+                    // Defined outside the block: its pullback returns the change.
                     blk.free.push(id);
                     blk.free.sort_unstable();
                 }
@@ -942,6 +1018,52 @@ impl<'e> Analyser<'e> {
         Operand::Var(value)
     }
 
+    /// Before a `let` of this block hides an outer `let mut` binding named `ident`, takes a
+    /// copy of it: the block may have to hand that binding on after its end (see
+    /// [`Analyser::branches`]), where its name no longer refers to it.
+    fn keep_before_shadowing(&mut self, ident: &Ident, out: &mut Vec<Stmt>) {
+        let depth = self.scopes.len() - 1;
+        let Some((si, ei)) = self.lookup_slot(&ident.to_string()) else {
+            return;
+        };
+        let current = self.scopes[si][ei].1;
+        let known = self
+            .frames
+            .last()
+            .is_some_and(|f| f.kept.contains_key(&(si, ei)));
+        if si >= depth || !self.vars[current].mutable || known {
+            return;
+        }
+        let copy = self.capture(current, ident.span(), out);
+        if let Some(f) = self.frames.last_mut() {
+            f.kept.insert((si, ei), (current, copy));
+        }
+    }
+
+    /// `let __t = v;`: a copy of `v` under a name nothing can shadow.
+    fn capture(&mut self, v: VarId, span: Span, out: &mut Vec<Stmt>) -> VarId {
+        let copy = self.temp(span);
+        if self.vars[v].diff {
+            let op = Box::new(Op::Alias(self.use_var(v)));
+            out.push(Stmt {
+                kind: StmtKind::Let {
+                    target: copy,
+                    ty: None,
+                    op,
+                },
+                span,
+            });
+        } else {
+            self.vars[copy].diff = false;
+            let (c, o) = (&self.vars[copy].ident, &self.vars[v].ident);
+            out.push(Stmt {
+                kind: StmtKind::Verbatim(quote!(let #c = #o;)),
+                span,
+            });
+        }
+        copy
+    }
+
     /// `x = e` and `x op= e` on a `let mut` binding: `x` is rebound to the new value (a fresh
     /// binding, as if the user had written `let x = e;`), in the scope where `x` was declared,
     /// so that the code after it, and after an enclosing branch, sees the new value.
@@ -980,6 +1102,7 @@ impl<'e> Analyser<'e> {
             );
             return unit;
         }
+        let span = e.span();
         let value = match op {
             None => self.expr(right, out),
             Some(op) => {
@@ -989,18 +1112,21 @@ impl<'e> Analyser<'e> {
                     op,
                     right: Box::new(Expr::Paren(syn::ExprParen {
                         attrs: Vec::new(),
-                        paren_token: Default::default(),
+                        paren_token: syn::token::Paren(right.span()),
                         expr: Box::new(right.clone()),
                     })),
                 };
                 self.binary(&combined, out)
             }
         };
-        let span = e.span();
         let new = match value {
             Operand::Const(_) if !self.vars[old].diff => {
                 // Forward-only data changed by forward-only data: run as written.
-                return Operand::Const(e.to_token_stream());
+                out.push(Stmt {
+                    kind: StmtKind::Verbatim(quote!(#e;)),
+                    span,
+                });
+                return unit;
             }
             Operand::Const(ts) => {
                 let id = self.new_var(name.clone(), false, false);
@@ -1058,16 +1184,27 @@ impl<'e> Analyser<'e> {
                 );
             }
         }
-        for (recv, call) in effects.1 {
-            let mutable = recv
-                .path
-                .get_ident()
-                .and_then(|i| self.lookup(&i.to_string()))
-                .is_some_and(|id| self.vars[id].mutable && !self.vars[id].diff);
-            if mutable && self.mentions_diff(call.clone()) {
+        for (name, call) in effects.1 {
+            if !READ_METHODS.contains(&name.as_str())
+                && !NO_CHANGE_METHODS.contains(&name.as_str())
+                && self.mentions_diff(call.clone())
+            {
                 self.errors.at(
                     call,
-                    "a method of a `let mut` binding given a differentiated value might store it where the reverse sweep cannot see it; compute forward-only data in its own statement",
+                    format!("`{name}` in forward-only code that reads a differentiated value might change a binding or keep the value where the reverse sweep cannot see it; only methods that just read (math such as `abs`, `norm`, `max`, and comparisons) are allowed here; compute it in its own `let` first"),
+                );
+            }
+        }
+        for (func, call) in effects.2 {
+            let float_fn = func
+                .segments
+                .first()
+                .is_some_and(|s| s.ident == "f32" || s.ident == "f64")
+                && func.segments.len() == 2;
+            if !float_fn && self.mentions_diff(call.clone()) {
+                self.errors.at(
+                    call,
+                    "a call given a differentiated value in forward-only code (a condition, a comparison, a `println!`) might keep the value where the reverse sweep cannot see it; bind the call's result with `let` first (a `#[lens]` function is then differentiated)",
                 );
             }
         }
@@ -1141,13 +1278,68 @@ const READING_MACROS: &[&str] = &[
     "unreachable",
 ];
 
-/// What in an expression could change a binding: assignments, `&mut`, blocks and closures
-/// (which may hold either), nested macros; and method calls, kept apart with their receivers
-/// (a method may take its receiver by `&mut`).
+/// Methods forward-only code may call on (or with) a differentiated value: they read it and
+/// return plain data.
+const READ_METHODS: &[&str] = &[
+    "exp",
+    "ln",
+    "sqrt",
+    "powi",
+    "powf",
+    "sin",
+    "cos",
+    "tan",
+    "tanh",
+    "sinh",
+    "cosh",
+    "asin",
+    "acos",
+    "atan",
+    "atan2",
+    "log2",
+    "log10",
+    "exp2",
+    "hypot",
+    "abs",
+    "max",
+    "min",
+    "clamp",
+    "recip",
+    "floor",
+    "ceil",
+    "round",
+    "trunc",
+    "fract",
+    "mul_add",
+    "transpose",
+    "dot",
+    "component_mul",
+    "sum",
+    "mean",
+    "norm",
+    "norm_squared",
+    "amax",
+    "amin",
+    "clone",
+    "partial_cmp",
+    "total_cmp",
+    "eq",
+    "ne",
+    "lt",
+    "le",
+    "gt",
+    "ge",
+    "is_normal",
+];
+
+/// What in an expression could change a binding or keep a value: assignments, `&mut`, blocks
+/// and closures (which may hold either), nested macros; and, kept apart by name, method calls
+/// (a method may take its receiver by `&mut`, or store its argument) and calls of functions.
 #[derive(Default)]
 struct Effects(
     Vec<(TokenStream, &'static str)>,
-    Vec<(syn::ExprPath, TokenStream)>,
+    Vec<(String, TokenStream)>,
+    Vec<(syn::Path, TokenStream)>,
 );
 
 impl<'a> syn::visit::Visit<'a> for Effects {
@@ -1167,13 +1359,47 @@ impl<'a> syn::visit::Visit<'a> for Effects {
             self.0.push((e.to_token_stream(), what));
             return;
         }
-        if let Expr::MethodCall(m) = e
-            && let Expr::Path(p) = &*m.receiver
-        {
-            self.1.push((p.clone(), e.to_token_stream()));
+        match e {
+            Expr::MethodCall(m) => self.1.push((m.method.to_string(), e.to_token_stream())),
+            Expr::Call(c) => match &*c.func {
+                Expr::Path(p) => self.2.push((p.path.clone(), e.to_token_stream())),
+                other => self
+                    .0
+                    .push((other.to_token_stream(), "a call of a computed function")),
+            },
+            _ => {}
         }
         syn::visit::visit_expr(self, e);
     }
+}
+
+/// The names a string literal's inline format arguments capture (`"{x} {y:?}"`: `x`, `y`).
+fn format_captures(literal: &str) -> Vec<String> {
+    if !literal.contains('"') {
+        return Vec::new();
+    }
+    let mut names = Vec::new();
+    let mut rest = literal;
+    while let Some(open) = rest.find('{') {
+        rest = &rest[open + 1..];
+        if rest.starts_with('{') {
+            rest = &rest[1..]; // `{{` is a literal brace
+            continue;
+        }
+        let end = rest
+            .find(|c: char| !(c.is_alphanumeric() || c == '_'))
+            .unwrap_or(rest.len());
+        let name = &rest[..end];
+        if name
+            .chars()
+            .next()
+            .is_some_and(|c| c.is_alphabetic() || c == '_')
+        {
+            names.push(name.to_string());
+        }
+        rest = &rest[end..];
+    }
+    names
 }
 
 /// Whether `e` is an assignment (`x = e` or `x op= e`).

@@ -24,6 +24,8 @@ pub struct Arg {
     pub ident: Ident,
     pub ty: Type,
     pub kind: ArgKind,
+    /// Declared `mut x: T`: the body may assign it.
+    pub mutable: bool,
 }
 
 /// A function under `#[lens]`.
@@ -78,9 +80,9 @@ pub fn lens_fn(mut item: ItemFn, errors: &mut Errors) -> LensFn {
             FnArg::Typed(pt) => {
                 let param = take_marker(&mut pt.attrs, "param");
                 let nodiff = take_marker(&mut pt.attrs, "nodiff");
-                let ident = match &*pt.pat {
+                let (ident, mutable) = match &*pt.pat {
                     Pat::Ident(pi) if pi.by_ref.is_none() && pi.subpat.is_none() => {
-                        pi.ident.clone()
+                        (pi.ident.clone(), pi.mutability.is_some())
                     }
                     other => {
                         errors.at(
@@ -122,7 +124,12 @@ pub fn lens_fn(mut item: ItemFn, errors: &mut Errors) -> LensFn {
                     (None, None) if nodiff_type(&ty) => ArgKind::NoDiff,
                     (None, None) => ArgKind::Diff,
                 };
-                args.push(Arg { ident, ty, kind });
+                args.push(Arg {
+                    ident,
+                    ty,
+                    kind,
+                    mutable,
+                });
             }
         }
     }

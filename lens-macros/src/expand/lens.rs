@@ -34,7 +34,7 @@ pub fn lens(f: &LensFn, errors: &mut Errors) -> TokenStream {
     let ids: Vec<usize> = f
         .args
         .iter()
-        .map(|a| an.declare_arg(&a.ident, a.kind != ArgKind::NoDiff))
+        .map(|a| an.declare_arg(&a.ident, a.kind != ArgKind::NoDiff, a.mutable))
         .collect();
     let body = an.body(&f.body);
     let vars = std::mem::take(&mut an.vars);
@@ -61,6 +61,18 @@ pub fn lens(f: &LensFn, errors: &mut Errors) -> TokenStream {
     let allow = allows();
 
     let idents: Vec<&Ident> = args.iter().map(|a| &a.ident).collect();
+    // `mut x` where the body may change forward-only data in place.
+    let arg_pats: Vec<TokenStream> = args
+        .iter()
+        .map(|a| {
+            let i = &a.ident;
+            if a.mutable {
+                quote!(mut #i)
+            } else {
+                quote!(#i)
+            }
+        })
+        .collect();
     let types: Vec<&Type> = args.iter().map(|a| &a.ty).collect();
     let returns: Vec<Ret> = args
         .iter()
@@ -264,7 +276,7 @@ pub fn lens(f: &LensFn, errors: &mut Errors) -> TokenStream {
         #[doc = #doc_vjp]
         #[inline]
         #allow
-        #vis fn #vjp #generics (#(#idents: #types),*) -> (#ret, impl FnOnce(#ret) -> #slots_ty) #where_clause
+        #vis fn #vjp #generics (#(#arg_pats: #types),*) -> (#ret, impl FnOnce(#ret) -> #slots_ty) #where_clause
             #body_tokens
 
         #[doc = #doc_rev]

@@ -112,6 +112,7 @@ pub fn allows() -> TokenStream {
         unused_variables,
         unused_mut,
         unused_parens,
+        unused_assignments,
         clippy::all,
         clippy::pedantic
     )])

@@ -72,10 +72,14 @@ pub fn para(def: ParaDef, errors: &mut Errors) -> TokenStream {
         ),
     }
     let mut args: Vec<(Ident, Type)> = Vec::new();
+    let mut mutable = Vec::new();
     for input in inputs {
         match input {
             FnArg::Typed(pt) => match &*pt.pat {
-                Pat::Ident(pi) => args.push((pi.ident.clone(), (*pt.ty).clone())),
+                Pat::Ident(pi) => {
+                    args.push((pi.ident.clone(), (*pt.ty).clone()));
+                    mutable.push(pi.mutability.is_some());
+                }
                 other => errors.at(other, "name each input (`x: T`)"),
             },
             FnArg::Receiver(r) => errors.at(r, "`self` can only come first"),
@@ -93,7 +97,8 @@ pub fn para(def: ParaDef, errors: &mut Errors) -> TokenStream {
     an.declare_fields(&fields);
     let arg_ids: Vec<usize> = args
         .iter()
-        .map(|(i, t)| an.declare_arg(i, !nodiff_type(t)))
+        .zip(&mutable)
+        .map(|((i, t), m)| an.declare_arg(i, !nodiff_type(t), *m))
         .collect();
     let body = an.body(&forward.block);
     let vars = std::mem::take(&mut an.vars);
@@ -128,12 +133,18 @@ pub fn para(def: ParaDef, errors: &mut Errors) -> TokenStream {
 
     let arg_names: Vec<&Ident> = args.iter().map(|(i, _)| i).collect();
     let arg_types: Vec<&Type> = args.iter().map(|(_, t)| t).collect();
+    let arg_pats: Vec<TokenStream> = arg_names
+        .iter()
+        .zip(&mutable)
+        .map(|(i, m)| if *m { quote!(mut #i) } else { quote!(#i) })
+        .collect();
     let (in_ty, in_pat) = match args.len() {
         1 => {
-            let (i, t) = &args[0];
-            (quote!(#t), quote!(#i))
+            let t = &args[0].1;
+            let p = &arg_pats[0];
+            (quote!(#t), quote!(#p))
         }
-        _ => (quote!((#(#arg_types),*)), quote!((#(#arg_names),*))),
+        _ => (quote!((#(#arg_types),*)), quote!((#(#arg_pats),*))),
     };
     let ags: Vec<Ident> = (0..args.len())
         .map(|i| format_ident!("__ga{}", i))
