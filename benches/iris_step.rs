@@ -91,9 +91,9 @@ struct Grads {
 impl Hand {
     fn new(p: &((DenseParams<f32, 4, 16>, ()), DenseParams<f32, 16, 3>)) -> Self {
         Self {
-            w1: p.0.0.w,
+            w1: *p.0.0.w,
             b1: p.0.0.b,
-            w2: p.1.w,
+            w2: *p.1.w,
             b2: p.1.b,
             s: (
                 Moments::new(),

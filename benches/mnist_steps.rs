@@ -11,11 +11,11 @@ const B: usize = mnist_mlp::BATCH;
 
 fn batch_bench<M>(c: &mut Criterion, name: &str, model: M, macs: u64)
 where
-    M: Para<SMatrix<f32, 784, B>, Out = SMatrix<f32, 10, B>>
-        + Init<Param = <M as Para<SMatrix<f32, 784, B>>>::Param>,
-    <M as Para<SMatrix<f32, 784, B>>>::Param: Flat<f32>,
+    M: Para<HeapMatrix<f32, 784, B>, Out = HeapMatrix<f32, 10, B>>
+        + Init<Param = <M as Para<HeapMatrix<f32, 784, B>>>::Param>,
+    <M as Para<HeapMatrix<f32, 784, B>>>::Param: Flat<f32>,
 {
-    let x = SMatrix::<f32, 784, B>::from_fn(|i, k| ((i * 31 + k * 17) % 97) as f32 / 97.0);
+    let x = HeapMatrix::<f32, 784, B>::from_fn(|i, k| ((i * 31 + k * 17) % 97) as f32 / 97.0);
     let labels: [usize; B] = core::array::from_fn(|k| k % 10);
     let params = model.init(0);
     let mut learner = Learner::new(
@@ -39,8 +39,7 @@ mod mnist_cnn;
 #[path = "../examples/mnist_mlp.rs"]
 mod mnist_mlp;
 
-/// Runs on the large-stack thread `main` starts, which holds these models' weights,
-/// activations and changes.
+/// The models keep weights, changes and activations on the heap: no large stack needed.
 pub fn bench(c: &mut Criterion) {
     batch_bench(
         c,

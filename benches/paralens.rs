@@ -20,18 +20,4 @@ criterion_group!(
     spans::bench,
     mnist_steps::bench
 );
-// `criterion_main!` with the benchmarks on a thread with a 512 MB stack: the batched MNIST
-// steps move megabytes of activations and changes by value.
-fn main() {
-    std::thread::Builder::new()
-        .stack_size(512 << 20)
-        .spawn(|| {
-            benches();
-            criterion::Criterion::default()
-                .configure_from_args()
-                .final_summary();
-        })
-        .expect("spawn the benchmark thread")
-        .join()
-        .expect("the benchmarks ran");
-}
+criterion::criterion_main!(benches);

@@ -30,7 +30,7 @@ para! {
         p2: MaxPool2d<2048, 512>,
         fc: Dense<512, 10>,
     }
-    fn forward(&self, x: SMatrix<f32, 784, BATCH>) -> SMatrix<f32, 10, BATCH> {
+    fn forward(&self, x: HeapMatrix<f32, 784, BATCH>) -> HeapMatrix<f32, 10, BATCH> {
         let h = self.p1(relu(self.b1(self.c1(x))));
         let h = self.p2(relu(self.b2(self.c2(h))));
         self.fc(h)

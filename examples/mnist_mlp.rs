@@ -18,7 +18,7 @@ pub const BATCH: usize = 32;
 para! {
     /// 784 pixels -> 128 hidden units (ReLU) -> 10 digit scores, for a batch of images.
     pub struct Mlp { l1: Dense<784, 128>, l2: Dense<128, 10> }
-    fn forward(&self, x: SMatrix<f32, 784, BATCH>) -> SMatrix<f32, 10, BATCH> {
+    fn forward(&self, x: HeapMatrix<f32, 784, BATCH>) -> HeapMatrix<f32, 10, BATCH> {
         self.l2(relu(self.l1(x)))
     }
 }

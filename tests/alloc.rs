@@ -196,3 +196,46 @@ fn batched_steps_through_the_matrix_product_allocate_nothing() {
     });
     assert_eq!(n, 0, "batched steps allocated {n} times");
 }
+
+// The MNIST examples' models, their batches and activations on the heap: the first step takes
+// its blocks from the allocator, every later step reuses them from the pool.
+#[allow(dead_code, clippy::duplicate_mod)]
+#[path = "../examples/mnist_cnn.rs"]
+mod mnist_cnn;
+#[allow(dead_code, clippy::duplicate_mod)]
+#[path = "../examples/mnist_mlp.rs"]
+mod mnist_mlp;
+
+#[test]
+fn mnist_steps_allocate_nothing_after_the_first() {
+    const B: usize = mnist_mlp::BATCH;
+    let x = HeapMatrix::<f32, 784, B>::from_fn(|i, j| ((i * 7 + j * 3) % 17) as f32 / 17.0);
+    let y: [usize; B] = core::array::from_fn(|j| j % 10);
+    let mlp = mnist_mlp::model();
+    let mut a = Learner::new(
+        mlp,
+        mlp.init(0),
+        PerColumn(SoftmaxCrossEntropy),
+        Adam::new(1e-3),
+    );
+    let cnn = mnist_cnn::model();
+    let p = cnn.init(0);
+    let mut b = Learner::new(cnn, p, PerColumn(SoftmaxCrossEntropy), Adam::new(1e-3));
+    // The first step fills the pool (and says so: it does allocate).
+    let first = allocations_during(|| {
+        std::hint::black_box(a.step(&x, &y));
+        std::hint::black_box(b.step(&x, &y));
+    });
+    assert!(
+        first > 0,
+        "the first step takes its blocks from the allocator"
+    );
+    let n = allocations_during(|| {
+        for _ in 0..3 {
+            std::hint::black_box(a.step(&x, &y));
+            std::hint::black_box(b.step(&x, &y));
+            std::hint::black_box(a.predict(&x));
+        }
+    });
+    assert_eq!(n, 0, "MNIST steps allocated {n} times after the first");
+}

@@ -101,14 +101,20 @@ fn batched_passes_through_the_matrix_product_match_finite_differences() {
     let x = vals::<16, 8>(0.4);
     let r = check_gradient(
         |w: SMatrix<f64, 16, 16>| {
-            let q = DenseParams { w, b: p.b };
+            let q = DenseParams {
+                w: Box::new(w),
+                b: p.b,
+            };
             Para::forward(&dense, &q, x)
         },
         |w, d| {
-            let q = DenseParams { w, b: p.b };
-            Para::changes(&dense, &q, x, d).0.w
+            let q = DenseParams {
+                w: Box::new(w),
+                b: p.b,
+            };
+            *Para::changes(&dense, &q, x, d).0.w
         },
-        p.w,
+        *p.w,
         1e-6,
     );
     assert!(r.passes(1e-7), "{r}");

@@ -49,8 +49,8 @@ fn sequential_composite_mlp() {
     // Forward equals the stages run by hand.
     let p = mlp.init(2);
     let x = v::<3>(0.4);
-    let h = (p.0.0.0.w * x + p.0.0.0.b).map(f64::tanh);
-    let z = p.0.1.w * h + p.0.1.b;
+    let h = (*p.0.0.0.w * x + p.0.0.0.b).map(f64::tanh);
+    let z = *p.0.1.w * h + p.0.1.b;
     let want = z.map(|z| 1.0 / (1.0 + (-z).exp()));
     assert!((mlp.forward(&p, x) - want).norm() < 1e-12);
 }
@@ -98,7 +98,7 @@ fn shared_weights_add_their_changes() {
     let ((dp1, dp2), dx_untied) = untied.changes(&(p.clone(), p.clone()), x, d);
     let mut sum = dp1;
     sum.accumulate(&dp2);
-    assert!((dp_shared.w - sum.w).norm() < 1e-12);
+    assert!((*dp_shared.w - *sum.w).norm() < 1e-12);
     assert!((dp_shared.b - sum.b).norm() < 1e-12);
     assert_eq!(dx_shared, dx_untied);
 }
@@ -113,7 +113,7 @@ impl Lens<f64> for ScaleOf {
     type Out = DenseParams<f64, 3, 2>;
     fn apply_vjp(&self, s: f64) -> (Self::Out, impl FnOnce(Self::Out) -> f64) {
         let p = DenseParams {
-            w: self.w0 * s,
+            w: Box::new(self.w0 * s),
             b: self.b0,
         };
         // d/ds <s W0, D_w> = <W0, D_w>; b does not depend on s.
@@ -147,7 +147,7 @@ fn batch_sums_parameter_changes() {
         want.accumulate(&dpi);
         assert_eq!(dxs[i], dxi);
     }
-    assert!((dp.0.w - want.0.w).norm() < 1e-12);
+    assert!((*dp.0.w - *want.0.w).norm() < 1e-12);
 }
 
 #[test]

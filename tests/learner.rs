@@ -76,7 +76,8 @@ fn non_finite_loss_is_refused() {
 fn non_finite_gradient_is_refused() {
     // A huge input overflows the parameter change (dW = dy x^T) while the loss stays finite.
     let model = Dense::<1, 2>::new();
-    let mut l = Learner::new(model, model.init(0), Mse, Sgd::new(1.0));
+    // The input type is named: `Dense` also takes batches on the heap.
+    let mut l = Learner::<_, SVector<f32, 1>, _, _>::new(model, model.init(0), Mse, Sgd::new(1.0));
     let before = l.params().clone();
     let big = SVector::<f32, 1>::new(1e30);
     let e = l
@@ -91,7 +92,7 @@ fn non_finite_gradient_is_refused() {
     );
     assert_eq!(l.params(), &before);
     // A finite loss (5e37) with an overflowing change: dW = 1e19 * 1e20 overflows f32.
-    let mut l = Learner::new(model, model.init(0), Mse, Sgd::new(1.0));
+    let mut l = Learner::<_, SVector<f32, 1>, _, _>::new(model, model.init(0), Mse, Sgd::new(1.0));
     l.params_mut().w.fill(0.0);
     l.params_mut().b.fill(0.0);
     let e = l

@@ -65,7 +65,7 @@ fn two_layer_model_matches_finite_differences_and_the_composite() {
     let (dpc, dxc) = c.changes(&cp, x3(), d);
     assert!((y - yc).norm() < 1e-12);
     assert!((dx - dxc).norm() < 1e-12);
-    assert!((dp.l1.w - dpc.0.0.w).norm() < 1e-12);
+    assert!((*dp.l1.w - *dpc.0.0.w).norm() < 1e-12);
     assert!((dp.l2.b - dpc.1.b).norm() < 1e-12);
     assert_eq!(m.forward(&p, x3()), y);
 }
@@ -108,7 +108,7 @@ fn branches_several_inputs_and_unused_sub_models() {
         );
         // The unused sub-model gets a zero change.
         let (dp, _) = m.changes(&p, (x, y), 1.0);
-        assert_eq!(dp.unused.w, SMatrix::<f64, 2, 2>::zeros());
+        assert_eq!(*dp.unused.w, SMatrix::<f64, 2, 2>::zeros());
     }
 }
 

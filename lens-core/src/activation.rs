@@ -5,18 +5,23 @@ use crate::rules::activation as rule;
 use crate::{Lens, Real, Tangent};
 use nalgebra::{SMatrix, SVector};
 
-/// Values an entry-wise function can be applied to: a scalar or a static matrix of them.
-pub trait Elementwise: Tangent + Copy {
+/// Values an entry-wise function can be applied to: a scalar, a static matrix of them, or a
+/// [`crate::HeapMatrix`].
+///
+/// The input of an activation is kept (its pullback needs it) while the output is new, and
+/// the pullback rewrites the output change in place: so `map_entries` reads `self` and
+/// `zip_entries` consumes it, and a large matrix is never copied.
+pub trait Elementwise: Tangent {
     /// The entry type.
     type Scalar: Real;
-    /// Applies `f` to every entry.
+    /// A new value: `f` of every entry.
     #[must_use]
-    fn map_entries(self, f: impl FnMut(Self::Scalar) -> Self::Scalar) -> Self;
-    /// Applies `f` to pairs of corresponding entries.
+    fn map_entries(&self, f: impl FnMut(Self::Scalar) -> Self::Scalar) -> Self;
+    /// `self` with every entry `s` replaced by `f(s, o)`, `o` the corresponding entry of `o`.
     #[must_use]
     fn zip_entries(
         self,
-        o: Self,
+        o: &Self,
         f: impl FnMut(Self::Scalar, Self::Scalar) -> Self::Scalar,
     ) -> Self;
 }
@@ -26,12 +31,12 @@ macro_rules! scalar_elementwise {
         impl Elementwise for $t {
             type Scalar = $t;
             #[inline]
-            fn map_entries(self, mut f: impl FnMut($t) -> $t) -> $t {
-                f(self)
+            fn map_entries(&self, mut f: impl FnMut($t) -> $t) -> $t {
+                f(*self)
             }
             #[inline]
-            fn zip_entries(self, o: $t, mut f: impl FnMut($t, $t) -> $t) -> $t {
-                f(self, o)
+            fn zip_entries(self, o: &$t, mut f: impl FnMut($t, $t) -> $t) -> $t {
+                f(self, *o)
             }
         }
     )*};
@@ -41,12 +46,31 @@ scalar_elementwise!(f32, f64);
 impl<T: Real, const R: usize, const C: usize> Elementwise for SMatrix<T, R, C> {
     type Scalar = T;
     #[inline]
-    fn map_entries(self, f: impl FnMut(T) -> T) -> Self {
+    fn map_entries(&self, f: impl FnMut(T) -> T) -> Self {
         self.map(f)
     }
     #[inline]
-    fn zip_entries(self, o: Self, f: impl FnMut(T, T) -> T) -> Self {
-        self.zip_map(&o, f)
+    fn zip_entries(self, o: &Self, f: impl FnMut(T, T) -> T) -> Self {
+        self.zip_map(o, f)
+    }
+}
+
+impl<T: Real, const R: usize, const C: usize> Elementwise for crate::HeapMatrix<T, R, C> {
+    type Scalar = T;
+    #[inline]
+    fn map_entries(&self, mut f: impl FnMut(T) -> T) -> Self {
+        let mut out = Self::zeros();
+        for (y, &x) in out.iter_mut().zip(self.iter()) {
+            *y = f(x);
+        }
+        out
+    }
+    #[inline]
+    fn zip_entries(mut self, o: &Self, mut f: impl FnMut(T, T) -> T) -> Self {
+        for (s, &v) in self.iter_mut().zip(o.iter()) {
+            *s = f(*s, v);
+        }
+        self
     }
 }
 
@@ -64,7 +88,7 @@ macro_rules! entrywise_lens {
             }
             #[inline]
             fn apply_vjp(&self, x: V) -> (V, impl FnOnce(V) -> V) {
-                (self.apply(x), #[inline(always)] move |d: V| x.zip_entries(d, |v, dv| $rule(v).1(dv)))
+                (x.map_entries(|v| $rule(v).0), #[inline(always)] move |d: V| d.zip_entries(&x, |dv, v| $rule(v).1(dv)))
             }
         }
     };
@@ -113,9 +137,9 @@ impl<V: Elementwise> Lens<V> for LeakyRelu<V::Scalar> {
     fn apply_vjp(&self, x: V) -> (V, impl FnOnce(V) -> V) {
         let a = self.0;
         (
-            self.apply(x),
+            x.map_entries(|v| rule::leaky_relu(v, a).0),
             #[inline(always)]
-            move |d: V| x.zip_entries(d, |v, dv| rule::leaky_relu(v, a).1(dv)),
+            move |d: V| d.zip_entries(&x, |dv, v| rule::leaky_relu(v, a).1(dv)),
         )
     }
 }

@@ -1,16 +1,20 @@
 //! The dense (fully connected) layer `y = W x + b`.
 
 use crate::gemm::{View, ViewMut, gemm};
-use crate::{Init, Para, Real, Tangent};
+use crate::{HeapMatrix, Init, Para, Real, Tangent};
 use core::marker::PhantomData;
 use nalgebra::{SMatrix, SVector};
 use rand::Rng;
 
 /// Parameters of a [`Dense`] layer: weights `w` (`O x I`) and bias `b`.
+///
+/// The weights are boxed: a 784x128 matrix is 400 KB, and parameters, their changes and the
+/// optimizer's moments (all of this type) must not travel on the stack. The box is allocated
+/// when the parameters are made, never in a step.
 #[derive(Clone, Debug, PartialEq, Tangent)]
 pub struct DenseParams<T: Real, const I: usize, const O: usize> {
     /// The weight matrix, output by input.
-    pub w: SMatrix<T, O, I>,
+    pub w: Box<SMatrix<T, O, I>>,
     /// The bias vector.
     pub b: SVector<T, O>,
 }
@@ -75,7 +79,7 @@ impl<T: Real, const I: usize, const O: usize> Init for Dense<I, O, T> {
         let fan = if self.glorot { I + O } else { I };
         let limit = (6.0 / fan as f64).sqrt();
         DenseParams {
-            w: SMatrix::from_fn(|_, _| T::cst(rng.random_range(-limit..limit))),
+            w: boxed_from_fn(|| T::cst(rng.random_range(-limit..limit))),
             b: SVector::zeros(),
         }
     }
@@ -103,7 +107,7 @@ impl<T: Real, const I: usize, const O: usize, const B: usize> Para<SMatrix<T, I,
             );
             y
         } else {
-            p.w * x
+            *p.w * x
         };
         for mut col in y.column_iter_mut() {
             col += &p.b;
@@ -150,6 +154,80 @@ impl<T: Real, const I: usize, const O: usize, const B: usize> Para<SMatrix<T, I,
     }
 }
 
+/// The layer on a batch kept on the heap ([`HeapMatrix`]): the same products as on an
+/// `SMatrix`, written into pooled blocks instead of returned by value, so that no activation or
+/// change of a large layer passes through the stack.
+impl<T: Real, const I: usize, const O: usize, const B: usize> Para<HeapMatrix<T, I, B>>
+    for Dense<I, O, T>
+{
+    type Param = DenseParams<T, I, O>;
+    type Out = HeapMatrix<T, O, B>;
+
+    #[inline]
+    fn forward(&self, p: &Self::Param, x: HeapMatrix<T, I, B>) -> HeapMatrix<T, O, B> {
+        Self::heap_forward(p, &x)
+    }
+
+    #[inline]
+    fn vjp(
+        &self,
+        p: &Self::Param,
+        x: HeapMatrix<T, I, B>,
+    ) -> (
+        HeapMatrix<T, O, B>,
+        impl FnOnce(HeapMatrix<T, O, B>, &mut Self::Param) -> HeapMatrix<T, I, B>,
+    ) {
+        // The input is moved into the pullback (a pointer), not copied.
+        (
+            Self::heap_forward(p, &x),
+            #[inline(always)]
+            move |dy: HeapMatrix<T, O, B>, dp: &mut Self::Param| {
+                for col in dy.column_iter() {
+                    dp.b += col;
+                }
+                // Both products by `gemm`, which adds into its destination: dW += dY X^T
+                // straight into the caller's buffer, dX = W^T dY into a fresh block.
+                gemm(
+                    &View::col_major(dy.as_slice(), O, B),
+                    &View::col_major(x.as_slice(), I, B),
+                    &mut ViewMut::col_major(dp.w.as_mut_slice(), O, I),
+                );
+                let mut dx = HeapMatrix::<T, I, B>::zeros();
+                gemm(
+                    &View::col_major(p.w.as_slice(), O, I).t(),
+                    &View::col_major(dy.as_slice(), O, B).t(),
+                    &mut ViewMut::col_major(dx.as_mut_slice(), I, B),
+                );
+                dx
+            },
+        )
+    }
+}
+
+impl<T: Real, const I: usize, const O: usize> Dense<I, O, T> {
+    /// `W x + b 1^T` into a pooled block.
+    #[inline]
+    fn heap_forward<const B: usize>(
+        p: &DenseParams<T, I, O>,
+        x: &SMatrix<T, I, B>,
+    ) -> HeapMatrix<T, O, B> {
+        let mut y = HeapMatrix::<T, O, B>::zeros();
+        if Self::batched(B) {
+            gemm(
+                &View::col_major(p.w.as_slice(), O, I),
+                &View::col_major(x.as_slice(), I, B).t(),
+                &mut ViewMut::col_major(y.as_mut_slice(), O, B),
+            );
+        } else {
+            y.gemm(T::one(), &*p.w, x, T::zero());
+        }
+        for mut col in y.column_iter_mut() {
+            col += &p.b;
+        }
+        y
+    }
+}
+
 impl<const I: usize, const O: usize, T> Dense<I, O, T> {
     /// Whether a batch of `b` goes through [`crate::gemm`] (folded at compile time): the
     /// packing and the micro-kernel's fixed tile pay off from 8 columns on layers 16 wide.
@@ -157,4 +235,16 @@ impl<const I: usize, const O: usize, T> Dense<I, O, T> {
     const fn batched(b: usize) -> bool {
         b >= 8 && I >= 16 && O >= 16
     }
+}
+
+/// A boxed static matrix filled column by column from `f`, built in place (a large matrix
+/// never passes through the stack: `Box::new(SMatrix::from_fn(..))` builds it there first).
+fn boxed_from_fn<T: Real, const R: usize, const C: usize>(
+    mut f: impl FnMut() -> T,
+) -> Box<SMatrix<T, R, C>> {
+    let mut m: Box<SMatrix<T, R, C>> = Tangent::zeros();
+    for v in m.as_mut_slice() {
+        *v = f();
+    }
+    m
 }

@@ -24,7 +24,11 @@ macro_rules! entrywise_fn {
         #[doc = concat!("[`", stringify!($name), "`] and its pullback.")]
         #[inline]
         pub fn $vjp<V: Elementwise>(x: V) -> (V, impl FnOnce(V) -> V) {
-            ($name(x), #[inline(always)] move |d: V| x.zip_entries(d, |v, dv| rule::$name(v).1(dv)))
+            (
+                x.map_entries(|v| rule::$name(v).0),
+                #[inline(always)]
+                move |d: V| d.zip_entries(&x, |dv, v| rule::$name(v).1(dv)),
+            )
         }
 
         #[doc = concat!("The reverse derivative of [`", stringify!($name), "`] at `x`, applied to `d`.")]
@@ -53,11 +57,11 @@ pub fn leaky_relu<V: Elementwise>(x: V, alpha: V::Scalar) -> V {
 #[inline]
 pub fn leaky_relu_vjp<V: Elementwise>(x: V, alpha: V::Scalar) -> (V, impl FnOnce(V) -> (V, ())) {
     (
-        leaky_relu(x, alpha),
+        x.map_entries(|v| rule::leaky_relu(v, alpha).0),
         #[inline(always)]
         move |d: V| {
             (
-                x.zip_entries(d, |v, dv| rule::leaky_relu(v, alpha).1(dv)),
+                d.zip_entries(&x, |dv, v| rule::leaky_relu(v, alpha).1(dv)),
                 (),
             )
         },

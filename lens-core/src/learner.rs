@@ -62,9 +62,10 @@ where
     pub fn new(model: M, params: M::Param, loss: L, optimizer: O) -> Self {
         let params = Box::new(params);
         let state = Box::new(optimizer.init_state(&params));
-        let scratch = optimizer.looks_ahead().then(|| params.clone());
-        let mut change = params.clone();
-        zero(&mut change);
+        // Built as zeros, never cloned: a boxed matrix's `clone` passes through the stack in
+        // a debug build, zeros are written in the allocation (`Tangent::boxed_zeros`).
+        let scratch = optimizer.looks_ahead().then(M::Param::boxed_zeros);
+        let change = M::Param::boxed_zeros();
         Self {
             model,
             params,
@@ -255,7 +256,7 @@ where
         let mut state = optimizer.init_state(&x);
         let mut scratch = x.clone();
         // The parameters are fixed: their change goes to a buffer that is never read.
-        let mut unused = self.params.clone();
+        let mut unused = M::Param::boxed_zeros();
         for _ in 0..steps {
             let seen = optimizer.view(&state, &x, &mut scratch).clone();
             let (y, pull_model) = self.model.vjp(&self.params, seen);

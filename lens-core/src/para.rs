@@ -19,7 +19,7 @@
 /// let (y, pullback) = layer.vjp(&p, x);
 /// let mut dp: DenseParams<f64, 3, 2> = Tangent::zeros();
 /// let dx = pullback(SVector::<f64, 2>::new(1.0, 0.0), &mut dp);
-/// assert_eq!(y, p.w * x + p.b);
+/// assert_eq!(y, *p.w * x + p.b);
 /// assert_eq!(dp.b, SVector::<f64, 2>::new(1.0, 0.0)); // d(Wx + b)/db = I
 /// assert_eq!(dx, p.w.transpose() * SVector::<f64, 2>::new(1.0, 0.0));
 /// // The same through the convenience that starts from a zero change:

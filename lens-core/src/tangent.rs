@@ -35,6 +35,13 @@ pub trait Tangent: Clone {
     fn zeros() -> Self;
     /// Adds `other` into `self` (`self += other`; XOR for bits).
     fn accumulate(&mut self, other: &Self);
+    /// The zero change in a box. Large static matrices override it to build the zeros in the
+    /// allocation itself: `Box::new(zeros())` builds them on the stack first (400 KB for a
+    /// 784x128 layer).
+    #[must_use]
+    fn boxed_zeros() -> Box<Self> {
+        Box::new(Self::zeros())
+    }
 }
 
 /// A change space seen as a sequence of flat slices of scalars `T`.
@@ -188,6 +195,7 @@ macro_rules! single_slice {
         }
     };
 }
+pub(crate) use single_slice;
 
 macro_rules! scalar_tangent {
     ($($t:ty),*) => {$(
@@ -233,6 +241,20 @@ impl<T: Real, const R: usize, const C: usize> Tangent for SMatrix<T, R, C> {
     #[inline]
     fn accumulate(&mut self, other: &Self) {
         *self += other;
+    }
+    fn boxed_zeros() -> Box<Self> {
+        let mut b = Box::<Self>::new_uninit();
+        let first = b.as_mut_ptr().cast::<T>();
+        for i in 0..R * C {
+            // SAFETY: `Matrix` is `repr(C)` with its storage first and only zero-sized
+            // fields after it, and `ArrayStorage<T, R, C>` is `repr(transparent)` over
+            // `[[T; R]; C]`: the allocation is exactly `R * C` consecutive `T`s, so `i < R * C`
+            // stays inside it, and writing every one of them initialises the whole value.
+            unsafe { first.add(i).write(T::zero()) };
+        }
+        // SAFETY: every `T` of the matrix was written above, and its other fields are
+        // zero-sized.
+        unsafe { b.assume_init() }
     }
 }
 
@@ -342,7 +364,7 @@ impl<T: Copy + 'static, X: Flat<T>, const N: usize> Flat<T> for [X; N] {
 impl<X: Tangent> Tangent for Box<X> {
     #[inline]
     fn zeros() -> Self {
-        Box::new(X::zeros())
+        X::boxed_zeros()
     }
     #[inline]
     fn accumulate(&mut self, other: &Self) {

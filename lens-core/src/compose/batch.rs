@@ -15,7 +15,7 @@ use rand::Rng;
 /// let xs = [SVector::<f64, 2>::new(1.0, 0.0), SVector::<f64, 2>::new(0.0, 2.0)];
 /// let batched = layer.batch::<2>();
 /// let (dp, _) = batched.changes(&p, xs, [SVector::<f64, 1>::new(1.0); 2]);
-/// assert_eq!(dp.w, nalgebra::SMatrix::<f64, 1, 2>::new(1.0, 2.0)); // sum of dy x^T
+/// assert_eq!(*dp.w, nalgebra::SMatrix::<f64, 1, 2>::new(1.0, 2.0)); // sum of dy x^T
 /// assert_eq!(dp.b[0], 2.0);
 /// ```
 #[derive(Clone, Copy, Debug, Default)]

@@ -18,7 +18,7 @@ use core::marker::PhantomData;
 /// impl Lens<f64> for Scale {
 ///     type Out = lens_core::DenseParams<f64, 1, 1>;
 ///     fn apply_vjp(&self, s: f64) -> (Self::Out, impl FnOnce(Self::Out) -> f64) {
-///         let p = lens_core::DenseParams { w: [[s]].into(), b: SVector::zeros() };
+///         let p = lens_core::DenseParams { w: Box::new([[s]].into()), b: SVector::zeros() };
 ///         (p, |d: Self::Out| d.w[(0, 0)])
 ///     }
 /// }

@@ -17,7 +17,8 @@ use rand::Rng;
 /// let p = Dense::<2, 2, f64>::new().init(3);
 /// let x = SVector::<f64, 2>::new(1.0, -1.0);
 /// let y = twice.forward(&p, x);
-/// assert_eq!(y, p.w * (p.w * x + p.b) + p.b);
+/// let w = *p.w; // the weights are boxed
+/// assert_eq!(y, w * (w * x + p.b) + p.b);
 /// ```
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Share<A, B> {

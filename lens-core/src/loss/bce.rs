@@ -44,15 +44,17 @@ where
     fn vjp(&self, z: V, t: &V) -> (T, impl FnOnce(T) -> V) {
         let zero = T::zero();
         let n = T::cst(z.flat_len().max(1) as f64);
-        let per = z.zip_entries(*t, |z, t| z.max(zero) - z * t + (-z.abs()).exp().ln_1p());
+        let per = z
+            .clone()
+            .zip_entries(t, |z, t| z.max(zero) - z * t + (-z.abs()).exp().ln_1p());
         let loss = per.slices().flatten().fold(zero, |a, &v| a + v) / n;
-        let t = *t;
+        let t = t.clone();
         (
             loss,
             #[inline(always)]
             move |dl: T| {
                 let k = dl / n;
-                z.zip_entries(t, |z, t| (sigmoid_value(z) - t) * k)
+                z.zip_entries(&t, |z, t| (sigmoid_value(z) - t) * k)
             },
         )
     }

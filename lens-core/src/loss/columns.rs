@@ -1,7 +1,7 @@
 //! A per-example loss on a batch whose columns are examples.
 
 use super::Loss;
-use crate::{LabelError, Real};
+use crate::{HeapMatrix, LabelError, Real};
 use nalgebra::{SMatrix, SVector};
 
 /// The loss `L` of each column of a batch (one example per column), averaged: the loss of a
@@ -30,7 +30,7 @@ where
     type Scalar = T;
 
     fn check_label(&self, labels: &Self::Label) -> Result<(), LabelError> {
-        self.check_labels(labels).map_err(|(_, e)| e)
+        Loss::<SMatrix<T, N, B>>::check_labels(self, labels).map_err(|(_, e)| e)
     }
 
     fn check_labels(&self, labels: &Self::Label) -> Result<(), (usize, LabelError)> {
@@ -57,6 +57,49 @@ where
             #[inline(always)]
             move |dl: T| {
                 let mut dy = SMatrix::<T, N, B>::zeros();
+                for (b, pull) in pulls.into_iter().enumerate() {
+                    dy.set_column(b, &pull(dl * mean));
+                }
+                dy
+            },
+        )
+    }
+}
+
+/// The same loss on a batch kept on the heap; the output change is a pooled block too.
+impl<T, L, const N: usize, const B: usize> Loss<HeapMatrix<T, N, B>> for PerColumn<L>
+where
+    T: Real,
+    L: Loss<SVector<T, N>, Scalar = T>,
+{
+    type Label = [L::Label; B];
+    type Scalar = T;
+
+    fn check_label(&self, labels: &Self::Label) -> Result<(), LabelError> {
+        Loss::<SMatrix<T, N, B>>::check_label(self, labels)
+    }
+
+    fn check_labels(&self, labels: &Self::Label) -> Result<(), (usize, LabelError)> {
+        Loss::<SMatrix<T, N, B>>::check_labels(self, labels)
+    }
+
+    fn vjp(
+        &self,
+        y: HeapMatrix<T, N, B>,
+        labels: &Self::Label,
+    ) -> (T, impl FnOnce(T) -> HeapMatrix<T, N, B>) {
+        let mut total = T::zero();
+        let pulls: [_; B] = core::array::from_fn(|b| {
+            let (l, pull) = self.0.vjp(y.column(b).into_owned(), &labels[b]);
+            total += l;
+            pull
+        });
+        let mean = T::one() / T::cst(B as f64);
+        (
+            total * mean,
+            #[inline(always)]
+            move |dl: T| {
+                let mut dy = HeapMatrix::<T, N, B>::zeros();
                 for (b, pull) in pulls.into_iter().enumerate() {
                     dy.set_column(b, &pull(dl * mean));
                 }

@@ -77,7 +77,8 @@ impl<T: Real, P: Flat<T>> Optimizer<P> for Nesterov<T> {
     }
 
     fn view<'p>(&self, v: &P, p: &'p P, scratch: &'p mut P) -> &'p P {
-        scratch.clone_from(p);
+        // Copied slice by slice: `clone_from` of a boxed matrix passes through the stack.
+        scratch.zip2_slices(p, &mut |s, q| s.copy_from_slice(q));
         let g = self.gamma;
         zip2(scratch, v, |x, vel| *x += g * vel);
         scratch

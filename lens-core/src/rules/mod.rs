@@ -48,6 +48,6 @@ pub fn map_vjp<V: crate::activation::Elementwise>(
     (
         v.map_entries(f),
         #[inline(always)]
-        move |d: V| v.zip_entries(d, f_rev),
+        move |d: V| d.zip_entries(&v, |dv, x| f_rev(x, dv)),
     )
 }

@@ -1,7 +1,7 @@
 //! A span as a parametric lens on static vectors.
 
 use super::{CompiledSpan, Span};
-use crate::{Init, Para, Real};
+use crate::{HeapMatrix, Init, Para, Real};
 use nalgebra::{SMatrix, SVector};
 use rand::Rng;
 
@@ -150,6 +150,41 @@ impl<T: Real, const N: usize, const B: usize> Para<SMatrix<T, N, B>> for Bias<N,
             self.forward(b, x),
             #[inline(always)]
             |d: SMatrix<T, N, B>, db: &mut SVector<T, N>| {
+                for col in d.column_iter() {
+                    *db += col;
+                }
+                d
+            },
+        )
+    }
+}
+
+/// On a batch kept on the heap: added in place, the change passed through.
+impl<T: Real, const N: usize, const B: usize> Para<HeapMatrix<T, N, B>> for Bias<N, T> {
+    type Param = SVector<T, N>;
+    type Out = HeapMatrix<T, N, B>;
+
+    #[inline]
+    fn forward(&self, b: &SVector<T, N>, mut x: HeapMatrix<T, N, B>) -> HeapMatrix<T, N, B> {
+        for mut col in x.column_iter_mut() {
+            col += b;
+        }
+        x
+    }
+
+    #[inline]
+    fn vjp(
+        &self,
+        b: &SVector<T, N>,
+        x: HeapMatrix<T, N, B>,
+    ) -> (
+        HeapMatrix<T, N, B>,
+        impl FnOnce(HeapMatrix<T, N, B>, &mut SVector<T, N>) -> HeapMatrix<T, N, B>,
+    ) {
+        (
+            Para::<HeapMatrix<T, N, B>>::forward(self, b, x),
+            #[inline(always)]
+            |d: HeapMatrix<T, N, B>, db: &mut SVector<T, N>| {
                 for col in d.column_iter() {
                     *db += col;
                 }

@@ -71,6 +71,66 @@ macro_rules! linear_layer {
             }
         }
 
+        /// On a batch kept on the heap: output and input change in pooled blocks.
+        impl<T: $crate::Real, const I: usize, const O: usize, const P: usize, const B: usize>
+            $crate::Para<$crate::HeapMatrix<T, I, B>> for $ty<T, I, O, P>
+        {
+            type Param = nalgebra::SVector<T, P>;
+            type Out = $crate::HeapMatrix<T, O, B>;
+
+            #[inline]
+            fn forward(&self, w: &Self::Param, x: $crate::HeapMatrix<T, I, B>) -> Self::Out {
+                let mut y = Self::Out::zeros();
+                $crate::span::BatchPasses::forward_batch(
+                    &self.$field,
+                    x.as_slice(),
+                    w.as_slice(),
+                    y.as_mut_slice(),
+                );
+                y
+            }
+
+            #[inline]
+            fn vjp(
+                &self,
+                w: &Self::Param,
+                x: $crate::HeapMatrix<T, I, B>,
+            ) -> (
+                Self::Out,
+                impl FnOnce(Self::Out, &mut Self::Param) -> $crate::HeapMatrix<T, I, B>,
+            ) {
+                let mut y = Self::Out::zeros();
+                $crate::span::BatchPasses::forward_batch(
+                    &self.$field,
+                    x.as_slice(),
+                    w.as_slice(),
+                    y.as_mut_slice(),
+                );
+                (
+                    y,
+                    #[inline(always)]
+                    move |dy: Self::Out, dp: &mut Self::Param| {
+                        let mut dx = $crate::HeapMatrix::<T, I, B>::zeros();
+                        let mut dw = Self::Param::zeros();
+                        $crate::span::BatchPasses::reverse_input_batch(
+                            &self.$field,
+                            w.as_slice(),
+                            dy.as_slice(),
+                            dx.as_mut_slice(),
+                        );
+                        $crate::span::BatchPasses::reverse_param_batch(
+                            &self.$field,
+                            x.as_slice(),
+                            dy.as_slice(),
+                            dw.as_mut_slice(),
+                        );
+                        *dp += dw;
+                        dx
+                    },
+                )
+            }
+        }
+
         impl<T: $crate::Real, const I: usize, const O: usize, const P: usize> $crate::Init
             for $ty<T, I, O, P>
         {

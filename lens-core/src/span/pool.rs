@@ -1,6 +1,6 @@
 //! Max pooling: a lens beside the spans (not linear, so not a span).
 
-use crate::{Lens, Real};
+use crate::{HeapMatrix, Lens, Real};
 use nalgebra::SMatrix;
 
 /// Max pooling of `c` channels of `h x w` over `k x k` windows with stride `s`, from `I`
@@ -154,6 +154,64 @@ impl<T: Real, const I: usize, const O: usize, const B: usize> Lens<SMatrix<T, I,
                 for (b, w) in win.iter().enumerate() {
                     for (t, &i) in w.iter().enumerate() {
                         dx[(i as usize, b)] += d[(t, b)];
+                    }
+                }
+                dx
+            },
+        )
+    }
+}
+
+/// On a batch kept on the heap: the same pooling, the output and the winners' positions in
+/// pooled blocks (positions are stored as scalars, exact below 2^24 inputs), so nothing of
+/// the size of an activation is copied or kept on the stack.
+impl<T: Real, const I: usize, const O: usize, const B: usize> Lens<HeapMatrix<T, I, B>>
+    for MaxPool2d<I, O>
+{
+    type Out = HeapMatrix<T, O, B>;
+
+    fn apply(&self, x: HeapMatrix<T, I, B>) -> HeapMatrix<T, O, B> {
+        let mut y = HeapMatrix::<T, O, B>::zeros();
+        for (xc, mut yc) in x.column_iter().zip(y.column_iter_mut()) {
+            let xs = xc.as_slice();
+            for (v, &i) in yc.iter_mut().zip(&self.winners(xs)) {
+                *v = xs[i as usize];
+            }
+        }
+        y
+    }
+
+    fn apply_vjp(
+        &self,
+        x: HeapMatrix<T, I, B>,
+    ) -> (
+        HeapMatrix<T, O, B>,
+        impl FnOnce(HeapMatrix<T, O, B>) -> HeapMatrix<T, I, B>,
+    ) {
+        const {
+            assert!(
+                I < 1 << 24,
+                "max pooling stores input positions as scalars, exact below 2^24"
+            )
+        };
+        let mut y = HeapMatrix::<T, O, B>::zeros();
+        let mut win = HeapMatrix::<T, O, B>::zeros();
+        for b in 0..B {
+            let xs = x.column(b);
+            for (t, &i) in self.winners(xs.as_slice()).iter().enumerate() {
+                y[(t, b)] = xs[i as usize];
+                win[(t, b)] = T::cst(f64::from(i));
+            }
+        }
+        (
+            y,
+            #[inline(always)]
+            move |d: HeapMatrix<T, O, B>| {
+                let mut dx = HeapMatrix::<T, I, B>::zeros();
+                for b in 0..B {
+                    for t in 0..O {
+                        let i = win[(t, b)].to_f64() as usize;
+                        dx[(i, b)] += d[(t, b)];
                     }
                 }
                 dx
