@@ -2,6 +2,7 @@
 //! matrix columns: the MLP (784-128-10) and the CNN (two 5x5 convolutions). Throughput in
 //! multiply-adds of forward and reverse passes.
 
+use crate::mnist_hand::{Hand, Product};
 use criterion::{Criterion, Throughput};
 use paralens::prelude::*;
 use std::hint::black_box;
@@ -39,14 +40,59 @@ mod mnist_cnn;
 #[path = "../examples/mnist_mlp.rs"]
 mod mnist_mlp;
 
+/// The library's MLP step beside the hand-written one, from the same weights; one step of
+/// each is checked to agree before anything is timed.
+fn mlp_against_hand(c: &mut Criterion) {
+    let model = mnist_mlp::model();
+    let params = model.init(0);
+    let hand = |how| {
+        Hand::new(
+            &params.l1.w,
+            params.l1.b,
+            &params.l2.w,
+            params.l2.b,
+            1e-3,
+            how,
+        )
+    };
+    let mut hands = [hand(Product::MatrixMultiply), hand(Product::Paralens)];
+    let mut learner = Learner::new(
+        model,
+        params,
+        PerColumn(SoftmaxCrossEntropy),
+        Adam::new(1e-3),
+    );
+    let x = SMatrix::<f32, 784, B>::from_fn(|i, k| ((i * 31 + k * 17) % 97) as f32 / 97.0);
+    let xh = HeapMatrix::from_matrix(&x);
+    let labels: [usize; B] = core::array::from_fn(|k| k % 10);
+    let ll = learner.step(&xh, &labels);
+    for hand in &mut hands {
+        let lh = hand.step(&x, &labels);
+        assert!((lh - ll).abs() < 1e-5, "losses {lh} and {ll}");
+        let diff = (*hand.w2 - *learner.params().l2.w).amax();
+        assert!(
+            diff < 1e-5,
+            "hand-written and library steps disagree by {diff}"
+        );
+    }
+    let mut g = c.benchmark_group("mnist_training_step_batch32");
+    g.throughput(Throughput::Elements(3 * (784 * 128 + 128 * 10) * B as u64));
+    g.bench_function("mlp_784_128_10", |b| {
+        b.iter(|| black_box(learner.step(black_box(&xh), &labels)))
+    });
+    let [mm, own] = &mut hands;
+    g.bench_function("mlp_784_128_10_hand_matrixmultiply", |b| {
+        b.iter(|| black_box(mm.step(black_box(&x), &labels)))
+    });
+    g.bench_function("mlp_784_128_10_hand_paralens_gemm", |b| {
+        b.iter(|| black_box(own.step(black_box(&x), &labels)))
+    });
+    g.finish();
+}
+
 /// The models keep weights, changes and activations on the heap: no large stack needed.
 pub fn bench(c: &mut Criterion) {
-    batch_bench(
-        c,
-        "mlp_784_128_10",
-        mnist_mlp::model(),
-        784 * 128 + 128 * 10,
-    );
+    mlp_against_hand(c);
     let macs = 16 * 24 * 24 * 25 + 32 * 8 * 8 * 400 + 512 * 10;
     batch_bench(c, "cnn_conv16_conv32", mnist_cnn::model(), macs);
 }

@@ -9,6 +9,7 @@ use criterion::criterion_group;
 mod circuits;
 mod generated;
 mod iris_step;
+mod mnist_hand;
 mod mnist_steps;
 mod spans;
 

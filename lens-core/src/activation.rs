@@ -59,15 +59,12 @@ impl<T: Real, const R: usize, const C: usize> Elementwise for crate::HeapMatrix<
     type Scalar = T;
     #[inline]
     fn map_entries(&self, mut f: impl FnMut(T) -> T) -> Self {
-        let mut out = Self::zeros();
-        for (y, &x) in out.iter_mut().zip(self.iter()) {
-            *y = f(x);
-        }
-        out
+        // Each entry written once, straight into the new block.
+        Self::from_entries(self.as_slice().iter().map(|&x| f(x)))
     }
     #[inline]
     fn zip_entries(mut self, o: &Self, mut f: impl FnMut(T, T) -> T) -> Self {
-        for (s, &v) in self.iter_mut().zip(o.iter()) {
+        for (s, &v) in self.as_mut_slice().iter_mut().zip(o.as_slice()) {
             *s = f(*s, v);
         }
         self

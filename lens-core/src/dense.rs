@@ -146,7 +146,9 @@ impl<T: Real, const I: usize, const O: usize, const B: usize> Para<SMatrix<T, I,
                     );
                     dx
                 } else {
-                    dp.w.gemm(T::one(), &dy, &x.transpose(), T::one());
+                    // nalgebra's static product, which the compiler unrolls for small layers
+                    // (its general `gemm` does not).
+                    *dp.w += dy * x.transpose();
                     p.w.tr_mul(&dy)
                 }
             },

@@ -100,14 +100,45 @@ unsafe impl<T: Real + Sync, const R: usize, const C: usize> Sync for HeapMatrix<
 impl<T: Real, const R: usize, const C: usize> HeapMatrix<T, R, C> {
     const LAYOUT: Layout = Layout::new::<SMatrix<T, R, C>>();
 
-    /// A block whose entries are then all written by `fill`.
+    /// A block whose entries are the values of `values` in order (exactly `R * C` of them),
+    /// each written once.
+    ///
+    /// # Panics
+    /// If `values` yields fewer than `R * C` entries (the block is then freed, never read).
     #[inline]
-    fn build(fill: impl FnOnce(&mut [T])) -> Self {
+    pub(crate) fn from_entries(values: impl IntoIterator<Item = T>) -> Self {
+        let block = Self::block();
+        let mut written = 0;
+        for v in values.into_iter().take(R * C) {
+            // SAFETY: the block holds `R * C` consecutive `T`s (see `build`) and
+            // `written < R * C` here, so the write stays inside it.
+            unsafe { block.add(written).write(v) };
+            written += 1;
+        }
+        if written < R * C {
+            give(block.cast::<u8>(), Self::LAYOUT);
+            panic!("HeapMatrix::from_entries: {written} entries for {R}x{C}");
+        }
+        // Every entry was written exactly once above.
+        Self {
+            ptr: block.cast::<SMatrix<T, R, C>>(),
+        }
+    }
+
+    /// An uninitialised block for the matrix, viewed as its first entry.
+    #[inline]
+    fn block() -> NonNull<T> {
         assert!(
             Self::LAYOUT.size() > 0,
             "HeapMatrix holds at least one entry of a sized scalar"
         );
-        let block = take(Self::LAYOUT).cast::<T>();
+        take(Self::LAYOUT).cast::<T>()
+    }
+
+    /// A block whose entries are then all written by `fill`.
+    #[inline]
+    fn build(fill: impl FnOnce(&mut [T])) -> Self {
+        let block = Self::block();
         // SAFETY: `SMatrix<T, R, C>` is `Matrix` (`repr(C)`, its storage first and only
         // zero-sized fields after it) over `ArrayStorage` (`repr(transparent)` over
         // `[[T; R]; C]`): the block holds exactly `R * C` consecutive `T`s. They are written
@@ -257,6 +288,14 @@ mod tests {
         h.accumulate(&h.clone());
         assert_eq!(*h, m * 2.0);
         assert_eq!(Flat::<f64>::flat_len(&h), 6);
+    }
+
+    #[test]
+    fn entries_written_once_fill_the_matrix_and_too_few_are_refused() {
+        let h = HeapMatrix::<f64, 2, 3>::from_entries((0..6).map(f64::from));
+        assert_eq!(h.as_slice(), &[0.0, 1.0, 2.0, 3.0, 4.0, 5.0]);
+        let short = std::panic::catch_unwind(|| HeapMatrix::<f64, 2, 3>::from_entries([1.0; 5]));
+        assert!(short.is_err());
     }
 
     #[test]

@@ -141,7 +141,7 @@ where
         let rate = self.optimizer.rate();
         let ((), pull_rate) = rate.apply_vjp(loss);
         // Backward: the learning rate emits -eta, which lands on the parameter port.
-        zero(&mut self.change);
+        zero(&mut self.change, &self.params);
         pull_model(pull_loss(pull_rate(())), &mut self.change);
         self.put(loss)?;
         Ok(loss)
@@ -200,7 +200,7 @@ where
             total += l;
             pull_loss(dl)
         });
-        zero(&mut self.change);
+        zero(&mut self.change, &self.params);
         pull_model(dys, &mut self.change);
         let loss = total * mean;
         self.put(loss)?;
@@ -340,10 +340,12 @@ fn seen<'p, P, O: Optimizer<P>>(
 }
 
 /// Sets a change buffer to zero in place.
-fn zero<T: Real, P: Flat<T>>(p: &mut P) {
-    for s in p.slices_mut() {
-        s.fill(T::zero());
-    }
+/// Sets a change buffer to zero in place. It walks the buffer beside `shape` (any value of
+/// its type) with `zip2_slices`, which recurses through the structure so each slice's fixed
+/// length stays visible and the fill compiles to plain stores; `slices_mut` would call
+/// `memset` once per array (measured: a tenth of an Iris step's instructions).
+fn zero<T: Real, P: Flat<T>>(p: &mut P, shape: &P) {
+    p.zip2_slices(shape, &mut |c, _| c.fill(T::zero()));
 }
 
 fn check<Y: Clone, L: Loss<Y>>(loss: &L, index: usize, label: &L::Label) -> Result<(), StepError> {
