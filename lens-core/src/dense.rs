@@ -154,6 +154,36 @@ impl<T: Real, const I: usize, const O: usize, const B: usize> Para<SMatrix<T, I,
             },
         )
     }
+
+    #[inline]
+    fn vjp_params(
+        &self,
+        p: &Self::Param,
+        x: SMatrix<T, I, B>,
+    ) -> (
+        SMatrix<T, O, B>,
+        impl FnOnce(SMatrix<T, O, B>, &mut Self::Param),
+    ) {
+        (
+            self.forward(p, x),
+            // The parameter change only: no W^T dY (a third of a first layer's work).
+            #[inline(always)]
+            move |dy: SMatrix<T, O, B>, dp: &mut Self::Param| {
+                for col in dy.column_iter() {
+                    dp.b += col;
+                }
+                if Self::batched(B) {
+                    gemm(
+                        &View::col_major(dy.as_slice(), O, B),
+                        &View::col_major(x.as_slice(), I, B),
+                        &mut ViewMut::col_major(dp.w.as_mut_slice(), O, I),
+                    );
+                } else {
+                    *dp.w += dy * x.transpose();
+                }
+            },
+        )
+    }
 }
 
 /// The layer on a batch kept on the heap ([`HeapMatrix`]): the same products as on an
@@ -201,6 +231,32 @@ impl<T: Real, const I: usize, const O: usize, const B: usize> Para<HeapMatrix<T,
                     &mut ViewMut::col_major(dx.as_mut_slice(), I, B),
                 );
                 dx
+            },
+        )
+    }
+
+    #[inline]
+    fn vjp_params(
+        &self,
+        p: &Self::Param,
+        x: HeapMatrix<T, I, B>,
+    ) -> (
+        HeapMatrix<T, O, B>,
+        impl FnOnce(HeapMatrix<T, O, B>, &mut Self::Param),
+    ) {
+        (
+            Self::heap_forward(p, &x),
+            // The parameter change only: no W^T dY.
+            #[inline(always)]
+            move |dy: HeapMatrix<T, O, B>, dp: &mut Self::Param| {
+                for col in dy.column_iter() {
+                    dp.b += col;
+                }
+                gemm(
+                    &View::col_major(dy.as_slice(), O, B),
+                    &View::col_major(x.as_slice(), I, B),
+                    &mut ViewMut::col_major(dp.w.as_mut_slice(), O, I),
+                );
             },
         )
     }

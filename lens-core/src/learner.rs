@@ -136,7 +136,8 @@ where
             &mut self.scratch,
         );
         // Forward through model ; loss ; learning rate.
-        let (y, pull_model) = self.model.vjp(p, x.clone());
+        // The input is data: its change is never wanted (`vjp_params`).
+        let (y, pull_model) = self.model.vjp_params(p, x.clone());
         let (loss, pull_loss) = self.loss.vjp(y, label);
         let rate = self.optimizer.rate();
         let ((), pull_rate) = rate.apply_vjp(loss);
@@ -187,7 +188,7 @@ where
             &mut self.scratch,
         );
         let batch = Batch::<&M, B>::new(&self.model);
-        let (ys, pull_model) = batch.vjp(p, core::array::from_fn(|i| xs[i].clone()));
+        let (ys, pull_model) = batch.vjp_params(p, core::array::from_fn(|i| xs[i].clone()));
         let mean = T::one() / T::cst(B as f64);
         let rate = self.optimizer.rate();
         let ((), pull_rate) = rate.apply_vjp(T::zero());

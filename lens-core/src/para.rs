@@ -49,6 +49,26 @@ pub trait Para<X> {
         x: X,
     ) -> (Self::Out, impl FnOnce(Self::Out, &mut Self::Param) -> X);
 
+    /// The forward map and a pullback onto the parameter only, for a stage whose input change
+    /// nobody wants (the first layer of a model in a learner: the input is data). The default
+    /// runs [`Para::vjp`]'s pullback and drops the input change; layers whose input change
+    /// costs a product (dense, convolutions) skip computing it, and composites pass the
+    /// request on to their first stage.
+    fn vjp_params(
+        &self,
+        p: &Self::Param,
+        x: X,
+    ) -> (Self::Out, impl FnOnce(Self::Out, &mut Self::Param)) {
+        let (y, pullback) = self.vjp(p, x);
+        (
+            y,
+            #[inline(always)]
+            move |dy, dp: &mut Self::Param| {
+                let _ = pullback(dy, dp);
+            },
+        )
+    }
+
     /// The reverse derivative at `(p, x)` applied to `dy`: `(parameter change, input change)`,
     /// the parameter change starting from zero. A convenience for tests and small models: it
     /// builds the change by value (a learner keeps one buffer instead).
@@ -79,5 +99,14 @@ impl<X, M: Para<X> + ?Sized> Para<X> for &M {
         x: X,
     ) -> (Self::Out, impl FnOnce(Self::Out, &mut Self::Param) -> X) {
         (**self).vjp(p, x)
+    }
+
+    #[inline]
+    fn vjp_params(
+        &self,
+        p: &Self::Param,
+        x: X,
+    ) -> (Self::Out, impl FnOnce(Self::Out, &mut Self::Param)) {
+        (**self).vjp_params(p, x)
     }
 }

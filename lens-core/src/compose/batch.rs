@@ -73,6 +73,31 @@ where
             },
         )
     }
+
+    #[inline]
+    fn vjp_params(
+        &self,
+        p: &M::Param,
+        xs: [X; B],
+    ) -> (Self::Out, impl FnOnce(Self::Out, &mut M::Param)) {
+        let mut ys: [M::Out; B] = Tangent::zeros();
+        let mut i = 0;
+        let pulls = xs.map(|x| {
+            let (y, pull) = self.model.vjp_params(p, x);
+            ys[i] = y;
+            i += 1;
+            pull
+        });
+        (
+            ys,
+            #[inline(always)]
+            move |dys: [M::Out; B], dp: &mut M::Param| {
+                for (pull, dy) in pulls.into_iter().zip(dys) {
+                    pull(dy, dp);
+                }
+            },
+        )
+    }
 }
 
 impl<M: Init, const B: usize> Init for Batch<M, B> {

@@ -59,6 +59,24 @@ where
             move |(d1, d2), dp: &mut Self::Param| (pull_a(d1, &mut dp.0), pull_b(d2, &mut dp.1)),
         )
     }
+
+    #[inline]
+    fn vjp_params(
+        &self,
+        p: &Self::Param,
+        x: (X1, X2),
+    ) -> (Self::Out, impl FnOnce(Self::Out, &mut Self::Param)) {
+        let (y1, pull_a) = self.a.vjp_params(&p.0, x.0);
+        let (y2, pull_b) = self.b.vjp_params(&p.1, x.1);
+        (
+            (y1, y2),
+            #[inline(always)]
+            move |(d1, d2), dp: &mut Self::Param| {
+                pull_a(d1, &mut dp.0);
+                pull_b(d2, &mut dp.1);
+            },
+        )
+    }
 }
 
 impl<A: Init, B: Init> Init for Par<A, B> {

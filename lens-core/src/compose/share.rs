@@ -64,6 +64,20 @@ where
             },
         )
     }
+
+    #[inline]
+    fn vjp_params(&self, p: &P, x: X) -> (Self::Out, impl FnOnce(Self::Out, &mut P)) {
+        let (y, pull_a) = self.a.vjp_params(p, x);
+        let (z, pull_b) = self.b.vjp(p, y);
+        (
+            z,
+            #[inline(always)]
+            move |dz, dp: &mut P| {
+                let dy = pull_b(dz, dp);
+                pull_a(dy, dp);
+            },
+        )
+    }
 }
 
 /// The shared parameter is initialised by the first stage.

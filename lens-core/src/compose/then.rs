@@ -60,6 +60,25 @@ where
             },
         )
     }
+
+    #[inline]
+    fn vjp_params(
+        &self,
+        p: &Self::Param,
+        x: X,
+    ) -> (Self::Out, impl FnOnce(Self::Out, &mut Self::Param)) {
+        // Only the first stage sees the input.
+        let (y, pull_a) = self.a.vjp_params(&p.0, x);
+        let (z, pull_b) = self.b.vjp(&p.1, y);
+        (
+            z,
+            #[inline(always)]
+            move |dz, dp: &mut Self::Param| {
+                let dy = pull_b(dz, &mut dp.1);
+                pull_a(dy, &mut dp.0);
+            },
+        )
+    }
 }
 
 impl<A: Init, B: Init> Init for Then<A, B> {

@@ -69,6 +69,37 @@ macro_rules! linear_layer {
                     },
                 )
             }
+
+            #[inline]
+            fn vjp_params(
+                &self,
+                w: &Self::Param,
+                x: nalgebra::SMatrix<T, I, B>,
+            ) -> (Self::Out, impl FnOnce(Self::Out, &mut Self::Param)) {
+                let mut y = Self::Out::zeros();
+                $crate::span::BatchPasses::forward_batch(
+                    &self.$field,
+                    x.as_slice(),
+                    w.as_slice(),
+                    y.as_mut_slice(),
+                );
+                (
+                    y,
+                    // The kernel's change only: the input change (the transposed
+                    // convolution) is not computed.
+                    #[inline(always)]
+                    move |dy: Self::Out, dp: &mut Self::Param| {
+                        let mut dw = Self::Param::zeros();
+                        $crate::span::BatchPasses::reverse_param_batch(
+                            &self.$field,
+                            x.as_slice(),
+                            dy.as_slice(),
+                            dw.as_mut_slice(),
+                        );
+                        *dp += dw;
+                    },
+                )
+            }
         }
 
         /// On a batch kept on the heap: output and input change in pooled blocks.
@@ -126,6 +157,37 @@ macro_rules! linear_layer {
                         );
                         *dp += dw;
                         dx
+                    },
+                )
+            }
+
+            #[inline]
+            fn vjp_params(
+                &self,
+                w: &Self::Param,
+                x: $crate::HeapMatrix<T, I, B>,
+            ) -> (Self::Out, impl FnOnce(Self::Out, &mut Self::Param)) {
+                let mut y = Self::Out::zeros();
+                $crate::span::BatchPasses::forward_batch(
+                    &self.$field,
+                    x.as_slice(),
+                    w.as_slice(),
+                    y.as_mut_slice(),
+                );
+                (
+                    y,
+                    // The kernel's change only: the input change (the transposed
+                    // convolution) is not computed.
+                    #[inline(always)]
+                    move |dy: Self::Out, dp: &mut Self::Param| {
+                        let mut dw = Self::Param::zeros();
+                        $crate::span::BatchPasses::reverse_param_batch(
+                            &self.$field,
+                            x.as_slice(),
+                            dy.as_slice(),
+                            dw.as_mut_slice(),
+                        );
+                        *dp += dw;
                     },
                 )
             }

@@ -66,9 +66,14 @@ pub fn stmt(cx: &Cx, s: &Stmt) -> TokenStream {
                             quote!((#(#many,)*))
                         }
                     };
+                    let method = if cx.input_change_unwanted(args) {
+                        quote!(vjp_params)
+                    } else {
+                        quote!(vjp)
+                    };
                     quote_spanned!(span=>
                         let (#x, #pb) #pair_ann =
-                            ::paralens::__private::Para::vjp(&self.#field, &__p.#field, #input);
+                            ::paralens::__private::Para::#method(&self.#field, &__p.#field, #input);
                     )
                 }
                 Op::Branch(b) => {
@@ -78,7 +83,8 @@ pub fn stmt(cx: &Cx, s: &Stmt) -> TokenStream {
                         .iter()
                         .enumerate()
                         .map(|(i, blk)| {
-                            let body = block(cx, blk, &super::rets(&b.free), None, true);
+                            let free = cx.wanted(&b.free);
+                            let body = block(cx, blk, &super::rets(&free), None, true);
                             let wrapped = wrap(i, k, quote!(__b));
                             quote!({ let (__v, __b) = #body; (__v, #wrapped) })
                         })

@@ -45,6 +45,7 @@ pub fn lens(f: &LensFn, errors: &mut Errors) -> TokenStream {
     let cx = Cx {
         vars: &vars,
         params: None,
+        skip: None,
     };
     let LensFn {
         vis,

@@ -22,6 +22,31 @@ pub struct Cx<'a> {
     /// In `para!`: the parameter type. Every pullback then also takes `__dp: &mut Params`,
     /// the caller's parameter-change buffer, into which sub-models add their changes.
     pub params: Option<&'a Ident>,
+    /// In `para!`'s `vjp_params`: the arguments, whose changes nobody wants. Contributions to
+    /// them are dropped, and a sub-model given only arguments runs its own `vjp_params`.
+    pub skip: Option<&'a [VarId]>,
+}
+
+impl Cx<'_> {
+    /// Whether the change of `id` is not wanted.
+    pub fn skipped(&self, id: VarId) -> bool {
+        self.skip.is_some_and(|s| s.contains(&id))
+    }
+
+    /// Whether a sub-model call on `args` needs no input change (all of them are skipped
+    /// arguments or forward-only values).
+    pub fn input_change_unwanted(&self, args: &[crate::analyse::Operand]) -> bool {
+        self.skip.is_some()
+            && args.iter().all(|a| match a {
+                crate::analyse::Operand::Var(id) => self.skipped(*id),
+                crate::analyse::Operand::Const(_) => true,
+            })
+    }
+
+    /// The variables of a branch whose changes its pullback returns.
+    pub fn wanted(&self, free: &[VarId]) -> Vec<VarId> {
+        free.iter().copied().filter(|v| !self.skipped(*v)).collect()
+    }
 }
 
 /// One value a block's pullback returns.

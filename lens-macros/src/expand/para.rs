@@ -111,6 +111,13 @@ pub fn para(def: ParaDef, errors: &mut Errors) -> TokenStream {
     let cx = Cx {
         vars: &vars,
         params: Some(&params),
+        skip: None,
+    };
+    // The same body for `vjp_params`: no change for the arguments.
+    let cx_params = Cx {
+        vars: &vars,
+        params: Some(&params),
+        skip: Some(&arg_ids),
     };
 
     let vis = &item.vis;
@@ -130,6 +137,7 @@ pub fn para(def: ParaDef, errors: &mut Errors) -> TokenStream {
         }
     }
     let body_tokens = block(&cx, &body, &returns, Some(&ret), true);
+    let params_body_tokens = block(&cx_params, &body, &[], Some(&ret), true);
 
     let arg_names: Vec<&Ident> = args.iter().map(|(i, _)| i).collect();
     let arg_types: Vec<&Type> = args.iter().map(|(_, t)| t).collect();
@@ -216,6 +224,16 @@ pub fn para(def: ParaDef, errors: &mut Errors) -> TokenStream {
                 (__y, move |__d: #ret, __dp: &mut #params| {
                     let (#(#ags,)*) = __pb(__d, __dp);
                     #in_changes
+                })
+            }
+
+            #[inline]
+            #allow
+            fn vjp_params(&self, __p: &#params, __x: #in_ty) -> (#ret, impl FnOnce(#ret, &mut #params)) {
+                let #in_pat = __x;
+                let (__y, __pb) = #params_body_tokens;
+                (__y, move |__d: #ret, __dp: &mut #params| {
+                    let () = __pb(__d, __dp);
                 })
             }
         }

@@ -54,7 +54,7 @@ impl Sweep<'_> {
     /// Adds the change `g` into the adjoint of `o` (nothing for forward-only operands).
     pub fn contribute(&mut self, o: &Operand, g: TokenStream) {
         let Operand::Var(id) = o else { return };
-        if !self.cx.vars[*id].diff {
+        if !self.cx.vars[*id].diff || self.cx.skipped(*id) {
             return;
         }
         let d = adjoint(self.cx, *id);
@@ -114,7 +114,10 @@ impl Sweep<'_> {
                         // The sub-model adds its change into its field of the buffer (twice
                         // for a sub-model called twice: shared weights add up).
                         let buf = quote!(&mut __dp.#field);
-                        if let [one] = args.as_slice() {
+                        if self.cx.input_change_unwanted(args) {
+                            // `vjp_params`: the parameter change only.
+                            self.out.extend(quote_spanned!(span=> #pb(#d, #buf);));
+                        } else if let [one] = args.as_slice() {
                             let g = format_ident!("__g{}_0", target);
                             self.out
                                 .extend(quote_spanned!(span=> let #g = #pb(#d, #buf);));
@@ -127,7 +130,8 @@ impl Sweep<'_> {
                         }
                     }
                     Op::Branch(b) => {
-                        let gs: Vec<syn::Ident> = (0..b.free.len())
+                        let free = self.cx.wanted(&b.free);
+                        let gs: Vec<syn::Ident> = (0..free.len())
                             .map(|i| format_ident!("__g{}_{}", target, i))
                             .collect();
                         let k = b.blocks.len();
@@ -142,7 +146,7 @@ impl Sweep<'_> {
                             quote!(match #pb { #(#arms)* })
                         };
                         self.out.extend(quote!(let (#(#gs,)*) = #call;));
-                        for (v, g) in b.free.iter().zip(gs) {
+                        for (v, g) in free.iter().zip(gs) {
                             self.contribute(&Operand::Var(*v), quote!(#g));
                         }
                     }
