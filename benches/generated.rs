@@ -72,8 +72,14 @@ fn rosen<const M: usize>(c: &mut Criterion) {
 }
 
 pub fn bench(c: &mut Criterion) {
+    // Pairs from 4 to 256: the generated reverse used to fall off a cliff past 32 pairs.
     rosen::<4>(c);
+    rosen::<8>(c);
+    rosen::<16>(c);
     rosen::<32>(c);
+    rosen::<64>(c);
+    rosen::<128>(c);
+    rosen::<256>(c);
     let mut g = c.benchmark_group("sigmoid_mse_neuron_gradient");
     g.throughput(Throughput::Elements(1));
     let w = SVector::<f64, 16>::from_fn(|i, _| (i as f64 * 0.3).sin());
