@@ -54,8 +54,10 @@
 //! nalgebra operations `*` (matrix products and scaling), `transpose`, `dot`,
 //! `component_mul`, `sum`, `map(f)` with `f` a `#[lens]` function, and on `u64` Z2 words
 //! (64 examples per word) `& ^ | !` with the Z2 rules. Generic and const-generic functions
-//! work. Arguments of integer, `bool`, `char` or reference type, and those marked
-//! `#[nodiff]`, get no change (their slot is omitted from `name_rev`).
+//! work. Arguments of integer, `bool` or `char` type, and those marked `#[nodiff]`, get no
+//! change (their slot is omitted from `name_rev`); a borrowed argument must be marked
+//! `#[nodiff]` (it cannot give a change back), or taken by value to be differentiated.
+//! Raw identifiers work: `fn r#match` gives `match_vjp`, `match_rev` and `Match`.
 //!
 //! What cannot be differentiated is a compile error at that expression saying what to write
 //! instead: loops, `return`, `?`, mutation other than assigning a whole `let mut` binding,

@@ -325,3 +325,38 @@ fn generic_scalar_functions() {
     let (g32, g64) = (softsign_rev(0.8_f32, 1.0), softsign_rev(0.8_f64, 1.0));
     assert!((f64::from(g32) - g64).abs() < 1e-6);
 }
+
+// A raw identifier as the name: `r#match` gives `match_vjp`, `match_rev` and `Match`, and
+// calls of it from another lens work. d/dx x^3 = 3 x^2.
+#[lens]
+fn r#match(x: f64) -> f64 {
+    x * x * x
+}
+
+#[lens]
+fn calls_raw(x: f64) -> f64 {
+    r#match(x) + x
+}
+
+#[test]
+fn raw_identifiers_name_the_generated_items() {
+    assert_eq!(match_rev(2.0, 1.0), 12.0);
+    assert_eq!(Match.apply(2.0), 8.0);
+    ok(
+        "calls_raw",
+        check_gradient(calls_raw, calls_raw_rev, 0.7, H),
+    );
+}
+
+// A borrowed argument marked `#[nodiff]` is data: `w` gets no slot, d/dx (x . w) = w.
+#[lens]
+fn dot_with(x: SVector<f64, 3>, #[nodiff] w: &SVector<f64, 3>) -> f64 {
+    x.dot(w)
+}
+
+#[test]
+fn borrowed_data_marked_nodiff() {
+    let w = SVector::<f64, 3>::new(1.0, -2.0, 0.5);
+    assert_eq!(dot_with(SVector::repeat(2.0), &w), -1.0);
+    assert_eq!(dot_with_rev(SVector::repeat(3.0), &w, 1.0), w);
+}

@@ -1510,7 +1510,9 @@ fn is_self_expr(e: &Expr) -> bool {
 pub fn suffixed(path: &Path, suffix: &str) -> Path {
     let mut p = path.clone();
     if let Some(last) = p.segments.last_mut() {
-        last.ident = Ident::new(&format!("{}{suffix}", last.ident), last.ident.span());
+        // `r#match` gives `match_vjp`.
+        let name = syn::ext::IdentExt::unraw(&last.ident);
+        last.ident = Ident::new(&format!("{name}{suffix}"), last.ident.span());
     }
     p
 }

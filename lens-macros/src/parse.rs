@@ -61,6 +61,23 @@ pub fn nodiff_type(ty: &Type) -> bool {
     }
 }
 
+/// A type as a person writes it (`SVector<f64, 3>`, not `SVector < f64 , 3 >`).
+fn type_text(ty: &Type) -> String {
+    let raw = quote::quote!(#ty).to_string();
+    let mut out = String::with_capacity(raw.len());
+    for (i, part) in raw.split(' ').enumerate() {
+        let glue = matches!(part, "<" | ">" | "," | "::" | ">>")
+            || out.ends_with('<')
+            || out.ends_with("::")
+            || out.ends_with('&');
+        if i > 0 && !glue {
+            out.push(' ');
+        }
+        out.push_str(part);
+    }
+    out
+}
+
 fn take_marker(attrs: &mut Vec<Attribute>, name: &str) -> Option<Attribute> {
     let i = attrs.iter().position(|a| a.path().is_ident(name))?;
     Some(attrs.remove(i))
@@ -121,6 +138,18 @@ pub fn lens_fn(mut item: ItemFn, errors: &mut Errors) -> LensFn {
                     }
                     (Some(_), None) => ArgKind::Param,
                     (None, Some(_)) => ArgKind::NoDiff,
+                    (None, None) if matches!(&ty, Type::Reference(r) if r.mutability.is_none()) => {
+                        // A borrowed argument cannot give a change back: say so rather than
+                        // hand back a silent zero.
+                        errors.at(
+                            &pt.ty,
+                            format!(
+                                "a borrowed argument gets no change back: take `{ident}: {}` by value to differentiate it, or mark it `#[nodiff]` if it is data",
+                                type_text(&ty).trim_start_matches('&')
+                            ),
+                        );
+                        ArgKind::NoDiff
+                    }
                     (None, None) if nodiff_type(&ty) => ArgKind::NoDiff,
                     (None, None) => ArgKind::Diff,
                 };

@@ -1,6 +1,7 @@
 //! nalgebra operations used by models: transpose, dot, component-wise product, sum.
 
 use crate::Real;
+use core::borrow::Borrow;
 use nalgebra::SMatrix;
 
 /// `a^T`; reverse: `d^T`.
@@ -14,12 +15,14 @@ pub fn transpose<T: Real, const R: usize, const C: usize>(
     (a.transpose(), |d: SMatrix<T, C, R>| d.transpose())
 }
 
-/// `<a, b>` (sum of products); reverse: `(d b, d a)`.
+/// `<a, b>` (sum of products); reverse: `(d b, d a)`. The second operand may be borrowed
+/// (`x.dot(w)` with `#[nodiff] w: &SVector`).
 #[inline]
 pub fn dot<T: Real, const R: usize, const C: usize>(
     a: SMatrix<T, R, C>,
-    b: SMatrix<T, R, C>,
+    b: impl Borrow<SMatrix<T, R, C>>,
 ) -> (T, impl FnOnce(T) -> (SMatrix<T, R, C>, SMatrix<T, R, C>)) {
+    let b = *b.borrow();
     (
         a.dot(&b),
         #[inline(always)]
@@ -27,15 +30,17 @@ pub fn dot<T: Real, const R: usize, const C: usize>(
     )
 }
 
-/// `a ∘ b` (component-wise); reverse: `(d ∘ b, d ∘ a)`.
+/// `a ∘ b` (component-wise); reverse: `(d ∘ b, d ∘ a)`. The second operand may be
+/// borrowed.
 #[inline]
 pub fn component_mul<T: Real, const R: usize, const C: usize>(
     a: SMatrix<T, R, C>,
-    b: SMatrix<T, R, C>,
+    b: impl Borrow<SMatrix<T, R, C>>,
 ) -> (
     SMatrix<T, R, C>,
     impl FnOnce(SMatrix<T, R, C>) -> (SMatrix<T, R, C>, SMatrix<T, R, C>),
 ) {
+    let b = *b.borrow();
     (
         a.component_mul(&b),
         #[inline(always)]

@@ -6,12 +6,13 @@ use crate::errors::Errors;
 use crate::parse::{ArgKind, LensFn};
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
+use syn::ext::IdentExt;
 use syn::{Ident, Type};
 
 /// `fn dense_relu` -> `DenseRelu`.
 fn camel(name: &Ident) -> Ident {
     let mut s = String::new();
-    for part in name.to_string().trim_start_matches('_').split('_') {
+    for part in name.unraw().to_string().trim_start_matches('_').split('_') {
         let mut c = part.chars();
         if let Some(first) = c.next() {
             s.extend(first.to_uppercase());
@@ -56,8 +57,9 @@ pub fn lens(f: &LensFn, errors: &mut Errors) -> TokenStream {
     } = f;
     let (impl_generics, _, where_clause) = f.generics.split_for_impl();
     let generics = &f.generics;
-    let vjp = format_ident!("{}_vjp", name);
-    let rev = format_ident!("{}_rev", name);
+    // `r#match` gives `match_vjp`, `match_rev` and `Match`.
+    let vjp = format_ident!("{}_vjp", name.unraw());
+    let rev = format_ident!("{}_rev", name.unraw());
     let ty_name = f.type_name.clone().unwrap_or_else(|| camel(name));
     let allow = allows();
 
