@@ -50,7 +50,7 @@ fn take(layout: Layout) -> NonNull<u8> {
         .flatten();
     recycled.unwrap_or_else(|| {
         // SAFETY: `layout` has a non-zero size (`HeapMatrix` is only made for `R * C > 0`
-        // entries of a non-zero-sized scalar, checked in `HeapMatrix::uninit`).
+        // entries of a non-zero-sized scalar, checked in `HeapMatrix::block`).
         let p = unsafe { std::alloc::alloc(layout) };
         NonNull::new(p).unwrap_or_else(|| std::alloc::handle_alloc_error(layout))
     })

@@ -340,7 +340,6 @@ fn seen<'p, P, O: Optimizer<P>>(
     }
 }
 
-/// Sets a change buffer to zero in place.
 /// Sets a change buffer to zero in place. It walks the buffer beside `shape` (any value of
 /// its type) with `zip2_slices`, which recurses through the structure so each slice's fixed
 /// length stays visible and the fill compiles to plain stores; `slices_mut` would call
