@@ -57,6 +57,9 @@
 //! work. Arguments of integer, `bool` or `char` type, and those marked `#[nodiff]`, get no
 //! change (their slot is omitted from `name_rev`); a borrowed argument must be marked
 //! `#[nodiff]` (it cannot give a change back), or taken by value to be differentiated.
+//! `#[nodiff]` takes any type (an `Option`, a configuration struct); where that type has no
+//! "no change" value to give back (a struct of the user's), the function gets `name_vjp` and
+//! `name_rev` but no lens type.
 //! Raw identifiers work: `fn r#match` gives `match_vjp`, `match_rev` and `Match`.
 //!
 //! What cannot be differentiated is a compile error at that expression saying what to write

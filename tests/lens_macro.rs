@@ -360,3 +360,58 @@ fn borrowed_data_marked_nodiff() {
     assert_eq!(dot_with(SVector::repeat(2.0), &w), -1.0);
     assert_eq!(dot_with_rev(SVector::repeat(3.0), &w, 1.0), w);
 }
+
+/// A configuration: data the function reads, never differentiated.
+#[derive(Clone, Copy)]
+struct Config {
+    scale: f64,
+    square: bool,
+}
+
+// `#[nodiff]` on a configuration struct and on an `Option`: neither needs `Tangent`.
+// f = scale * x^2 (or x), then ^k when k is set.
+#[lens]
+fn configured(x: f64, #[nodiff] cfg: Config, #[nodiff] k: Option<i32>) -> f64 {
+    let mut y = if cfg.square { x * x } else { x };
+    if let Some(k) = k {
+        y = y.powi(k);
+    }
+    cfg.scale * y
+}
+
+// With only an `Option` as data the lens type exists too: its "no change" is `None`.
+#[lens]
+fn shifted(x: f64, #[nodiff] by: Option<f64>) -> f64 {
+    match by {
+        Some(b) => x * x + b,
+        None => x * x,
+    }
+}
+
+#[test]
+fn nodiff_arguments_of_any_type() {
+    for cfg in [
+        Config {
+            scale: 2.0,
+            square: true,
+        },
+        Config {
+            scale: -0.5,
+            square: false,
+        },
+    ] {
+        for k in [None, Some(3)] {
+            ok(
+                "configured",
+                check_gradient(
+                    |x| configured(x, cfg, k),
+                    |x, d| configured_rev(x, cfg, k, d),
+                    0.8,
+                    H,
+                ),
+            );
+        }
+    }
+    assert_eq!(Shifted.apply((2.0, Some(1.0))), 5.0);
+    assert_eq!(Shifted.reverse((2.0, Some(1.0)), 1.0), (4.0, None));
+}

@@ -145,6 +145,14 @@ pub mod __private {
         }
     }
 
+    /// An optional setting (`#[nodiff] k: Option<T>`): no change is `None`.
+    impl<T> NoChange for Option<T> {
+        #[inline]
+        fn no_change() -> Self {
+            None
+        }
+    }
+
     /// The pullback of one branch of an `if` or `match`, chosen in the forward pass.
     pub enum Either<L, R> {
         /// The first branch.

@@ -262,7 +262,12 @@ pub fn lens(f: &LensFn, errors: &mut Errors) -> TokenStream {
     // A lens type's pullback returns a change for every input; a borrowed input has none to
     // give, so functions taking references get `name_vjp` and `name_rev` only.
     let borrows = args.iter().any(|a| matches!(a.ty, Type::Reference(_)));
-    let lens_type = if borrows {
+    // Nor has a `#[nodiff]` argument of a type with no "no change" value (a configuration
+    // struct): the function is still differentiated, without the lens type.
+    let unknown_data = args
+        .iter()
+        .any(|a| a.kind == ArgKind::NoDiff && !has_no_change(&a.ty));
+    let lens_type = if borrows || unknown_data {
         TokenStream::new()
     } else {
         quote! {
@@ -316,5 +321,28 @@ fn turbofish(g: &syn::Generics) -> TokenStream {
         TokenStream::new()
     } else {
         quote!(::<#(#names),*>)
+    }
+}
+
+/// Whether a `#[nodiff]` argument's type has a "no change" value the lens type can return
+/// (`NoChange`): integers, `bool`, `char`, floats, static matrices, `u64` words and `Option`s,
+/// and tuples and arrays of them. Read from the syntax: a type named otherwise is taken as
+/// data with none.
+fn has_no_change(ty: &Type) -> bool {
+    const KNOWN: &[&str] = &[
+        "usize", "isize", "i8", "i16", "i32", "i64", "i128", "u8", "u16", "u32", "u64", "u128",
+        "bool", "char", "f32", "f64", "SVector", "SMatrix", "Matrix", "Option", "Lanes", "T",
+    ];
+    match ty {
+        Type::Path(p) => p
+            .path
+            .segments
+            .last()
+            .is_some_and(|s| KNOWN.iter().any(|k| s.ident == k)),
+        Type::Tuple(t) => t.elems.iter().all(has_no_change),
+        Type::Array(a) => has_no_change(&a.elem),
+        Type::Paren(p) => has_no_change(&p.elem),
+        Type::Group(g) => has_no_change(&g.elem),
+        _ => false,
     }
 }
