@@ -17,181 +17,9 @@
 /// `±sqrt(6 / fan_in)`.
 macro_rules! linear_layer {
     ($ty:ident, $field:ident) => {
-        impl<T: $crate::Real, const I: usize, const O: usize, const P: usize, const B: usize>
-            $crate::Para<nalgebra::SMatrix<T, I, B>> for $ty<T, I, O, P>
-        {
-            type Param = nalgebra::SVector<T, P>;
-            type Out = nalgebra::SMatrix<T, O, B>;
-
-            #[inline]
-            fn forward(&self, w: &Self::Param, x: nalgebra::SMatrix<T, I, B>) -> Self::Out {
-                let mut y = Self::Out::zeros();
-                $crate::span::BatchPasses::forward_batch(
-                    &self.$field,
-                    x.as_slice(),
-                    w.as_slice(),
-                    y.as_mut_slice(),
-                );
-                y
-            }
-
-            #[inline]
-            fn vjp(
-                &self,
-                w: &Self::Param,
-                x: nalgebra::SMatrix<T, I, B>,
-            ) -> (
-                Self::Out,
-                impl FnOnce(Self::Out, &mut Self::Param) -> nalgebra::SMatrix<T, I, B>,
-            ) {
-                (
-                    self.forward(w, x),
-                    #[inline(always)]
-                    move |dy: Self::Out, dp: &mut Self::Param| {
-                        let mut dx = nalgebra::SMatrix::<T, I, B>::zeros();
-                        // The passes write their change; the kernel (at most a few
-                        // thousand values) is added to the caller's buffer after.
-                        let mut dw = Self::Param::zeros();
-                        $crate::span::BatchPasses::reverse_input_batch(
-                            &self.$field,
-                            w.as_slice(),
-                            dy.as_slice(),
-                            dx.as_mut_slice(),
-                        );
-                        $crate::span::BatchPasses::reverse_param_batch(
-                            &self.$field,
-                            x.as_slice(),
-                            dy.as_slice(),
-                            dw.as_mut_slice(),
-                        );
-                        *dp += dw;
-                        dx
-                    },
-                )
-            }
-
-            #[inline]
-            fn vjp_params(
-                &self,
-                w: &Self::Param,
-                x: nalgebra::SMatrix<T, I, B>,
-            ) -> (Self::Out, impl FnOnce(Self::Out, &mut Self::Param)) {
-                let mut y = Self::Out::zeros();
-                $crate::span::BatchPasses::forward_batch(
-                    &self.$field,
-                    x.as_slice(),
-                    w.as_slice(),
-                    y.as_mut_slice(),
-                );
-                (
-                    y,
-                    // The kernel's change only: the input change (the transposed
-                    // convolution) is not computed.
-                    #[inline(always)]
-                    move |dy: Self::Out, dp: &mut Self::Param| {
-                        let mut dw = Self::Param::zeros();
-                        $crate::span::BatchPasses::reverse_param_batch(
-                            &self.$field,
-                            x.as_slice(),
-                            dy.as_slice(),
-                            dw.as_mut_slice(),
-                        );
-                        *dp += dw;
-                    },
-                )
-            }
-        }
-
-        /// On a batch kept on the heap: output and input change in pooled blocks.
-        impl<T: $crate::Real, const I: usize, const O: usize, const P: usize, const B: usize>
-            $crate::Para<$crate::HeapMatrix<T, I, B>> for $ty<T, I, O, P>
-        {
-            type Param = nalgebra::SVector<T, P>;
-            type Out = $crate::HeapMatrix<T, O, B>;
-
-            #[inline]
-            fn forward(&self, w: &Self::Param, x: $crate::HeapMatrix<T, I, B>) -> Self::Out {
-                let mut y = Self::Out::zeros();
-                $crate::span::BatchPasses::forward_batch(
-                    &self.$field,
-                    x.as_slice(),
-                    w.as_slice(),
-                    y.as_mut_slice(),
-                );
-                y
-            }
-
-            #[inline]
-            fn vjp(
-                &self,
-                w: &Self::Param,
-                x: $crate::HeapMatrix<T, I, B>,
-            ) -> (
-                Self::Out,
-                impl FnOnce(Self::Out, &mut Self::Param) -> $crate::HeapMatrix<T, I, B>,
-            ) {
-                let mut y = Self::Out::zeros();
-                $crate::span::BatchPasses::forward_batch(
-                    &self.$field,
-                    x.as_slice(),
-                    w.as_slice(),
-                    y.as_mut_slice(),
-                );
-                (
-                    y,
-                    #[inline(always)]
-                    move |dy: Self::Out, dp: &mut Self::Param| {
-                        let mut dx = $crate::HeapMatrix::<T, I, B>::zeros();
-                        let mut dw = Self::Param::zeros();
-                        $crate::span::BatchPasses::reverse_input_batch(
-                            &self.$field,
-                            w.as_slice(),
-                            dy.as_slice(),
-                            dx.as_mut_slice(),
-                        );
-                        $crate::span::BatchPasses::reverse_param_batch(
-                            &self.$field,
-                            x.as_slice(),
-                            dy.as_slice(),
-                            dw.as_mut_slice(),
-                        );
-                        *dp += dw;
-                        dx
-                    },
-                )
-            }
-
-            #[inline]
-            fn vjp_params(
-                &self,
-                w: &Self::Param,
-                x: $crate::HeapMatrix<T, I, B>,
-            ) -> (Self::Out, impl FnOnce(Self::Out, &mut Self::Param)) {
-                let mut y = Self::Out::zeros();
-                $crate::span::BatchPasses::forward_batch(
-                    &self.$field,
-                    x.as_slice(),
-                    w.as_slice(),
-                    y.as_mut_slice(),
-                );
-                (
-                    y,
-                    // The kernel's change only: the input change (the transposed
-                    // convolution) is not computed.
-                    #[inline(always)]
-                    move |dy: Self::Out, dp: &mut Self::Param| {
-                        let mut dw = Self::Param::zeros();
-                        $crate::span::BatchPasses::reverse_param_batch(
-                            &self.$field,
-                            x.as_slice(),
-                            dy.as_slice(),
-                            dw.as_mut_slice(),
-                        );
-                        *dp += dw;
-                    },
-                )
-            }
-        }
+        $crate::span::linear_layer!(@on $ty, $field, nalgebra::SMatrix<T, I, B>, nalgebra::SMatrix<T, O, B>);
+        // On a batch kept on the heap: output and input change in pooled blocks.
+        $crate::span::linear_layer!(@on $ty, $field, $crate::HeapMatrix<T, I, B>, $crate::HeapMatrix<T, O, B>);
 
         impl<T: $crate::Real, const I: usize, const O: usize, const P: usize> $crate::Init
             for $ty<T, I, O, P>
@@ -203,8 +31,84 @@ macro_rules! linear_layer {
             }
         }
     };
+    // `y = f(x, w)` into a fresh output.
+    (@forward $self:ident, $field:ident, $w:ident, $x:ident) => {{
+        let mut y = Self::Out::zeros();
+        $crate::span::BatchPasses::forward_batch(
+            &$self.$field,
+            $x.as_slice(),
+            $w.as_slice(),
+            y.as_mut_slice(),
+        );
+        y
+    }};
+    // The kernel's change, added into the caller's buffer.
+    (@param $self:ident, $field:ident, $x:ident, $dy:ident, $dp:ident) => {{
+        let mut dw = Self::Param::zeros();
+        $crate::span::BatchPasses::reverse_param_batch(
+            &$self.$field,
+            $x.as_slice(),
+            $dy.as_slice(),
+            dw.as_mut_slice(),
+        );
+        *$dp += dw;
+    }};
+    // `Para` on batches of type `$x` (static matrices or `HeapMatrix`), output `$out`.
+    (@on $ty:ident, $field:ident, $x:ty, $out:ty) => {
+        impl<T: $crate::Real, const I: usize, const O: usize, const P: usize, const B: usize>
+            $crate::Para<$x> for $ty<T, I, O, P>
+        {
+            type Param = nalgebra::SVector<T, P>;
+            type Out = $out;
+
+            #[inline]
+            fn forward(&self, w: &Self::Param, x: $x) -> Self::Out {
+                $crate::span::linear_layer!(@forward self, $field, w, x)
+            }
+
+            #[inline]
+            fn vjp(
+                &self,
+                w: &Self::Param,
+                x: $x,
+            ) -> (Self::Out, impl FnOnce(Self::Out, &mut Self::Param) -> $x) {
+                (
+                    $crate::span::linear_layer!(@forward self, $field, w, x),
+                    #[inline(always)]
+                    move |dy: Self::Out, dp: &mut Self::Param| {
+                        let mut dx = <$x>::zeros();
+                        $crate::span::BatchPasses::reverse_input_batch(
+                            &self.$field,
+                            w.as_slice(),
+                            dy.as_slice(),
+                            dx.as_mut_slice(),
+                        );
+                        $crate::span::linear_layer!(@param self, $field, x, dy, dp);
+                        dx
+                    },
+                )
+            }
+
+            #[inline]
+            fn vjp_params(
+                &self,
+                w: &Self::Param,
+                x: $x,
+            ) -> (Self::Out, impl FnOnce(Self::Out, &mut Self::Param)) {
+                (
+                    $crate::span::linear_layer!(@forward self, $field, w, x),
+                    // The kernel's change only: the input change (the transposed
+                    // convolution) is not computed.
+                    #[inline(always)]
+                    move |dy: Self::Out, dp: &mut Self::Param| {
+                        $crate::span::linear_layer!(@param self, $field, x, dy, dp);
+                    },
+                )
+            }
+        }
+    };
 }
-use linear_layer;
+pub(crate) use linear_layer;
 
 mod compiled;
 mod conv;
