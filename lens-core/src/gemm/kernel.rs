@@ -2,6 +2,7 @@
 
 use super::{Kernel, Panels, Sink};
 use crate::Real;
+use core::mem::MaybeUninit;
 
 /// Depth of a packed block: `KC` deep steps of `A`'s and `Bt`'s panels stay in L1/L2.
 const KC: usize = 256;
@@ -135,7 +136,9 @@ impl<T: Real, C: Sink<T>> Sink<T> for Transposed<'_, C> {
 
 /// The loop nest: for each depth block, each block of `MC` rows of `A` (packed once), each
 /// strip of `NR` rows of `Bt` (packed once per row block), each `MR` strip of the packed
-/// block: one micro-kernel call, one tile to the sink. The packing buffers are on the stack.
+/// block: one micro-kernel call, one tile to the sink. The packing buffers are on the stack,
+/// and only the part a block uses is initialised: zeroing all 112 KB of them on every call
+/// was the largest memset of an MNIST training step, for products that use a few KB.
 fn blocked<T, K, A, B, C>(k: K, a: &A, b: &B, c: &mut C)
 where
     T: Real,
@@ -147,17 +150,19 @@ where
     let (mr, nr) = (K::MR, K::NR);
     debug_assert!(mr <= MR_MAX && nr <= NR_MAX && MC.is_multiple_of(mr));
     let (m, n, depth) = (a.wide(), b.wide(), a.deep());
-    let mut apack = [T::zero(); KC * MC];
-    let mut bpack = [T::zero(); KC * NR_MAX];
+    let mut apack_buf = [const { MaybeUninit::<T>::uninit() }; KC * MC];
+    let mut bpack_buf = [const { MaybeUninit::<T>::uninit() }; KC * NR_MAX];
     let mut tile = [T::zero(); MR_MAX * NR_MAX];
     for k0 in (0..depth).step_by(KC) {
         let kc = KC.min(depth - k0);
+        let bpack = zeroed(&mut bpack_buf, nr * kc);
         // A short depth leaves most of the A buffer free: take more rows per block, so
         // that the strips of Bt are packed fewer times (a small convolution's kernel was
         // packed once per 96 positions, as often as the product used it).
         let rows = (KC * MC / kc / mr) * mr;
         for i0 in (0..m).step_by(rows) {
             let mc = rows.min(m - i0);
+            let apack = zeroed(&mut apack_buf, mc.div_ceil(mr) * mr * kc);
             // Strips the operand holds in panel form are read in place, the others packed.
             for s in (0..mc).step_by(mr) {
                 let ms = mr.min(mc - s);
@@ -170,8 +175,8 @@ where
                 let bp = match b.strip(j0, nn, nr, k0, kc) {
                     Some(strip) => strip,
                     None => {
-                        b.pack(j0, nn, nr, k0, kc, &mut bpack[..nr * kc]);
-                        (&bpack[..nr * kc], nr)
+                        b.pack(j0, nn, nr, k0, kc, &mut bpack[..]);
+                        (&bpack[..], nr)
                     }
                 };
                 for s in (0..mc).step_by(mr) {
@@ -196,6 +201,19 @@ where
             }
         }
     }
+}
+
+/// The first `len` entries of `buf`, set to zero and seen as initialised.
+#[inline]
+fn zeroed<T: Real>(buf: &mut [MaybeUninit<T>], len: usize) -> &mut [T] {
+    let part = &mut buf[..len];
+    for x in part.iter_mut() {
+        x.write(T::zero());
+    }
+    // SAFETY: every entry of `part` was initialised just above, and `MaybeUninit<T>` has the
+    // layout of `T`, so the slice of one is a slice of the other (as `slice_assume_init_mut`
+    // would give). Tested by every product of `tests/gemm.rs`, which reads these buffers.
+    unsafe { &mut *(part as *mut [MaybeUninit<T>] as *mut [T]) }
 }
 
 /// Plain Rust, `MR x NR` accumulators, separate multiply and add (the baseline has no FMA,
