@@ -62,8 +62,35 @@
 //! `name_rev` but no lens type.
 //! Raw identifiers work: `fn r#match` gives `match_vjp`, `match_rev` and `Match`.
 //!
+//! `for` loops are differentiated when their trip count is bounded by a constant: `a..N`,
+//! `a..=N`, `.rev()`, `.step_by(k)`, with `N` a literal, a `const` item or a const generic
+//! parameter (also `N - k`, `N / k`, `N + 1`). The `let mut` bindings the body assigns are
+//! carried from one iteration to the next; the loop counter is forward-only data. Each
+//! iteration's pullback is kept in fixed-size storage on the stack (no allocation), and the
+//! reverse pass runs the iterations last first. A function whose const parameter appears in no
+//! argument's type (a trip count) gets `name_vjp` and `name_rev` but no lens type.
+//!
+//! ```
+//! use paralens::prelude::*;
+//!
+//! /// `N` steps of `h <- sin(h) w`.
+//! #[lens]
+//! fn iterate<const N: usize>(x: f64, w: f64) -> f64 {
+//!     let mut h = x;
+//!     for _ in 0..N {
+//!         h = h.sin() * w;
+//!     }
+//!     h
+//! }
+//! let (dx, dw) = iterate_rev::<2>(0.5, 2.0, 1.0);
+//! let h1 = 0.5f64.sin() * 2.0;
+//! assert!((dx - h1.cos() * 2.0 * 0.5f64.cos() * 2.0).abs() < 1e-12);
+//! assert!((dw - (h1.sin() + h1.cos() * 2.0 * 0.5f64.sin())).abs() < 1e-12);
+//! ```
+//!
 //! What cannot be differentiated is a compile error at that expression saying what to write
-//! instead: loops, `return`, `?`, mutation other than assigning a whole `let mut` binding,
+//! instead: `while` and `loop`, `for` over a range with no constant bound, `break` and
+//! `continue` in a differentiated loop, `return`, `?`, mutation other than assigning a whole `let mut` binding,
 //! methods with no reverse rule, fields, indexing and casts of differentiated values, and
 //! forward-only code (a condition, a `println!`) that could change a binding while reading a
 //! differentiated value. All errors of a function are reported together, and the function's

@@ -52,6 +52,7 @@ mod real;
 pub mod rules;
 pub mod span;
 mod tangent;
+mod tape;
 
 pub use activation::{Gelu, LeakyRelu, LogSoftmax, Relu, Sigmoid, Softmax, Softplus, Tanh};
 pub use compose::{Batch, Par, ParaExt, Reparam, Share, Then};
@@ -85,6 +86,7 @@ pub mod __private {
     pub use crate::para::Para;
     pub use crate::rules;
     pub use crate::tangent::{Flat, Tangent};
+    pub use crate::tape::Tape;
     pub use core::clone::Clone;
     pub use core::default::Default;
     pub use core::iter::{Iterator, empty};

@@ -24,6 +24,13 @@ impl Errors {
         }
     }
 
+    /// Adds the errors of `other` to these.
+    pub fn merge(&mut self, other: Errors) {
+        if let Some(e) = other.all {
+            self.push(e);
+        }
+    }
+
     /// `true` when nothing went wrong.
     pub fn is_empty(&self) -> bool {
         self.all.is_none()

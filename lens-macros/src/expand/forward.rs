@@ -1,8 +1,8 @@
 //! The forward sweep: each A-normal-form statement computes its value and keeps its
 //! pullback (`__pb<n>`) for the reverse sweep.
 
-use super::{Cx, block};
-use crate::analyse::{BranchHead, Op, Operand, Stmt, StmtKind};
+use super::{Cx, Ret, block};
+use crate::analyse::{BranchHead, Loop, Op, Operand, Stmt, StmtKind, VarId};
 use proc_macro2::TokenStream;
 use quote::{ToTokens, format_ident, quote, quote_spanned};
 
@@ -76,6 +76,10 @@ pub fn stmt(cx: &Cx, s: &Stmt) -> TokenStream {
                             ::paralens::__private::Para::#method(&self.#field, &__p.#field, #input);
                     )
                 }
+                Op::Loop(l) => {
+                    let value = loop_expr(cx, l);
+                    quote_spanned!(span=> let (#x, #pb) #pair_ann = #value;)
+                }
                 Op::Branch(b) => {
                     let k = b.blocks.len();
                     let arms: Vec<TokenStream> = b
@@ -107,6 +111,60 @@ pub fn stmt(cx: &Cx, s: &Stmt) -> TokenStream {
             }
         }
     }
+}
+
+/// A loop: the iterations run forward, each keeping its pullback on a fixed-size tape; the
+/// loop's pullback runs them last first, handing the carried changes back through the
+/// iterations and adding up the changes of the values from outside.
+fn loop_expr(cx: &Cx, l: &Loop) -> TokenStream {
+    let ident = |v: &VarId| cx.vars[*v].ident.clone();
+    let init: Vec<syn::Ident> = l.init.iter().map(ident).collect();
+    let carried: Vec<syn::Ident> = l.carried.iter().map(ident).collect();
+    let free = cx.wanted(&l.free);
+    let mut rets: Vec<Ret> = l.carried.iter().map(|v| Ret::Var(*v, None)).collect();
+    rets.extend(super::rets(&free));
+    let body = block(cx, &l.body, &rets, None, true);
+    let (pat, range, bound) = (&l.pat, &l.range, &l.bound);
+    let dc: Vec<syn::Ident> = (0..carried.len())
+        .map(|i| format_ident!("__c{}", i))
+        .collect();
+    let acc: Vec<syn::Ident> = (0..free.len()).map(|i| format_ident!("__f{}", i)).collect();
+    let got: Vec<syn::Ident> = (0..free.len()).map(|i| format_ident!("__h{}", i)).collect();
+    let buf = cx.params.map(|_| quote!(, &mut *__dp));
+    let tangent = quote!(::paralens::__private::Tangent);
+    let reverse = quote! {
+        let mut __dc = __d;
+        #(let mut #acc = #tangent::zeros();)*
+        while let ::core::option::Option::Some(__b) = __tape.pop() {
+            let (#(#dc,)* #(#got,)*) = __b(__dc #buf);
+            __dc = (#(#dc,)*);
+            #(#tangent::accumulate(&mut #acc, &#got);)*
+        }
+        let (#(#dc,)*) = __dc;
+        (#(#dc,)* #(#acc,)*)
+    };
+    let closure = match cx.params {
+        Some(params) => quote!(::paralens::__private::pullback_with_buffer(
+            &__carry,
+            move |__d, __dp: &mut #params| { #reverse }
+        )),
+        None => quote!(::paralens::__private::pullback_of(
+            &__carry,
+            move |__d| { #reverse }
+        )),
+    };
+    quote!({
+        let mut __carry = (#(#init,)*);
+        let mut __tape = ::paralens::__private::Tape::<_, #bound>::new();
+        for #pat in #range {
+            let (#(#carried,)*) = __carry;
+            let (__v, __b) = #body;
+            __carry = __v;
+            __tape.push(__b);
+        }
+        let __pb = #closure;
+        (__carry, __pb)
+    })
 }
 
 /// The pullback of branch `i` of `k`, wrapped so that all branches have one type:

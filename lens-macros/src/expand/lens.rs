@@ -5,7 +5,7 @@ use crate::analyse::Analyser;
 use crate::errors::Errors;
 use crate::parse::{ArgKind, LensFn};
 use proc_macro2::TokenStream;
-use quote::{format_ident, quote};
+use quote::{ToTokens, format_ident, quote};
 use syn::ext::IdentExt;
 use syn::{Ident, Type};
 
@@ -267,7 +267,17 @@ pub fn lens(f: &LensFn, errors: &mut Errors) -> TokenStream {
     let unknown_data = args
         .iter()
         .any(|a| a.kind == ArgKind::NoDiff && !has_no_change(&a.ty));
-    let lens_type = if borrows || unknown_data {
+    // Nor can a lens type implement its traits for a generic parameter that no argument's
+    // type names (a trip count `N` of a loop): the parameter would not be constrained.
+    let unconstrained = f.generics.params.iter().any(|g| {
+        let name = match g {
+            syn::GenericParam::Type(t) => t.ident.to_string(),
+            syn::GenericParam::Const(c) => c.ident.to_string(),
+            syn::GenericParam::Lifetime(_) => return false,
+        };
+        !args.iter().any(|a| mentions(a.ty.to_token_stream(), &name))
+    });
+    let lens_type = if borrows || unknown_data || unconstrained {
         TokenStream::new()
     } else {
         quote! {
@@ -298,6 +308,15 @@ pub fn lens(f: &LensFn, errors: &mut Errors) -> TokenStream {
 
         #lens_type
     }
+}
+
+/// Whether `tokens` contain the identifier `name`.
+fn mentions(tokens: TokenStream, name: &str) -> bool {
+    tokens.into_iter().any(|t| match t {
+        proc_macro2::TokenTree::Ident(i) => i == name,
+        proc_macro2::TokenTree::Group(g) => mentions(g.stream(), name),
+        _ => false,
+    })
 }
 
 /// `::<A, B, N>` naming a function's type and const parameters.

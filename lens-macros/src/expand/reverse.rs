@@ -36,6 +36,11 @@ pub fn contributions(b: &Block) -> HashMap<VarId, usize> {
                 // A sub-model adds its parameter change straight into the buffer.
                 Op::Sub { args, .. } => args.iter().for_each(|a| add(a, &mut n)),
                 Op::Branch(b) => b.free.iter().for_each(|v| add(&Operand::Var(*v), &mut n)),
+                Op::Loop(l) => l
+                    .init
+                    .iter()
+                    .chain(&l.free)
+                    .for_each(|v| add(&Operand::Var(*v), &mut n)),
             },
         }
     }
@@ -127,6 +132,21 @@ impl Sweep<'_> {
                             self.out
                                 .extend(quote_spanned!(span=> let (#(#names,)*) = #pb(#d, #buf);));
                             self.spread(*target, args);
+                        }
+                    }
+                    Op::Loop(l) => {
+                        // The loop's pullback returns the carried values' changes, then those
+                        // of the values from outside that its body read.
+                        let free = self.cx.wanted(&l.free);
+                        let from: Vec<VarId> = l.init.iter().chain(&free).copied().collect();
+                        let gs: Vec<syn::Ident> = (0..from.len())
+                            .map(|i| format_ident!("__g{}_{}", target, i))
+                            .collect();
+                        let buf = self.cx.params.map(|_| quote!(, &mut *__dp));
+                        self.out
+                            .extend(quote_spanned!(span=> let (#(#gs,)*) = #pb(#d #buf);));
+                        for (v, g) in from.iter().zip(gs) {
+                            self.contribute(&Operand::Var(*v), quote!(#g));
                         }
                     }
                     Op::Branch(b) => {

@@ -5,6 +5,10 @@
 //! (`Operand::Const`) and run in the forward pass only. Everything the engine cannot
 //! differentiate is an error at that expression, saying what to write instead.
 
+mod loops;
+
+pub use loops::Loop;
+
 use crate::errors::Errors;
 use proc_macro2::{Span, TokenStream, TokenTree};
 use quote::{ToTokens, format_ident, quote, quote_spanned};
@@ -82,6 +86,9 @@ pub enum Op {
     Sub { field: Ident, args: Vec<Operand> },
     /// `if` / `match` / a nested block: one pullback per branch, chosen in the forward pass.
     Branch(Branch),
+    /// A `for` loop over a range bounded by a constant: one pullback per iteration, kept on
+    /// a fixed-size tape. Its value is the tuple of the loop-carried bindings.
+    Loop(Loop),
 }
 
 pub struct Branch {
@@ -125,6 +132,7 @@ const NO_CHANGE_METHODS: &[&str] = &[
 
 const SUPPORTED_METHODS: &str = "exp, ln, sqrt, powi, powf, sin, cos, tanh, abs, max, min, recip, transpose, dot, component_mul, sum, map, clone";
 
+#[derive(Clone)]
 struct Frame {
     defined: BTreeSet<VarId>,
     used: BTreeSet<VarId>,
@@ -297,7 +305,11 @@ impl<'e> Analyser<'e> {
                     return; // reported by `EarlyExits`
                 }
                 let assigns = is_assignment(e);
+                let lowered_loop = matches!(e, Expr::ForLoop(_))
+                    && (self.mentions_diff(e.to_token_stream()) || self.has_sub_call(e));
                 match self.expr(e, out) {
+                    // A differentiated loop has been lowered; its value is `()`.
+                    Operand::Const(_) if lowered_loop => {}
                     // An assignment that rebinds has already been lowered.
                     Operand::Const(_) if assigns && self.mentions_diff(e.to_token_stream()) => {}
                     Operand::Const(ts) => out.push(Stmt {
@@ -467,7 +479,7 @@ impl<'e> Analyser<'e> {
             Op::Rule { args, .. } | Op::Call { args, .. } | Op::Sub { args, .. } => args,
             Op::Tuple(elems) => elems,
             Op::Alias(o) => core::slice::from_ref(o),
-            Op::Branch(_) => &[],
+            Op::Branch(_) | Op::Loop(_) => &[],
         };
         for o in operands {
             if let Operand::Var(id) = o
@@ -551,7 +563,9 @@ impl<'e> Analyser<'e> {
             }
             Expr::If(i) => self.if_expr(i, out),
             Expr::Match(m) => self.match_expr(m, out),
-            Expr::ForLoop(_) | Expr::While(_) | Expr::Loop(_) => self.refuse(e, e, "loops are not differentiated (yet): write one step as a `#[lens]` function and compose the steps, or unroll the loop"),
+            Expr::ForLoop(f) => self.for_loop(f, out),
+            Expr::While(w) => self.refuse(w.while_token, e, "a `while` loop is not differentiated: its trip count is not bounded by a constant; write `for i in 0..N` with `N` a literal, a `const` item or a const generic parameter"),
+            Expr::Loop(l) => self.refuse(l.loop_token, e, "`loop` is not differentiated: its trip count is not bounded by a constant; write `for i in 0..N` with `N` a literal, a `const` item or a const generic parameter"),
             Expr::Return(_) => Operand::Const(e.to_token_stream()), // see `EarlyExits`
             Expr::Assign(a) => self.assign(e, &a.left, None, &a.right, out),
             Expr::Binary(b) if compound_op(&b.op).is_some() => {

@@ -1,0 +1,393 @@
+//! `for` loops over a range whose trip count is bounded by a constant.
+//!
+//! A loop is a block run once per iteration. The `let mut` bindings its body assigns are
+//! loop-carried: the body starts from fresh bindings of them (the value the last iteration
+//! left) and hands on their new values, so an iteration is a function from the carried values
+//! (and the differentiated values it reads from outside) to the carried values. The forward
+//! pass keeps each iteration's pullback on a tape of fixed size (`Tape<_, N>`, `N` read from
+//! the range), and the reverse pass runs them last first, handing the carried changes from one
+//! to the one before and adding the changes of the outside values.
+
+use super::{Analyser, Block, Op, Operand, Stmt, StmtKind, VarId};
+use proc_macro2::TokenStream;
+use quote::{ToTokens, quote};
+use std::collections::BTreeMap;
+use syn::spanned::Spanned;
+use syn::{BinOp, Expr, Ident, Lit, Pat};
+
+/// A differentiated `for` loop (see the module's documentation).
+pub struct Loop {
+    /// The loop's pattern as written (`i` or `_`): forward-only data.
+    pub pat: TokenStream,
+    /// The range as written, with its `.rev()` and `.step_by(k)`.
+    pub range: TokenStream,
+    /// A constant `N` such that the loop runs at most `N + 1` times (the tape's size).
+    pub bound: TokenStream,
+    /// The body; its value is the tuple of the carried bindings' values at its end.
+    pub body: Block,
+    /// The carried bindings as the body sees them at its start.
+    pub carried: Vec<VarId>,
+    /// The carried bindings' values before the loop.
+    pub init: Vec<VarId>,
+    /// Differentiated values from outside the loop that the body reads.
+    pub free: Vec<VarId>,
+}
+
+/// What a trip count is bounded by: `base + plus` iterations.
+struct Bound {
+    base: TokenStream,
+    plus: usize,
+}
+
+const WRITE: &str = "write `for i in 0..N` (or `0..=N`, `(0..N).rev()`, `(0..N).step_by(k)`) with `N` a literal, a `const` item or a const generic parameter";
+
+impl Analyser<'_> {
+    pub(super) fn for_loop(&mut self, f: &syn::ExprForLoop, out: &mut Vec<Stmt>) -> Operand {
+        let unit = Operand::Const(quote!(()));
+        let span = f.span();
+        if let Some(label) = &f.label {
+            self.errors.at(
+                label,
+                "a label on a differentiated loop is not supported (nor are `break` and `continue`); every iteration runs to its end",
+            );
+        }
+        let pat_names = match &*f.pat {
+            Pat::Ident(pi) if pi.by_ref.is_none() && pi.subpat.is_none() => {
+                vec![(pi.ident.clone(), pi.mutability.is_some())]
+            }
+            Pat::Wild(_) => Vec::new(),
+            other => {
+                self.errors.at(
+                    other,
+                    "the pattern of a differentiated loop is a name or `_` (the loop counter)",
+                );
+                return unit;
+            }
+        };
+        let mut exits = Exits(Vec::new());
+        syn::visit::Visit::visit_block(&mut exits, &f.body);
+        for (tokens, what) in exits.0 {
+            self.errors.at(
+                tokens,
+                format!("`{what}` in a differentiated loop is not supported: every iteration runs to its end; compute a flag and branch on it with `if` inside the body"),
+            );
+        }
+        let Some(bound) = self.range_bound(&f.expr) else {
+            return unit;
+        };
+
+        // The `let mut` bindings from outside that the body assigns.
+        let mut assigned = Assigned(Vec::new());
+        syn::visit::Visit::visit_block(&mut assigned, &f.body);
+        let mut slots: Vec<(usize, usize)> = Vec::new();
+        for name in assigned.0 {
+            if pat_names.iter().any(|(p, _)| *p == name) {
+                continue;
+            }
+            if let Some(slot) = self.lookup_slot(&name.to_string())
+                && self.vars[self.scopes[slot.0][slot.1].1].mutable
+                && !slots.contains(&slot)
+            {
+                slots.push(slot);
+            }
+        }
+        slots.sort_unstable();
+
+        // Forward-only bindings stay forward-only (changed in place, `n += 1`) unless the body
+        // assigns them a differentiated value (`acc = acc + x` from `let mut acc = 0.0`):
+        // then the body is analysed again with them carried.
+        let mut carried_slots: Vec<(usize, usize)> = slots
+            .iter()
+            .copied()
+            .filter(|s| self.vars[self.scopes[s.0][s.1].1].diff)
+            .collect();
+        let (body, carried, init, finals) = loop {
+            let n_vars = self.vars.len();
+            let scopes = self.scopes.clone();
+            let frame = self.frames.last().cloned();
+            let errors = std::mem::take(&mut *self.errors);
+            let init: Vec<VarId> = carried_slots
+                .iter()
+                .map(|s| self.scopes[s.0][s.1].1)
+                .collect();
+            let carried: Vec<VarId> = carried_slots
+                .iter()
+                .map(|s| {
+                    let old = self.scopes[s.0][s.1].1;
+                    let ident = self.vars[old].ident.clone();
+                    let p = self.new_var(ident, true, false);
+                    self.vars[p].mutable = true;
+                    self.scopes[s.0][s.1].1 = p;
+                    p
+                })
+                .collect();
+            let body = self.block_with(&f.body, pat_names.clone());
+            let finals: BTreeMap<(usize, usize), VarId> = slots
+                .iter()
+                .map(|s| (*s, self.scopes[s.0][s.1].1))
+                .collect();
+            let grew: Vec<(usize, usize)> = slots
+                .iter()
+                .copied()
+                .filter(|s| !carried_slots.contains(s) && self.vars[finals[s]].diff)
+                .collect();
+            if grew.is_empty() {
+                let found = std::mem::replace(&mut *self.errors, errors);
+                self.errors.merge(found);
+                self.scopes = scopes;
+                break (body, carried, init, finals);
+            }
+            // Undo this analysis and run it again with those bindings carried.
+            self.vars.truncate(n_vars);
+            self.scopes = scopes;
+            if let (Some(f), Some(saved)) = (self.frames.last_mut(), frame) {
+                *f = saved;
+            }
+            *self.errors = errors;
+            carried_slots.extend(grew);
+            carried_slots.sort_unstable();
+        };
+        let mut body = body;
+
+        // The body's value: the carried bindings as it leaves them. Where a `let` of the body
+        // hid one, the copy taken before it (see `keep_before_shadowing`).
+        let elems: Vec<Operand> = carried_slots
+            .iter()
+            .map(|s| {
+                let mut id = finals[s];
+                if let Some(&(was, copy)) = body.kept.get(s)
+                    && was == id
+                {
+                    id = copy;
+                }
+                Operand::Var(id)
+            })
+            .collect();
+        let t = self.new_var(
+            Ident::new(&format!("__t{}", self.vars.len()), span),
+            true,
+            true,
+        );
+        body.stmts.push(Stmt {
+            kind: StmtKind::Let {
+                target: t,
+                ty: None,
+                op: Box::new(Op::Tuple(elems)),
+            },
+            span,
+        });
+        body.result = Operand::Var(t);
+
+        // The carried inputs are the body's own; the enclosing block must not see them as
+        // values from outside.
+        let free: Vec<VarId> = body
+            .free
+            .iter()
+            .copied()
+            .filter(|v| !carried.contains(v))
+            .collect();
+        if let Some(fr) = self.frames.last_mut() {
+            for p in &carried {
+                fr.used.remove(p);
+            }
+        }
+        for &v in init.iter().chain(&free) {
+            if self.vars[v].diff {
+                self.use_var(v);
+            }
+        }
+        let op = Op::Loop(Loop {
+            pat: f.pat.to_token_stream(),
+            range: f.expr.to_token_stream(),
+            bound: bound.base,
+            body,
+            carried,
+            init,
+            free,
+        });
+        let Operand::Var(value) = self.push_op(op, span, out) else {
+            unreachable!("a loop is bound to a temporary")
+        };
+        // After the loop the carried names refer to what the last iteration left.
+        let mut targets = Vec::new();
+        for s in &carried_slots {
+            let ident = self.vars[self.scopes[s.0][s.1].1].ident.clone();
+            let id = self.new_var(ident, true, false);
+            self.vars[id].mutable = true;
+            if let Some(fr) = self.frames.last_mut() {
+                fr.defined.insert(id);
+            }
+            self.scopes[s.0][s.1].1 = id;
+            targets.push(Some(id));
+        }
+        self.use_var(value);
+        out.push(Stmt {
+            kind: StmtKind::Destructure {
+                src: value,
+                targets,
+            },
+            span,
+        });
+        unit
+    }
+
+    /// The constant bounding the trip count of `range` (its `.rev()` and `.step_by(k)` run
+    /// no more often), or an error at the part that is not one.
+    fn range_bound(&mut self, e: &Expr) -> Option<Bound> {
+        match e {
+            Expr::Paren(p) => self.range_bound(&p.expr),
+            Expr::Group(g) => self.range_bound(&g.expr),
+            Expr::MethodCall(m) if m.method == "rev" && m.args.is_empty() => {
+                self.range_bound(&m.receiver)
+            }
+            Expr::MethodCall(m) if m.method == "step_by" && m.args.len() == 1 => {
+                if self.mentions_diff(m.args.to_token_stream()) {
+                    self.errors.at(
+                        &m.args,
+                        "the step of a differentiated loop is forward-only data",
+                    );
+                    return None;
+                }
+                self.range_bound(&m.receiver)
+            }
+            Expr::Range(r) => {
+                if let Some(start) = &r.start
+                    && self.mentions_diff(start.to_token_stream())
+                {
+                    self.errors.at(
+                        start,
+                        "the start of a differentiated loop's range is forward-only data",
+                    );
+                    return None;
+                }
+                let Some(end) = &r.end else {
+                    self.errors.at(
+                        r,
+                        format!("a differentiated loop needs a range with an end; {WRITE}"),
+                    );
+                    return None;
+                };
+                let mut b = self.end_bound(end)?;
+                if matches!(r.limits, syn::RangeLimits::Closed(_)) {
+                    b.plus += 1;
+                }
+                if b.plus > 1 {
+                    self.errors.at(
+                        end,
+                        format!("this loop may run more than `{} + 1` times; bound it by a constant it cannot exceed by more than one ({WRITE})", b.base),
+                    );
+                    return None;
+                }
+                Some(b)
+            }
+            other => {
+                self.errors.at(
+                    other,
+                    format!("a differentiated loop runs over a range whose trip count is bounded by a constant; {WRITE}"),
+                );
+                None
+            }
+        }
+    }
+
+    /// `N`, `N - k`, `N / k`, `N + 1`, `8`: a constant bounding the value of `e`.
+    fn end_bound(&mut self, e: &Expr) -> Option<Bound> {
+        let runtime = |this: &mut Self, node: &Expr| {
+            this.errors.at(
+                node,
+                format!("the trip count of a differentiated loop must be bounded by a constant, and `{}` is a value known only when the function runs; {WRITE}", node.to_token_stream()),
+            );
+            None
+        };
+        match e {
+            Expr::Paren(p) => self.end_bound(&p.expr),
+            Expr::Group(g) => self.end_bound(&g.expr),
+            Expr::Lit(l) if matches!(l.lit, Lit::Int(_)) => Some(Bound {
+                base: e.to_token_stream(),
+                plus: 0,
+            }),
+            Expr::Path(p) if p.qself.is_none() => {
+                // A local binding (an argument, a `let`) is a runtime value; any other path
+                // names a constant (a const generic parameter, a `const` item).
+                match p.path.get_ident() {
+                    Some(i) if self.lookup(&i.to_string()).is_some() => runtime(self, e),
+                    _ => Some(Bound {
+                        base: e.to_token_stream(),
+                        plus: 0,
+                    }),
+                }
+            }
+            Expr::Binary(b) if matches!(b.op, BinOp::Sub(_) | BinOp::Div(_)) => {
+                if self.mentions_diff(b.right.to_token_stream()) {
+                    return runtime(self, &b.right);
+                }
+                self.end_bound(&b.left)
+            }
+            Expr::Binary(b) if matches!(b.op, BinOp::Add(_)) => {
+                let one = |x: &Expr| matches!(x, Expr::Lit(l) if matches!(&l.lit, Lit::Int(i) if i.base10_digits() == "1"));
+                let inner = if one(&b.right) {
+                    &b.left
+                } else if one(&b.left) {
+                    &b.right
+                } else {
+                    self.errors.at(
+                        e,
+                        format!(
+                            "only `+ 1` can be added to a differentiated loop's bound; {WRITE}"
+                        ),
+                    );
+                    return None;
+                };
+                let mut bound = self.end_bound(inner)?;
+                bound.plus += 1;
+                Some(bound)
+            }
+            other => runtime(self, other),
+        }
+    }
+}
+
+/// Names assigned (`x = ..`, `x += ..`) anywhere in a loop body, nested loops and branches
+/// included (closures and items excepted).
+struct Assigned(Vec<Ident>);
+
+impl<'a> syn::visit::Visit<'a> for Assigned {
+    fn visit_expr(&mut self, e: &'a Expr) {
+        let left = match e {
+            Expr::Assign(a) => Some(&*a.left),
+            Expr::Binary(b) if super::compound_op(&b.op).is_some() => Some(&*b.left),
+            _ => None,
+        };
+        if let Some(Expr::Path(p)) = left
+            && let Some(i) = p.path.get_ident()
+            && !self.0.contains(i)
+        {
+            self.0.push(i.clone());
+        }
+        syn::visit::visit_expr(self, e);
+    }
+    fn visit_expr_closure(&mut self, _: &'a syn::ExprClosure) {}
+    fn visit_item(&mut self, _: &'a syn::Item) {}
+}
+
+/// `break` and `continue` that leave or skip the loop being analysed (not those of a loop
+/// nested in it, nor of closures).
+struct Exits(Vec<(TokenStream, &'static str)>);
+
+impl<'a> syn::visit::Visit<'a> for Exits {
+    fn visit_expr_break(&mut self, b: &'a syn::ExprBreak) {
+        self.0.push((b.to_token_stream(), "break"));
+    }
+    fn visit_expr_continue(&mut self, c: &'a syn::ExprContinue) {
+        self.0.push((c.to_token_stream(), "continue"));
+    }
+    fn visit_expr_for_loop(&mut self, f: &'a syn::ExprForLoop) {
+        self.visit_expr(&f.expr);
+    }
+    fn visit_expr_while(&mut self, w: &'a syn::ExprWhile) {
+        self.visit_expr(&w.cond);
+    }
+    fn visit_expr_loop(&mut self, _: &'a syn::ExprLoop) {}
+    fn visit_expr_closure(&mut self, _: &'a syn::ExprClosure) {}
+    fn visit_item(&mut self, _: &'a syn::Item) {}
+}

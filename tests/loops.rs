@@ -1,0 +1,289 @@
+//! Differentiated `for` loops over ranges bounded by a constant: loop-carried bindings, the
+//! reverse running the iterations backwards, `..=`, `.rev()`, `.step_by(k)`, const generic
+//! and `const` item bounds, nested loops, branches inside loops, values read from outside,
+//! and loops inside `para!`. Every gradient is checked against central finite differences in
+//! f64. Generated code must not warn.
+#![deny(warnings)]
+#![allow(clippy::assign_op_pattern)]
+
+use paralens::prelude::*;
+use paralens::{GradCheck, check_gradient};
+
+const H: f64 = 1e-6;
+const TOL: f64 = 1e-7;
+
+fn ok(name: &str, r: GradCheck) {
+    assert!(r.passes(TOL), "{name}: {r}");
+}
+
+// The loop that used to be refused: x + x^2 + x^3; d = 1 + 2x + 3x^2.
+#[lens]
+fn sum_of_powers(x: f64) -> f64 {
+    let mut acc = 0.0;
+    for k in 1..4 {
+        acc = acc + x.powi(k);
+    }
+    acc
+}
+
+#[test]
+fn sum_of_powers_matches_its_derivative() {
+    let x = 0.7;
+    assert!((sum_of_powers(x) - (x + x * x + x * x * x)).abs() < 1e-12);
+    let d = sum_of_powers_rev(x, 1.0);
+    assert!((d - (1.0 + 2.0 * x + 3.0 * x * x)).abs() < 1e-12, "{d}");
+    ok(
+        "sum_of_powers",
+        check_gradient(sum_of_powers, sum_of_powers_rev, x, H),
+    );
+}
+
+// A carried value that feeds on itself: x_{k+1} = sin(x_k) * w, N times.
+#[lens]
+fn iterate_map<const N: usize>(x: f64, w: f64) -> f64 {
+    let mut h = x;
+    for _ in 0..N {
+        h = h.sin() * w;
+    }
+    h
+}
+
+#[test]
+fn carried_value_through_const_generic_trip_count() {
+    let f = |(x, w): (f64, f64)| iterate_map::<5>(x, w);
+    let r = |(x, w): (f64, f64), d: f64| iterate_map_rev::<5>(x, w, d);
+    for p in [(0.4, 1.3), (-1.1, 0.8), (2.0, -0.9)] {
+        ok("iterate_map", check_gradient(f, r, p, H));
+    }
+    // Zero iterations: the identity in x, nothing in w.
+    assert_eq!(iterate_map_rev::<0>(0.4, 1.3, 1.0), (1.0, 0.0));
+}
+
+const STEPS: usize = 6;
+
+// Two carried values, `+=` and `*=`, a `const` item bound, the counter used as data, and a
+// value from outside (`a`) read in every iteration.
+#[lens]
+fn two_carried(x: f64, a: f64) -> f64 {
+    let mut s = x;
+    let mut p = 1.0;
+    for i in 0..STEPS {
+        let c = i as f64 * 0.25;
+        s += a * p + c;
+        p *= s.tanh();
+    }
+    s * p
+}
+
+#[test]
+fn two_carried_bindings_and_an_outside_value() {
+    let f = |(x, a): (f64, f64)| two_carried(x, a);
+    let r = |(x, a): (f64, f64), d: f64| two_carried_rev(x, a, d);
+    for p in [(0.3, 0.5), (-0.7, 1.2), (1.4, -0.3)] {
+        ok("two_carried", check_gradient(f, r, p, H));
+    }
+}
+
+// `..=`, `.rev()` and `.step_by(k)`: the counter's values decide the weights, so a wrong
+// order or count of iterations changes the value and the derivative.
+#[lens]
+fn ranges(x: f64) -> (f64, f64, f64) {
+    let mut a = x;
+    for k in 1..=3 {
+        a = a * x + k as f64;
+    }
+    let mut b = x;
+    for k in (0..4).rev() {
+        b = (b + k as f64) * x;
+    }
+    let mut c = 0.0;
+    for k in (0..9).step_by(3) {
+        c = c * x + (k as f64) * x;
+    }
+    (a, b, c)
+}
+
+#[test]
+fn inclusive_reversed_and_stepped_ranges() {
+    let x: f64 = 0.6;
+    let (a, b, c) = ranges(x);
+    // The same loops written out.
+    let ea = ((x * x + 1.0) * x + 2.0) * x + 3.0;
+    let eb = ((((x + 3.0) * x + 2.0) * x + 1.0) * x) * x;
+    let ec = ((0.0 * x) * x + 3.0 * x) * x + 6.0 * x;
+    assert!((a - ea).abs() < 1e-12 && (b - eb).abs() < 1e-12 && (c - ec).abs() < 1e-12);
+    ok("ranges", check_gradient(ranges, ranges_rev, x, H));
+    ok("ranges", check_gradient(ranges, ranges_rev, -1.3, H));
+}
+
+// Bounds of the forms `N - 1` and `N + 1`, over vectors: a product of shifted copies.
+#[lens]
+fn bounded_forms<const N: usize>(v: SVector<f64, 3>, s: f64) -> f64 {
+    let mut acc = v;
+    for _ in 0..N - 1 {
+        acc = acc * s + v;
+    }
+    let mut t = 0.0;
+    for _ in 1..N + 1 {
+        t = t + acc.dot(&acc) * s;
+    }
+    t
+}
+
+#[test]
+fn bounds_below_and_one_above_a_const_parameter() {
+    let f = |(v, s): (SVector<f64, 3>, f64)| bounded_forms::<4>(v, s);
+    let r = |(v, s): (SVector<f64, 3>, f64), d: f64| bounded_forms_rev::<4>(v, s, d);
+    let v = SVector::<f64, 3>::new(0.3, -0.8, 0.5);
+    ok("bounded_forms", check_gradient(f, r, (v, 0.7), H));
+}
+
+// A branch inside the loop (an assignment in an `if` without `else`), and a nested loop.
+#[lens]
+fn branch_and_nested(x: f64, y: f64) -> f64 {
+    let mut acc = x;
+    for i in 0..4 {
+        if i % 2 == 0 {
+            acc = acc * y;
+        }
+        for _ in 0..2 {
+            acc = acc + (acc * x).sin();
+        }
+    }
+    acc
+}
+
+#[test]
+fn branches_and_nested_loops_inside_a_loop() {
+    let f = |(x, y): (f64, f64)| branch_and_nested(x, y);
+    let r = |(x, y): (f64, f64), d: f64| branch_and_nested_rev(x, y, d);
+    for p in [(0.2, 0.9), (-0.5, 1.1), (0.8, -0.6)] {
+        ok("branch_and_nested", check_gradient(f, r, p, H));
+    }
+}
+
+// A forward-only counter changed in place beside a carried value, and a carried value that
+// starts as a literal (forward-only) and becomes differentiated in the loop.
+#[lens]
+fn counter_beside_value(x: f64) -> f64 {
+    let mut n = 0;
+    let mut acc = 0.0;
+    for _ in 0..5 {
+        if x * (n as f64) < 1.0 {
+            n += 1;
+        }
+        acc = acc + x * n as f64;
+    }
+    acc
+}
+
+#[test]
+fn forward_only_counter_changed_in_place() {
+    // With x = 0.3: n = 1, 2, 3, 4, 4 (0.3 * 4 = 1.2 stops it), so acc = 14 x.
+    assert!((counter_beside_value(0.3) - 14.0 * 0.3).abs() < 1e-12);
+    assert!((counter_beside_value_rev(0.3, 1.0) - 14.0).abs() < 1e-12);
+    ok(
+        "counter_beside_value",
+        check_gradient(counter_beside_value, counter_beside_value_rev, 0.3, H),
+    );
+}
+
+// A carried value shadowed inside the body before it is reassigned.
+#[lens]
+fn shadowed_inside(x: f64) -> f64 {
+    let mut acc = x;
+    for _ in 0..3 {
+        acc = acc * x;
+        let acc2 = acc + 1.0;
+        acc = acc2.ln();
+    }
+    acc
+}
+
+#[test]
+fn rebinding_through_a_let_inside_the_body() {
+    ok(
+        "shadowed_inside",
+        check_gradient(shadowed_inside, shadowed_inside_rev, 1.3, H),
+    );
+}
+
+// The chained Rosenbrock function needs indexing; its loop structure with a carried pair:
+// f = sum_k 100 (b_k - a_k^2)^2 + (1 - a_k)^2 with (a, b) moved along by a map each step.
+#[lens]
+fn rolling_rosenbrock<const N: usize>(a: f64, b: f64) -> f64 {
+    let mut u = a;
+    let mut v = b;
+    let mut f = 0.0;
+    for _ in 0..N {
+        let t = v - u * u;
+        let s = 1.0 - u;
+        f = f + 100.0 * t * t + s * s;
+        let next = 0.5 * (u + v);
+        u = v;
+        v = next;
+    }
+    f
+}
+
+#[test]
+fn several_carried_values_rotated_each_iteration() {
+    let f = |(a, b): (f64, f64)| rolling_rosenbrock::<7>(a, b);
+    let r = |(a, b): (f64, f64), d: f64| rolling_rosenbrock_rev::<7>(a, b, d);
+    ok("rolling_rosenbrock", check_gradient(f, r, (0.3, 0.9), H));
+    ok("rolling_rosenbrock", check_gradient(f, r, (-1.2, 1.0), H));
+}
+
+// A loop in `para!`: an Elman-style recurrence over a fixed number of steps, the same
+// dense layer (shared parameters) applied at every step; the reverse adds the steps' changes.
+para! {
+    /// `h <- tanh(W h + x)` four times from `h = x`.
+    pub struct Recur {
+        cell: Dense<3, 3, f64>,
+    }
+    fn forward(&self, x: SVector<f64, 3>) -> SVector<f64, 3> {
+        let mut h = x;
+        for _ in 0..4 {
+            let z = self.cell(h) + x;
+            h = z.map(tanh);
+        }
+        h
+    }
+}
+
+#[test]
+fn shared_parameters_across_iterations_in_para() {
+    let model = Recur { cell: Dense::new() };
+    let p = model.init(3);
+    let x = SVector::<f64, 3>::new(0.2, -0.4, 0.7);
+    let dy = SVector::<f64, 3>::new(1.0, -0.5, 0.25);
+    let (dp, dx) = model.changes(&p, x, dy);
+    // Finite differences in every parameter and every input coordinate, of <dy, y>.
+    let score = |p: &<Recur as Init>::Param, x: SVector<f64, 3>| model.forward(p, x).dot(&dy);
+    let mut worst: f64 = 0.0;
+    for i in 0..3 {
+        for j in 0..3 {
+            let (mut a, mut b) = (p.clone(), p.clone());
+            a.cell.w[(i, j)] += H;
+            b.cell.w[(i, j)] -= H;
+            let num = (score(&a, x) - score(&b, x)) / (2.0 * H);
+            worst = worst.max((num - dp.cell.w[(i, j)]).abs());
+        }
+        let (mut a, mut b) = (p.clone(), p.clone());
+        a.cell.b[i] += H;
+        b.cell.b[i] -= H;
+        let num = (score(&a, x) - score(&b, x)) / (2.0 * H);
+        worst = worst.max((num - dp.cell.b[i]).abs());
+        let (mut xa, mut xb) = (x, x);
+        xa[i] += H;
+        xb[i] -= H;
+        let num = (score(&p, xa) - score(&p, xb)) / (2.0 * H);
+        worst = worst.max((num - dx[i]).abs());
+    }
+    assert!(worst < 1e-7, "largest error {worst}");
+    // The parameter-only pullback the learner runs agrees with the full one.
+    let mut only = <Recur as Init>::Param::zeros();
+    let (_, pull) = model.vjp_params(&p, x);
+    pull(dy, &mut only);
+    assert!((*only.cell.w - *dp.cell.w).amax() < 1e-12);
+}
