@@ -70,6 +70,13 @@
 //! reverse pass runs the iterations last first. A function whose const parameter appears in no
 //! argument's type (a trip count) gets `name_vjp` and `name_rev` but no lens type.
 //!
+//! Indexing by forward-only data (literals, loop counters, arithmetic on them, comparisons):
+//! `v[i]` of vectors, `m[(r, c)]` and `m[i]` of matrices, `a[i]` of arrays (of scalars,
+//! vectors, tuples). The reverse adds the entry's change into the adjoint at that place, so a
+//! loop reading `N` entries costs `N` additions: the chained Rosenbrock function is
+//! `for i in 0..N - 1 { let t = x[i + 1] - x[i] * x[i]; ... }`. Assigning to an entry
+//! (`x[i] = e`) is not supported.
+//!
 //! ```
 //! use paralens::prelude::*;
 //!
@@ -91,7 +98,7 @@
 //! What cannot be differentiated is a compile error at that expression saying what to write
 //! instead: `while` and `loop`, `for` over a range with no constant bound, `break` and
 //! `continue` in a differentiated loop, `return`, `?`, mutation other than assigning a whole `let mut` binding,
-//! methods with no reverse rule, fields, indexing and casts of differentiated values, and
+//! methods with no reverse rule, fields and casts of differentiated values, and
 //! forward-only code (a condition, a `println!`) that could change a binding while reading a
 //! differentiated value. All errors of a function are reported together, and the function's
 //! signature is still emitted (with an `unreachable!()` body) so its callers compile. Calling a plain function

@@ -107,6 +107,52 @@ pub mod __private {
         f
     }
 
+    /// Pullbacks of nested blocks (branches, loop bodies) that add the changes of the values
+    /// they read from outside into the caller's adjoints, passed as a tuple of `&mut`, instead
+    /// of returning them: an iteration that reads one entry of a vector then costs one
+    /// addition, not a whole vector. The bound makes the closure take borrows of any
+    /// lifetime, so the pullbacks of all iterations (one type) can each borrow the adjoints.
+    macro_rules! pullback_with_adjoints {
+        ($($name:ident $buffered:ident ($($a:ident),*);)*) => {$(
+            #[doc = concat!("A pullback adding into ", stringify!($($a),*), " (see the macro above).")]
+            #[inline(always)]
+            pub fn $name<V, $($a,)* R, F>(_value: &V, f: F) -> F
+            where
+                F: for<'a> FnOnce(V, ($(&'a mut $a,)*)) -> R,
+            {
+                f
+            }
+
+            #[doc = concat!("[`", stringify!($name), "`] inside `para!`, with the parameter-change buffer.")]
+            #[inline(always)]
+            pub fn $buffered<V, P, $($a,)* R, F>(_value: &V, f: F) -> F
+            where
+                F: for<'a> FnOnce(V, ($(&'a mut $a,)*), &'a mut P) -> R,
+            {
+                f
+            }
+        )*};
+    }
+
+    pullback_with_adjoints! {
+        adjoints0 adjoints0_buffered ();
+        adjoints1 adjoints1_buffered (A0);
+        adjoints2 adjoints2_buffered (A0, A1);
+        adjoints3 adjoints3_buffered (A0, A1, A2);
+        adjoints4 adjoints4_buffered (A0, A1, A2, A3);
+        adjoints5 adjoints5_buffered (A0, A1, A2, A3, A4);
+        adjoints6 adjoints6_buffered (A0, A1, A2, A3, A4, A5);
+        adjoints7 adjoints7_buffered (A0, A1, A2, A3, A4, A5, A6);
+        adjoints8 adjoints8_buffered (A0, A1, A2, A3, A4, A5, A6, A7);
+        adjoints9 adjoints9_buffered (A0, A1, A2, A3, A4, A5, A6, A7, A8);
+        adjoints10 adjoints10_buffered (A0, A1, A2, A3, A4, A5, A6, A7, A8, A9);
+        adjoints11 adjoints11_buffered (A0, A1, A2, A3, A4, A5, A6, A7, A8, A9, A10);
+        adjoints12 adjoints12_buffered (A0, A1, A2, A3, A4, A5, A6, A7, A8, A9, A10, A11);
+    }
+
+    /// The most outside values a branch or loop body may read (the arities above).
+    pub const MAX_ADJOINTS: usize = 12;
+
     /// The "no change" value a lens type returns for an argument that is not differentiated
     /// (labels, indices, flags, `#[nodiff]` values).
     pub trait NoChange {

@@ -18,6 +18,7 @@
 //! | `max`, `min` | the chosen operand | `d` to the chosen operand (ties: the first) |
 //! | `transpose`, `dot`, `component_mul`, `sum` | nalgebra | transpose; `(d y, d x)`; `(d∘y, d∘x)`; broadcast |
 //! | `map(f)` | entry-wise `f` | entry-wise `f_rev` |
+//! | `x[i]`, `m[(r, c)]`, `a[i]` | the entry | `d` added into the adjoint at that place |
 //! | activations | see [`activation`] | |
 //! | `x ^ y`, `x & y`, `x \| y`, `!x` on `u64` | Z2 words | `(d, d)`, `(y&d, x&d)`, `(!y&d, !x&d)`, `d` |
 //!
@@ -25,11 +26,13 @@
 
 pub mod activation;
 mod binary;
+mod index;
 mod matrix;
 mod unary;
 mod z2;
 
 pub use binary::{AddRule, DivRule, MulRule, NegRule, SquareRule, SubRule};
+pub use index::IndexRule;
 pub use matrix::{component_mul, component_square, dot, dot_self, sum, transpose};
 pub use unary::{
     AbsRule, CosRule, ExpRule, LnRule, MaxRule, MinRule, PowfRule, PowiRule, RecipRule, SinRule,

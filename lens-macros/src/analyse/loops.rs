@@ -186,6 +186,7 @@ impl Analyser<'_> {
             .copied()
             .filter(|v| !carried.contains(v))
             .collect();
+        self.check_outside_reads(free.len(), span, "loop body");
         if let Some(fr) = self.frames.last_mut() {
             for p in &carried {
                 fr.used.remove(p);

@@ -86,6 +86,9 @@ pub enum Op {
     Sub { field: Ident, args: Vec<Operand> },
     /// `if` / `match` / a nested block: one pullback per branch, chosen in the forward pass.
     Branch(Branch),
+    /// `base[index]` with a forward-only index: the entry, whose change the reverse adds
+    /// into `base`'s adjoint at that place.
+    Index { base: Operand, index: TokenStream },
     /// A `for` loop over a range bounded by a constant: one pullback per iteration, kept on
     /// a fixed-size tape. Its value is the tuple of the loop-carried bindings.
     Loop(Loop),
@@ -110,7 +113,8 @@ pub enum BranchHead {
     },
 }
 
-/// Methods whose value carries no change (counts, tests, signs).
+/// Methods whose value carries no change (counts, tests, signs, and the step functions,
+/// whose derivative is zero wherever it exists).
 const NO_CHANGE_METHODS: &[&str] = &[
     "len",
     "nrows",
@@ -123,6 +127,10 @@ const NO_CHANGE_METHODS: &[&str] = &[
     "is_sign_negative",
     "is_sign_positive",
     "signum",
+    "floor",
+    "ceil",
+    "round",
+    "trunc",
     "argmax",
     "argmin",
     "imax",
@@ -478,7 +486,7 @@ impl<'e> Analyser<'e> {
         let operands: &[Operand] = match &op {
             Op::Rule { args, .. } | Op::Call { args, .. } | Op::Sub { args, .. } => args,
             Op::Tuple(elems) => elems,
-            Op::Alias(o) => core::slice::from_ref(o),
+            Op::Alias(o) | Op::Index { base: o, .. } => core::slice::from_ref(o),
             Op::Branch(_) | Op::Loop(_) => &[],
         };
         for o in operands {
@@ -576,7 +584,7 @@ impl<'e> Analyser<'e> {
                 Operand::Const(e.to_token_stream())
             }
             Expr::Field(f) => self.refuse(f, e, "fields of differentiated values are not supported; destructure tuples with `let (a, b) = t;`"),
-            Expr::Index(_) => self.refuse(e, e, "indexing a differentiated value is not supported; use `dot` with a basis vector, or a `#[lens]` function"),
+            Expr::Index(ix) => self.index(ix, out),
             Expr::Cast(c) if matches!(self.expr(&c.expr, out), Operand::Const(_)) => {
                 Operand::Const(e.to_token_stream())
             }
@@ -810,6 +818,26 @@ impl<'e> Analyser<'e> {
             span,
             out,
         )
+    }
+
+    /// `x[i]`, `m[(r, c)]`, `a[i]`: the index is forward-only data.
+    fn index(&mut self, ix: &syn::ExprIndex, out: &mut Vec<Stmt>) -> Operand {
+        // Forward-only data, possibly read from differentiated values by a comparison
+        // (`v[(x > 0.0) as usize]`).
+        if let Operand::Var(_) = self.expr(&ix.index, out) {
+            self.errors.at(
+                &ix.index,
+                "an index is forward-only data (a `usize`, or a pair for a matrix); it cannot be computed from a differentiated value",
+            );
+            return Operand::Const(ix.to_token_stream());
+        }
+        let base = self.expr(&ix.expr, out);
+        if let Operand::Const(_) = base {
+            self.check_read(ix);
+            return Operand::Const(ix.to_token_stream());
+        }
+        let index = ix.index.to_token_stream();
+        self.push_op(Op::Index { base, index }, ix.span(), out)
     }
 
     fn sub_call(&mut self, m: &syn::ExprMethodCall, out: &mut Vec<Stmt>) -> Operand {
@@ -1260,6 +1288,18 @@ impl<'e> Analyser<'e> {
         }
     }
 
+    /// A branch or loop body's pullback adds into the adjoints of the values it reads from
+    /// outside through a helper of fixed arity (`__private::adjoints0` to `adjoints12`).
+    fn check_outside_reads(&mut self, n: usize, span: Span, what: &str) {
+        const MAX: usize = 12;
+        if n > MAX {
+            self.errors.push(syn::Error::new(
+                span,
+                format!("this {what} reads {n} differentiated values from outside it, more than the {MAX} supported; put some of them in a tuple or a vector first, or move the {what}'s work into a `#[lens]` function"),
+            ));
+        }
+    }
+
     fn branch(
         &mut self,
         head: BranchHead,
@@ -1269,6 +1309,7 @@ impl<'e> Analyser<'e> {
     ) -> Operand {
         let free: BTreeSet<VarId> = blocks.iter().flat_map(|b| b.free.iter().copied()).collect();
         let free: Vec<VarId> = free.into_iter().collect();
+        self.check_outside_reads(free.len(), span, "branch");
         for &v in &free {
             self.use_var(v);
         }

@@ -76,6 +76,15 @@ pub fn stmt(cx: &Cx, s: &Stmt) -> TokenStream {
                             ::paralens::__private::Para::#method(&self.#field, &__p.#field, #input);
                     )
                 }
+                Op::Index { base, index } => {
+                    // The index is kept for the reverse, which adds the entry's change there.
+                    let i = format_ident!("__i{}", target);
+                    let base = operand(cx, base);
+                    quote_spanned!(span=>
+                        let #i = #index;
+                        let #x #ann = ::core::clone::Clone::clone(&#base[#i]);
+                    )
+                }
                 Op::Loop(l) => {
                     let value = loop_expr(cx, l);
                     quote_spanned!(span=> let (#x, #pb) #pair_ann = #value;)
@@ -88,7 +97,7 @@ pub fn stmt(cx: &Cx, s: &Stmt) -> TokenStream {
                         .enumerate()
                         .map(|(i, blk)| {
                             let free = cx.wanted(&b.free);
-                            let body = block(cx, blk, &super::rets(&free), None, true);
+                            let body = block(cx, blk, &[], Some(&free), None, true);
                             let wrapped = wrap(i, k, quote!(__b));
                             quote!({ let (__v, __b) = #body; (__v, #wrapped) })
                         })
@@ -121,37 +130,14 @@ fn loop_expr(cx: &Cx, l: &Loop) -> TokenStream {
     let init: Vec<syn::Ident> = l.init.iter().map(ident).collect();
     let carried: Vec<syn::Ident> = l.carried.iter().map(ident).collect();
     let free = cx.wanted(&l.free);
-    let mut rets: Vec<Ret> = l.carried.iter().map(|v| Ret::Var(*v, None)).collect();
-    rets.extend(super::rets(&free));
-    let body = block(cx, &l.body, &rets, None, true);
+    let rets: Vec<Ret> = l.carried.iter().map(|v| Ret::Var(*v, None)).collect();
+    let body = block(cx, &l.body, &rets, Some(&free), None, true);
     let (pat, range, bound) = (&l.pat, &l.range, &l.bound);
-    let dc: Vec<syn::Ident> = (0..carried.len())
-        .map(|i| format_ident!("__c{}", i))
-        .collect();
-    let acc: Vec<syn::Ident> = (0..free.len()).map(|i| format_ident!("__f{}", i)).collect();
-    let got: Vec<syn::Ident> = (0..free.len()).map(|i| format_ident!("__h{}", i)).collect();
-    let buf = cx.params.map(|_| quote!(, &mut *__dp));
-    let tangent = quote!(::paralens::__private::Tangent);
-    let reverse = quote! {
-        let mut __dc = __d;
-        #(let mut #acc = #tangent::zeros();)*
-        while let ::core::option::Option::Some(__b) = __tape.pop() {
-            let (#(#dc,)* #(#got,)*) = __b(__dc #buf);
-            __dc = (#(#dc,)*);
-            #(#tangent::accumulate(&mut #acc, &#got);)*
-        }
-        let (#(#dc,)*) = __dc;
-        (#(#dc,)* #(#acc,)*)
-    };
-    let closure = match cx.params {
-        Some(params) => quote!(::paralens::__private::pullback_with_buffer(
-            &__carry,
-            move |__d, __dp: &mut #params| { #reverse }
-        )),
-        None => quote!(::paralens::__private::pullback_of(
-            &__carry,
-            move |__d| { #reverse }
-        )),
+    let slots: Vec<syn::Ident> = (0..free.len()).map(|k| format_ident!("__a{}", k)).collect();
+    let helper = super::adjoints_helper(free.len(), cx.params.is_some());
+    let (buf_param, buf) = match cx.params {
+        Some(params) => (quote!(, __dp: &mut #params), quote!(, &mut *__dp)),
+        None => (quote!(), quote!()),
     };
     quote!({
         let mut __carry = (#(#init,)*);
@@ -162,7 +148,17 @@ fn loop_expr(cx: &Cx, l: &Loop) -> TokenStream {
             __carry = __v;
             __tape.push(__b);
         }
-        let __pb = #closure;
+        let __pb = ::paralens::__private::#helper(
+            &__carry,
+            move |__d, __acc #buf_param| {
+                let (#(#slots,)*) = __acc;
+                let mut __dc = __d;
+                while let ::core::option::Option::Some(__b) = __tape.pop() {
+                    __dc = __b(__dc, (#(&mut *#slots,)*) #buf);
+                }
+                __dc
+            }
+        );
         (__carry, __pb)
     })
 }

@@ -96,7 +96,7 @@ pub fn lens(f: &LensFn, errors: &mut Errors) -> TokenStream {
         })
         .collect();
     let slots_ty = tuple_or_single(&slot_types);
-    let body_tokens = block(&cx, &body, &returns, Some(ret), args.len() != 1);
+    let body_tokens = block(&cx, &body, &returns, None, Some(ret), args.len() != 1);
 
     // name_rev: only the differentiated slots.
     let d_name = if idents.iter().any(|i| *i == "d") {

@@ -11,8 +11,8 @@ pub use para::para;
 
 use crate::analyse::{Block, Var, VarId};
 use proc_macro2::TokenStream;
-use quote::quote;
-use reverse::{Sweep, adjoint, contributions};
+use quote::{format_ident, quote};
+use reverse::{Sweep, adjoint};
 use std::collections::HashSet;
 use syn::{Ident, Type};
 
@@ -57,26 +57,34 @@ pub enum Ret<'a> {
     Unit,
 }
 
-pub fn rets(free: &[VarId]) -> Vec<Ret<'static>> {
-    free.iter().map(|v| Ret::Var(*v, None)).collect()
-}
-
 /// Expands a block to an expression evaluating to `(value, pullback)`. The pullback
 /// returns `returns` as a tuple (or the single value when `tuple` is false and there is
 /// exactly one).
+///
+/// A nested block (a branch, a loop body) also takes the adjoints of `external`, the values
+/// from outside it that it reads, as a tuple of `&mut`, and adds their changes in place.
 pub fn block(
     cx: &Cx,
     b: &Block,
     returns: &[Ret],
+    external: Option<&[VarId]>,
     d_type: Option<&Type>,
     tuple: bool,
 ) -> TokenStream {
     let forward: Vec<TokenStream> = b.stmts.iter().map(|s| forward::stmt(cx, s)).collect();
     let value = forward::operand(cx, &b.result);
+    let slots: Vec<Ident> = (0..external.map_or(0, <[VarId]>::len))
+        .map(|k| format_ident!("__a{}", k))
+        .collect();
     let mut sweep = Sweep {
         cx,
         have: HashSet::new(),
-        counts: contributions(b),
+        external: external
+            .unwrap_or(&[])
+            .iter()
+            .copied()
+            .zip(slots.iter().cloned())
+            .collect(),
         out: TokenStream::new(),
     };
     sweep.contribute(&b.result, quote!(__d));
@@ -87,7 +95,7 @@ pub fn block(
         .iter()
         .map(|r| match r {
             Ret::Unit => quote!(()),
-            Ret::Var(id, ty) if sweep.have.contains(id) => {
+            Ret::Var(id, _) if sweep.have.contains(id) => {
                 let d = adjoint(cx, *id);
                 quote!(#d)
             }
@@ -104,8 +112,9 @@ pub fn block(
         Some(t) => quote!(__d: #t),
         None => quote!(__d),
     };
-    let closure = match cx.params {
-        Some(params) => quote!(::paralens::__private::pullback_with_buffer(
+    let private = quote!(::paralens::__private);
+    let closure = match (external, cx.params) {
+        (None, Some(params)) => quote!(#private::pullback_with_buffer(
             &__v,
             #[inline(always)]
             move |#param, __dp: &mut #params| {
@@ -113,7 +122,7 @@ pub fn block(
                 #changes
             }
         )),
-        None => quote!(::paralens::__private::pullback_of(
+        (None, None) => quote!(#private::pullback_of(
             &__v,
             #[inline(always)]
             move |#param| {
@@ -121,6 +130,19 @@ pub fn block(
                 #changes
             }
         )),
+        (Some(_), params) => {
+            let helper = adjoints_helper(slots.len(), params.is_some());
+            let buf = params.map(|p| quote!(, __dp: &mut #p));
+            quote!(#private::#helper(
+                &__v,
+                #[inline(always)]
+                move |#param, __acc #buf| {
+                    let (#(#slots,)*) = __acc;
+                    #reverse
+                    #changes
+                }
+            ))
+        }
     };
     quote!({
         #(#forward)*
@@ -128,6 +150,16 @@ pub fn block(
         let __pb = #closure;
         (__v, __pb)
     })
+}
+
+/// The `__private` helper fixing the signature of a nested block's pullback that adds into
+/// `n` adjoints (see `adjoints0` ...).
+pub fn adjoints_helper(n: usize, buffered: bool) -> Ident {
+    if buffered {
+        format_ident!("adjoints{}_buffered", n)
+    } else {
+        format_ident!("adjoints{}", n)
+    }
 }
 
 /// Lints that generated code may trip without a fault of the user's.

@@ -136,8 +136,8 @@ pub fn para(def: ParaDef, errors: &mut Errors) -> TokenStream {
             returns.push(Ret::Var(*id, Some(t)));
         }
     }
-    let body_tokens = block(&cx, &body, &returns, Some(&ret), true);
-    let params_body_tokens = block(&cx_params, &body, &[], Some(&ret), true);
+    let body_tokens = block(&cx, &body, &returns, None, Some(&ret), true);
+    let params_body_tokens = block(&cx_params, &body, &[], None, Some(&ret), true);
 
     let arg_names: Vec<&Ident> = args.iter().map(|(i, _)| i).collect();
     let arg_types: Vec<&Type> = args.iter().map(|(_, t)| t).collect();

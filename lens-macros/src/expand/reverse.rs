@@ -1,13 +1,15 @@
 //! The reverse sweep: statements in reverse order, each pulling its output's change back to
 //! its operands. The first change a variable receives binds its adjoint (`__d<n>`); later
-//! ones are added with `Tangent::accumulate`.
+//! ones are added with `Tangent::accumulate`. Entries (`x[i]`) and nested blocks add into
+//! the adjoint in place, through `&mut`.
 
 use super::Cx;
 use super::forward::{pullback, wrap};
-use crate::analyse::{Block, Op, Operand, Stmt, StmtKind, VarId};
+use crate::analyse::{Op, Operand, Stmt, StmtKind, VarId};
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote, quote_spanned};
 use std::collections::{HashMap, HashSet};
+use syn::Ident;
 
 /// The adjoint of variable `id`, spanned at the variable so that type errors in the
 /// reverse sweep point at the user's code.
@@ -15,61 +17,61 @@ pub fn adjoint(cx: &Cx, id: VarId) -> syn::Ident {
     format_ident!("__d{}", id, span = cx.vars[id].ident.span())
 }
 
-/// How many changes each variable receives from the statements of one block.
-pub fn contributions(b: &Block) -> HashMap<VarId, usize> {
-    let mut n = HashMap::new();
-    let add = |o: &Operand, n: &mut HashMap<VarId, usize>| {
-        if let Operand::Var(id) = o {
-            *n.entry(*id).or_insert(0) += 1;
-        }
-    };
-    add(&b.result, &mut n);
-    for s in &b.stmts {
-        match &s.kind {
-            StmtKind::Verbatim(_) => {}
-            StmtKind::Destructure { src, .. } => add(&Operand::Var(*src), &mut n),
-            StmtKind::Let { op, .. } => match &**op {
-                Op::Alias(o) => add(o, &mut n),
-                Op::Rule { args, .. } | Op::Call { args, .. } | Op::Tuple(args) => {
-                    args.iter().for_each(|a| add(a, &mut n));
-                }
-                // A sub-model adds its parameter change straight into the buffer.
-                Op::Sub { args, .. } => args.iter().for_each(|a| add(a, &mut n)),
-                Op::Branch(b) => b.free.iter().for_each(|v| add(&Operand::Var(*v), &mut n)),
-                Op::Loop(l) => l
-                    .init
-                    .iter()
-                    .chain(&l.free)
-                    .for_each(|v| add(&Operand::Var(*v), &mut n)),
-            },
-        }
-    }
-    n
-}
-
 /// The reverse sweep of one block.
 pub struct Sweep<'a> {
     pub cx: &'a Cx<'a>,
+    /// The variables whose adjoint is bound so far (in reverse order).
     pub have: HashSet<VarId>,
-    pub counts: HashMap<VarId, usize>,
+    /// Values from outside a nested block: the `&mut` adjoint the caller passed for each.
+    pub external: HashMap<VarId, Ident>,
     pub out: TokenStream,
 }
 
 impl Sweep<'_> {
-    /// Adds the change `g` into the adjoint of `o` (nothing for forward-only operands).
+    /// Whether the change of `id` is wanted at all.
+    fn wanted(&self, id: VarId) -> bool {
+        self.cx.vars[id].diff && !self.cx.skipped(id)
+    }
+
+    /// Adds the change `g` into the adjoint of `o` (nothing for forward-only operands). The
+    /// first change a local variable receives binds its adjoint.
     pub fn contribute(&mut self, o: &Operand, g: TokenStream) {
         let Operand::Var(id) = o else { return };
-        if !self.cx.vars[*id].diff || self.cx.skipped(*id) {
+        if !self.wanted(*id) {
+            return;
+        }
+        if let Some(a) = self.external.get(id) {
+            self.out
+                .extend(quote!(::paralens::__private::Tangent::accumulate(&mut *#a, &#g);));
             return;
         }
         let d = adjoint(self.cx, *id);
         if self.have.insert(*id) {
-            let m = (self.counts.get(id).copied().unwrap_or(0) > 1).then(|| quote!(mut));
-            self.out.extend(quote!(let #m #d = #g;));
+            self.out.extend(quote!(let mut #d = #g;));
         } else {
             self.out
                 .extend(quote!(::paralens::__private::Tangent::accumulate(&mut #d, &#g);));
         }
+    }
+
+    /// `&mut` to the adjoint of `id`, for a change added in place (an entry, a nested
+    /// block's changes); a local adjoint not bound yet starts at zero.
+    fn slot(&mut self, id: VarId) -> TokenStream {
+        if let Some(a) = self.external.get(&id) {
+            return quote!(&mut *#a);
+        }
+        let d = adjoint(self.cx, id);
+        if self.have.insert(id) {
+            self.out
+                .extend(quote!(let mut #d = ::paralens::__private::Tangent::zeros();));
+        }
+        quote!(&mut #d)
+    }
+
+    /// The adjoints of a nested block's outside values, as the tuple its pullback takes.
+    fn slots(&mut self, free: &[VarId]) -> TokenStream {
+        let slots: Vec<TokenStream> = free.iter().map(|v| self.slot(*v)).collect();
+        quote!((#(#slots,)*))
     }
 
     pub fn stmt(&mut self, s: &Stmt) {
@@ -134,41 +136,46 @@ impl Sweep<'_> {
                             self.spread(*target, args);
                         }
                     }
+                    Op::Index { base, .. } => {
+                        let Operand::Var(base) = base else { return };
+                        if self.wanted(*base) {
+                            let slot = self.slot(*base);
+                            let i = format_ident!("__i{}", target);
+                            self.out.extend(quote_spanned!(span=>
+                                ::paralens::__private::rules::IndexRule::add_at(#slot, #i, #d);
+                            ));
+                        }
+                    }
                     Op::Loop(l) => {
-                        // The loop's pullback returns the carried values' changes, then those
-                        // of the values from outside that its body read.
+                        // The loop's pullback adds the outside values' changes in place and
+                        // returns the changes of the carried values as they were before it.
                         let free = self.cx.wanted(&l.free);
-                        let from: Vec<VarId> = l.init.iter().chain(&free).copied().collect();
-                        let gs: Vec<syn::Ident> = (0..from.len())
+                        let slots = self.slots(&free);
+                        let gs: Vec<syn::Ident> = (0..l.init.len())
                             .map(|i| format_ident!("__g{}_{}", target, i))
                             .collect();
                         let buf = self.cx.params.map(|_| quote!(, &mut *__dp));
                         self.out
-                            .extend(quote_spanned!(span=> let (#(#gs,)*) = #pb(#d #buf);));
-                        for (v, g) in from.iter().zip(gs) {
+                            .extend(quote_spanned!(span=> let (#(#gs,)*) = #pb(#d, #slots #buf);));
+                        for (v, g) in l.init.iter().zip(gs) {
                             self.contribute(&Operand::Var(*v), quote!(#g));
                         }
                     }
                     Op::Branch(b) => {
                         let free = self.cx.wanted(&b.free);
-                        let gs: Vec<syn::Ident> = (0..free.len())
-                            .map(|i| format_ident!("__g{}_{}", target, i))
-                            .collect();
+                        let slots = self.slots(&free);
                         let k = b.blocks.len();
                         let buf = self.cx.params.map(|_| quote!(, &mut *__dp));
                         let call = if k == 1 {
-                            quote!(#pb(#d #buf))
+                            quote!(#pb(#d, #slots #buf))
                         } else {
                             let arms = (0..k).map(|i| {
                                 let p = wrap(i, k, quote!(__f));
-                                quote!(#p => __f(#d #buf),)
+                                quote!(#p => __f(#d, #slots #buf),)
                             });
                             quote!(match #pb { #(#arms)* })
                         };
-                        self.out.extend(quote!(let (#(#gs,)*) = #call;));
-                        for (v, g) in free.iter().zip(gs) {
-                            self.contribute(&Operand::Var(*v), quote!(#g));
-                        }
+                        self.out.extend(quote!(#call;));
                     }
                 }
             }

@@ -1,0 +1,183 @@
+//! Indexing in `#[lens]` and `para!` bodies: `v[i]` of vectors, `m[(r, c)]` and `m[i]` of
+//! matrices, `a[i]` of arrays (of scalars and of vectors), by literals, loop counters and
+//! arithmetic on them; the reverse adds each entry's change into the adjoint at that place.
+//! Every gradient is checked against central finite differences in f64. Generated code must
+//! not warn.
+#![deny(warnings)]
+#![allow(clippy::assign_op_pattern)]
+
+use paralens::prelude::*;
+use paralens::{GradCheck, check_gradient};
+
+const H: f64 = 1e-6;
+const TOL: f64 = 1e-7;
+
+fn ok(name: &str, r: GradCheck) {
+    assert!(r.passes(TOL), "{name}: {r}");
+}
+
+/// The chained Rosenbrock function, the form other libraries use:
+/// `sum_{i < N-1} 100 (x_{i+1} - x_i^2)^2 + (1 - x_i)^2`.
+#[lens]
+fn chained_rosenbrock<const N: usize>(x: SVector<f64, N>) -> f64 {
+    let mut f = 0.0;
+    for i in 0..N - 1 {
+        let t = x[i + 1] - x[i] * x[i];
+        let s = 1.0 - x[i];
+        f = f + 100.0 * t * t + s * s;
+    }
+    f
+}
+
+/// Its gradient by hand.
+fn chained_rosenbrock_hand<const N: usize>(x: SVector<f64, N>) -> SVector<f64, N> {
+    let mut g = SVector::<f64, N>::zeros();
+    for i in 0..N - 1 {
+        let t = x[i + 1] - x[i] * x[i];
+        g[i] += -400.0 * x[i] * t - 2.0 * (1.0 - x[i]);
+        g[i + 1] += 200.0 * t;
+    }
+    g
+}
+
+#[test]
+fn chained_rosenbrock_matches_the_hand_written_gradient() {
+    let x = SVector::<f64, 8>::from_fn(|i, _| (i as f64 * 0.7).sin());
+    let g = chained_rosenbrock_rev(x, 1.0);
+    let h = chained_rosenbrock_hand(x);
+    assert!((g - h).amax() < 1e-12, "{g} against {h}");
+    ok(
+        "chained_rosenbrock",
+        check_gradient(chained_rosenbrock::<8>, chained_rosenbrock_rev::<8>, x, H),
+    );
+    // At the minimum (all ones) the gradient is zero.
+    assert_eq!(
+        chained_rosenbrock_rev(SVector::<f64, 8>::repeat(1.0), 1.0),
+        SVector::<f64, 8>::zeros()
+    );
+}
+
+// Matrix entries by `(row, column)` and by column-major position, read in nested loops.
+#[lens]
+fn weighted_entries(m: SMatrix<f64, 3, 2>) -> f64 {
+    let mut acc = m[(0, 0)] * m[5];
+    for r in 0..3 {
+        for c in 0..2 {
+            acc = acc + (r as f64 + 1.0) * m[(r, c)] * m[(r, c)].sin();
+        }
+    }
+    acc
+}
+
+#[test]
+fn matrix_entries_by_pair_and_position() {
+    let m = SMatrix::<f64, 3, 2>::from_fn(|r, c| 0.3 * r as f64 - 0.5 * c as f64 + 0.2);
+    ok(
+        "weighted_entries",
+        check_gradient(weighted_entries, weighted_entries_rev, m, H),
+    );
+}
+
+// An array of vectors indexed by a reversed counter, with an entry of the indexed element.
+#[lens]
+fn array_of_vectors(a: [SVector<f64, 2>; 4], w: SVector<f64, 2>) -> f64 {
+    let mut h = 0.0;
+    for i in (0..4).rev() {
+        let v = a[i];
+        h = (h + v.dot(&w)).tanh() + a[3 - i][1];
+    }
+    h
+}
+
+#[test]
+fn arrays_of_vectors_indexed_in_a_loop() {
+    let a: [SVector<f64, 2>; 4] =
+        core::array::from_fn(|i| SVector::<f64, 2>::new(0.2 * i as f64, -0.3 + 0.1 * i as f64));
+    let w = SVector::<f64, 2>::new(0.7, -1.1);
+    ok(
+        "array_of_vectors",
+        check_gradient(
+            |(a, w)| array_of_vectors(a, w),
+            |(a, w), d| array_of_vectors_rev(a, w, d),
+            (a, w),
+            H,
+        ),
+    );
+}
+
+// An entry of a value computed in the body (its adjoint starts at zero there), an entry
+// read in a branch, and an array of scalars.
+#[lens]
+fn entries_of_temporaries(x: SVector<f64, 3>, s: [f64; 3], pick: usize) -> f64 {
+    let y = x * s[1] + x.component_mul(&x);
+    let mut out = y[0] * s[0];
+    if pick < 3 {
+        out = out + y[pick] * x[pick];
+    } else {
+        out = out - s[2];
+    }
+    out
+}
+
+#[test]
+fn entries_of_values_computed_in_the_body_and_in_branches() {
+    let x = SVector::<f64, 3>::new(0.4, -0.9, 1.3);
+    let s = [0.5, -1.5, 2.0];
+    for pick in [0, 2, 7] {
+        ok(
+            "entries_of_temporaries",
+            check_gradient(
+                |(x, s)| entries_of_temporaries(x, s, pick),
+                |(x, s), d| entries_of_temporaries_rev(x, s, pick, d),
+                (x, s),
+                H,
+            ),
+        );
+    }
+}
+
+// Indexing inside `para!`: a recurrence over the rows of a sequence given as an array.
+para! {
+    /// `h <- tanh(W h + x_t)` over four inputs, then the sum of `h`'s entries weighted.
+    pub struct OverSequence {
+        cell: Dense<2, 2, f64>,
+    }
+    fn forward(&self, xs: [SVector<f64, 2>; 4]) -> f64 {
+        let mut h = xs[0];
+        for t in 1..4 {
+            let z = self.cell(h) + xs[t];
+            h = z.map(tanh);
+        }
+        h[0] - 0.5 * h[1]
+    }
+}
+
+#[test]
+fn a_recurrence_over_an_indexed_sequence_in_para() {
+    let model = OverSequence { cell: Dense::new() };
+    let p = model.init(5);
+    let xs: [SVector<f64, 2>; 4] = core::array::from_fn(|t| {
+        SVector::<f64, 2>::new(0.3 * t as f64 - 0.4, 0.2 - 0.1 * t as f64)
+    });
+    let (dp, dxs) = model.changes(&p, xs, 1.0);
+    let mut worst: f64 = 0.0;
+    for t in 0..4 {
+        for j in 0..2 {
+            let (mut a, mut b) = (xs, xs);
+            a[t][j] += H;
+            b[t][j] -= H;
+            let num = (model.forward(&p, a) - model.forward(&p, b)) / (2.0 * H);
+            worst = worst.max((num - dxs[t][j]).abs());
+        }
+    }
+    for i in 0..2 {
+        for j in 0..2 {
+            let (mut a, mut b) = (p.clone(), p.clone());
+            a.cell.w[(i, j)] += H;
+            b.cell.w[(i, j)] -= H;
+            let num = (model.forward(&a, xs) - model.forward(&b, xs)) / (2.0 * H);
+            worst = worst.max((num - dp.cell.w[(i, j)]).abs());
+        }
+    }
+    assert!(worst < 1e-7, "largest error {worst}");
+}
