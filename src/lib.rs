@@ -67,7 +67,10 @@
 //! parameter (also `N - k`, `N / k`, `N + 1`). The `let mut` bindings the body assigns are
 //! carried from one iteration to the next; the loop counter is forward-only data. Each
 //! iteration's pullback is kept in fixed-size storage on the stack (no allocation), and the
-//! reverse pass runs the iterations last first. A function whose const parameter appears in no
+//! reverse pass runs the iterations last first. That storage is `N + 1` times one
+//! iteration's pullback (what it keeps of the iteration's values), on the caller's stack:
+//! large values in long loops belong in `HeapMatrix`, and a debug build, which copies more,
+//! needs several times the stack of a release build. A function whose const parameter appears in no
 //! argument's type (a trip count) gets `name_vjp` and `name_rev` but no lens type.
 //!
 //! Indexing by forward-only data (literals, loop counters, arithmetic on them, comparisons):

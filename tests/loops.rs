@@ -287,3 +287,92 @@ fn shared_parameters_across_iterations_in_para() {
     pull(dy, &mut only);
     assert!((*only.cell.w - *dp.cell.w).amax() < 1e-12);
 }
+
+const K: i32 = 3;
+
+// Counters of other integer types: a `const` item of type `i32`, a suffixed literal.
+#[lens]
+fn integer_counters(x: f64) -> f64 {
+    let mut acc = 0.0;
+    for k in 0..K {
+        acc = acc + x.powi(k);
+    }
+    for k in 0..3i64 {
+        acc = acc * x + k as f64;
+    }
+    acc
+}
+
+#[test]
+fn counters_of_other_integer_types() {
+    let x: f64 = 0.8;
+    let a = 1.0 + x + x * x;
+    let expect = ((a * x) * x + 1.0) * x + 2.0;
+    assert!((integer_counters(x) - expect).abs() < 1e-12);
+    ok(
+        "integer_counters",
+        check_gradient(integer_counters, integer_counters_rev, x, H),
+    );
+}
+
+// Loops and branches that read differentiated values but hand none on: their pullbacks are
+// never called, and the adjoint types come from the values (this failed to infer).
+#[lens]
+fn reads_without_carrying(x: f64, flag: bool) -> f64 {
+    let mut c = 0.0;
+    for _ in 0..3 {
+        let t = x * 2.0;
+        c = c + 1.0;
+        if t > 100.0 {
+            c = c + 0.5;
+        }
+    }
+    if flag {
+        let u = x.sin();
+        if u > 2.0 {
+            c = 0.0;
+        }
+    }
+    c * x
+}
+
+#[test]
+fn loops_and_branches_whose_values_are_unused() {
+    assert_eq!(reads_without_carrying_rev(0.5, true, 1.0), 3.0);
+    ok(
+        "reads_without_carrying",
+        check_gradient(
+            |x| reads_without_carrying(x, true),
+            |x, d| reads_without_carrying_rev(x, true, d),
+            0.5,
+            H,
+        ),
+    );
+}
+
+// A label on a differentiated loop is harmless; a nested forward-only loop may break out of
+// itself. (A label nothing names is unused in plain Rust too.)
+#[lens]
+#[allow(unused_labels)]
+fn labelled(x: f64) -> f64 {
+    let mut acc = x;
+    'steps: for i in 0..4 {
+        let mut n = 0;
+        'count: for j in 0..10 {
+            if j > i {
+                break 'count;
+            }
+            n += 1;
+        }
+        acc = acc * x + n as f64;
+    }
+    acc
+}
+
+#[test]
+fn labelled_loops_and_inner_breaks() {
+    let x: f64 = 0.9;
+    let expect = (((x * x + 1.0) * x + 2.0) * x + 3.0) * x + 4.0;
+    assert!((labelled(x) - expect).abs() < 1e-12);
+    ok("labelled", check_gradient(labelled, labelled_rev, x, H));
+}

@@ -116,7 +116,11 @@ pub mod __private {
         ($($name:ident $buffered:ident ($($a:ident),*);)*) => {$(
             #[doc = concat!("A pullback adding into ", stringify!($($a),*), " (see the macro above).")]
             #[inline(always)]
-            pub fn $name<V, $($a,)* R, F>(_value: &V, f: F) -> F
+            pub fn $name<V, $($a,)* R, F>(
+                _value: &V,
+                _adjoints: ($(core::marker::PhantomData<$a>,)*),
+                f: F,
+            ) -> F
             where
                 F: for<'a> FnOnce(V, ($(&'a mut $a,)*)) -> R,
             {
@@ -125,7 +129,11 @@ pub mod __private {
 
             #[doc = concat!("[`", stringify!($name), "`] inside `para!`, with the parameter-change buffer.")]
             #[inline(always)]
-            pub fn $buffered<V, P, $($a,)* R, F>(_value: &V, f: F) -> F
+            pub fn $buffered<V, P, $($a,)* R, F>(
+                _value: &V,
+                _adjoints: ($(core::marker::PhantomData<$a>,)*),
+                f: F,
+            ) -> F
             where
                 F: for<'a> FnOnce(V, ($(&'a mut $a,)*), &'a mut P) -> R,
             {
@@ -148,6 +156,14 @@ pub mod __private {
         adjoints10 adjoints10_buffered (A0, A1, A2, A3, A4, A5, A6, A7, A8, A9);
         adjoints11 adjoints11_buffered (A0, A1, A2, A3, A4, A5, A6, A7, A8, A9, A10);
         adjoints12 adjoints12_buffered (A0, A1, A2, A3, A4, A5, A6, A7, A8, A9, A10, A11);
+    }
+
+    /// The type of `value`, as a zero-sized marker: it tells the helpers above the types of
+    /// the adjoints a nested pullback adds into (a value's change has the value's type), even
+    /// where that pullback is never called.
+    #[inline(always)]
+    pub fn witness<T>(_value: &T) -> core::marker::PhantomData<T> {
+        core::marker::PhantomData
     }
 
     /// The most outside values a branch or loop body may read (the arities above).

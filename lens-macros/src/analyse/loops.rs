@@ -45,12 +45,6 @@ impl Analyser<'_> {
     pub(super) fn for_loop(&mut self, f: &syn::ExprForLoop, out: &mut Vec<Stmt>) -> Operand {
         let unit = Operand::Const(quote!(()));
         let span = f.span();
-        if let Some(label) = &f.label {
-            self.errors.at(
-                label,
-                "a label on a differentiated loop is not supported (nor are `break` and `continue`); every iteration runs to its end",
-            );
-        }
         let pat_names = match &*f.pat {
             Pat::Ident(pi) if pi.by_ref.is_none() && pi.subpat.is_none() => {
                 vec![(pi.ident.clone(), pi.mutability.is_some())]
@@ -64,9 +58,13 @@ impl Analyser<'_> {
                 return unit;
             }
         };
-        let mut exits = Exits(Vec::new());
+        let mut exits = Exits {
+            label: f.label.as_ref().map(|l| l.name.ident.to_string()),
+            nested: 0,
+            found: Vec::new(),
+        };
         syn::visit::Visit::visit_block(&mut exits, &f.body);
-        for (tokens, what) in exits.0 {
+        for (tokens, what) in exits.found {
             self.errors.at(
                 tokens,
                 format!("`{what}` in a differentiated loop is not supported: every iteration runs to its end; compute a flag and branch on it with `if` inside the body"),
@@ -252,6 +250,15 @@ impl Analyser<'_> {
                 self.range_bound(&m.receiver)
             }
             Expr::Range(r) => {
+                if let Some(Expr::Unary(u)) = r.start.as_deref()
+                    && matches!(u.op, syn::UnOp::Neg(_))
+                {
+                    self.errors.at(
+                        u,
+                        "a differentiated loop's range starts at 0 or later (its storage is sized by the end); shift the counter: `for j in 0..M { let k = j as i32 - 2; ... }`",
+                    );
+                    return None;
+                }
                 if let Some(start) = &r.start
                     && self.mentions_diff(start.to_token_stream())
                 {
@@ -275,7 +282,7 @@ impl Analyser<'_> {
                 if b.plus > 1 {
                     self.errors.at(
                         end,
-                        format!("this loop may run more than `{} + 1` times; bound it by a constant it cannot exceed by more than one ({WRITE})", b.base),
+                        format!("this range may run `{} + 2` times, and a differentiated loop's storage holds at most `{} + 1` iterations for a bound `{}`; write `a..{} + 1` or `a..={}`", b.base, b.base, b.base, b.base, b.base),
                     );
                     return None;
                 }
@@ -284,7 +291,7 @@ impl Analyser<'_> {
             other => {
                 self.errors.at(
                     other,
-                    format!("a differentiated loop runs over a range whose trip count is bounded by a constant; {WRITE}"),
+                    format!("`{}` is not a range: a differentiated loop must run over a range whose trip count is bounded by a constant; {WRITE}", other.to_token_stream()),
                 );
                 None
             }
@@ -303,17 +310,30 @@ impl Analyser<'_> {
         match e {
             Expr::Paren(p) => self.end_bound(&p.expr),
             Expr::Group(g) => self.end_bound(&g.expr),
-            Expr::Lit(l) if matches!(l.lit, Lit::Int(_)) => Some(Bound {
-                base: e.to_token_stream(),
-                plus: 0,
-            }),
+            Expr::Lit(l) => match &l.lit {
+                // The storage's size is a `usize`: `3i64` becomes `3`.
+                Lit::Int(i) => {
+                    let n = proc_macro2::Literal::usize_unsuffixed(i.base10_parse().ok()?);
+                    Some(Bound {
+                        base: n.to_token_stream(),
+                        plus: 0,
+                    })
+                }
+                _ => runtime(self, e),
+            },
             Expr::Path(p) if p.qself.is_none() => {
                 // A local binding (an argument, a `let`) is a runtime value; any other path
                 // names a constant (a const generic parameter, a `const` item).
                 match p.path.get_ident() {
                     Some(i) if self.lookup(&i.to_string()).is_some() => runtime(self, e),
-                    _ => Some(Bound {
+                    // A const generic parameter is named as it is (it must be a `usize`);
+                    // a `const` item of another integer type is converted.
+                    Some(i) if self.const_params.contains(&i.to_string()) => Some(Bound {
                         base: e.to_token_stream(),
+                        plus: 0,
+                    }),
+                    _ => Some(Bound {
+                        base: quote!({ #e as usize }),
                         plus: 0,
                     }),
                 }
@@ -343,7 +363,14 @@ impl Analyser<'_> {
                 bound.plus += 1;
                 Some(bound)
             }
-            other => runtime(self, other),
+            Expr::Path(_) => runtime(self, e),
+            other => {
+                self.errors.at(
+                    other,
+                    format!("`{}` is not a bound a differentiated loop can read; the bound is a literal, a constant `N` (a `const` item or const generic parameter), `N - k`, `N / k` or `N + 1`; for anything else declare a `const` item", other.to_token_stream()),
+                );
+                None
+            }
         }
     }
 }
@@ -371,24 +398,50 @@ impl<'a> syn::visit::Visit<'a> for Assigned {
     fn visit_item(&mut self, _: &'a syn::Item) {}
 }
 
-/// `break` and `continue` that leave or skip the loop being analysed (not those of a loop
-/// nested in it, nor of closures).
-struct Exits(Vec<(TokenStream, &'static str)>);
+/// `break` and `continue` that leave or skip the loop being analysed: unlabelled ones outside
+/// nested loops, and those naming its label anywhere (closures and items excepted).
+struct Exits {
+    label: Option<String>,
+    nested: usize,
+    found: Vec<(TokenStream, &'static str)>,
+}
+
+impl Exits {
+    fn targets_us(&self, label: Option<&syn::Lifetime>) -> bool {
+        match label {
+            None => self.nested == 0,
+            Some(l) => self.label.as_deref() == Some(&*l.ident.to_string()),
+        }
+    }
+}
 
 impl<'a> syn::visit::Visit<'a> for Exits {
     fn visit_expr_break(&mut self, b: &'a syn::ExprBreak) {
-        self.0.push((b.to_token_stream(), "break"));
+        if self.targets_us(b.label.as_ref()) {
+            self.found.push((b.to_token_stream(), "break"));
+        }
+        syn::visit::visit_expr_break(self, b);
     }
     fn visit_expr_continue(&mut self, c: &'a syn::ExprContinue) {
-        self.0.push((c.to_token_stream(), "continue"));
+        if self.targets_us(c.label.as_ref()) {
+            self.found.push((c.to_token_stream(), "continue"));
+        }
     }
     fn visit_expr_for_loop(&mut self, f: &'a syn::ExprForLoop) {
-        self.visit_expr(&f.expr);
+        self.nested += 1;
+        syn::visit::visit_expr_for_loop(self, f);
+        self.nested -= 1;
     }
     fn visit_expr_while(&mut self, w: &'a syn::ExprWhile) {
-        self.visit_expr(&w.cond);
+        self.nested += 1;
+        syn::visit::visit_expr_while(self, w);
+        self.nested -= 1;
     }
-    fn visit_expr_loop(&mut self, _: &'a syn::ExprLoop) {}
+    fn visit_expr_loop(&mut self, l: &'a syn::ExprLoop) {
+        self.nested += 1;
+        syn::visit::visit_expr_loop(self, l);
+        self.nested -= 1;
+    }
     fn visit_expr_closure(&mut self, _: &'a syn::ExprClosure) {}
     fn visit_item(&mut self, _: &'a syn::Item) {}
 }

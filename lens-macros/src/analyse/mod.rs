@@ -156,6 +156,8 @@ pub struct Analyser<'e> {
     /// Sub-model fields (inside `para!`).
     fields: Vec<Ident>,
     para: bool,
+    /// The function's const generic parameters (loop bounds name them as they are).
+    const_params: Vec<String>,
 }
 
 fn rules_path(span: Span, item: TokenStream) -> TokenStream {
@@ -171,7 +173,16 @@ impl<'e> Analyser<'e> {
             errors,
             fields: Vec::new(),
             para: false,
+            const_params: Vec::new(),
         }
+    }
+
+    /// Declares the function's const generic parameters.
+    pub fn declare_const_params(&mut self, generics: &syn::Generics) {
+        self.const_params = generics
+            .const_params()
+            .map(|c| c.ident.to_string())
+            .collect();
     }
 
     /// Declares the sub-model fields of a `para!` model.

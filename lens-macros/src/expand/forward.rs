@@ -86,18 +86,20 @@ pub fn stmt(cx: &Cx, s: &Stmt) -> TokenStream {
                     )
                 }
                 Op::Loop(l) => {
-                    let value = loop_expr(cx, l);
-                    quote_spanned!(span=> let (#x, #pb) #pair_ann = #value;)
+                    let (bind, w) = super::witnesses(cx, *target, &cx.wanted(&l.free));
+                    let value = loop_expr(cx, l, &w);
+                    quote_spanned!(span=> #bind let (#x, #pb) #pair_ann = #value;)
                 }
                 Op::Branch(b) => {
                     let k = b.blocks.len();
+                    let free = cx.wanted(&b.free);
+                    let (bind, w) = super::witnesses(cx, *target, &free);
                     let arms: Vec<TokenStream> = b
                         .blocks
                         .iter()
                         .enumerate()
                         .map(|(i, blk)| {
-                            let free = cx.wanted(&b.free);
-                            let body = block(cx, blk, &[], Some(&free), None, true);
+                            let body = block(cx, blk, &[], Some((&free, &w)), None, true);
                             let wrapped = wrap(i, k, quote!(__b));
                             quote!({ let (__v, __b) = #body; (__v, #wrapped) })
                         })
@@ -115,7 +117,7 @@ pub fn stmt(cx: &Cx, s: &Stmt) -> TokenStream {
                             quote!(match #scrutinee { #(#pats => #arms)* })
                         }
                     };
-                    quote_spanned!(span=> let (#x, #pb) #pair_ann = #value;)
+                    quote_spanned!(span=> #bind let (#x, #pb) #pair_ann = #value;)
                 }
             }
         }
@@ -125,13 +127,13 @@ pub fn stmt(cx: &Cx, s: &Stmt) -> TokenStream {
 /// A loop: the iterations run forward, each keeping its pullback on a fixed-size tape; the
 /// loop's pullback runs them last first, handing the carried changes back through the
 /// iterations and adding up the changes of the values from outside.
-fn loop_expr(cx: &Cx, l: &Loop) -> TokenStream {
+fn loop_expr(cx: &Cx, l: &Loop, witness: &TokenStream) -> TokenStream {
     let ident = |v: &VarId| cx.vars[*v].ident.clone();
     let init: Vec<syn::Ident> = l.init.iter().map(ident).collect();
     let carried: Vec<syn::Ident> = l.carried.iter().map(ident).collect();
     let free = cx.wanted(&l.free);
     let rets: Vec<Ret> = l.carried.iter().map(|v| Ret::Var(*v, None)).collect();
-    let body = block(cx, &l.body, &rets, Some(&free), None, true);
+    let body = block(cx, &l.body, &rets, Some((&free, witness)), None, true);
     let (pat, range, bound) = (&l.pat, &l.range, &l.bound);
     let slots: Vec<syn::Ident> = (0..free.len()).map(|k| format_ident!("__a{}", k)).collect();
     let helper = super::adjoints_helper(free.len(), cx.params.is_some());
@@ -150,6 +152,7 @@ fn loop_expr(cx: &Cx, l: &Loop) -> TokenStream {
         }
         let __pb = ::paralens::__private::#helper(
             &__carry,
+            #witness,
             move |__d, __acc #buf_param| {
                 let (#(#slots,)*) = __acc;
                 let mut __dc = __d;

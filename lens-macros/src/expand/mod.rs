@@ -62,25 +62,26 @@ pub enum Ret<'a> {
 /// exactly one).
 ///
 /// A nested block (a branch, a loop body) also takes the adjoints of `external`, the values
-/// from outside it that it reads, as a tuple of `&mut`, and adds their changes in place.
+/// from outside it that it reads, as a tuple of `&mut`, and adds their changes in place; the
+/// tokens beside them name their witnesses (see [`witnesses`]).
 pub fn block(
     cx: &Cx,
     b: &Block,
     returns: &[Ret],
-    external: Option<&[VarId]>,
+    external: Option<(&[VarId], &TokenStream)>,
     d_type: Option<&Type>,
     tuple: bool,
 ) -> TokenStream {
     let forward: Vec<TokenStream> = b.stmts.iter().map(|s| forward::stmt(cx, s)).collect();
     let value = forward::operand(cx, &b.result);
-    let slots: Vec<Ident> = (0..external.map_or(0, <[VarId]>::len))
+    let slots: Vec<Ident> = (0..external.map_or(0, |(e, _)| e.len()))
         .map(|k| format_ident!("__a{}", k))
         .collect();
     let mut sweep = Sweep {
         cx,
         have: HashSet::new(),
         external: external
-            .unwrap_or(&[])
+            .map_or(&[][..], |(e, _)| e)
             .iter()
             .copied()
             .zip(slots.iter().cloned())
@@ -130,11 +131,12 @@ pub fn block(
                 #changes
             }
         )),
-        (Some(_), params) => {
+        (Some((_, witness)), params) => {
             let helper = adjoints_helper(slots.len(), params.is_some());
             let buf = params.map(|p| quote!(, __dp: &mut #p));
             quote!(#private::#helper(
                 &__v,
+                #witness,
                 #[inline(always)]
                 move |#param, __acc #buf| {
                     let (#(#slots,)*) = __acc;
@@ -150,6 +152,18 @@ pub fn block(
         let __pb = #closure;
         (__v, __pb)
     })
+}
+
+/// `let __w<n> = (witness(&x), ...);`: the types of a nested block's outside values, bound
+/// before the block (inside it, a `let` may hide their names). Returns the statement and the
+/// name.
+pub fn witnesses(cx: &Cx, target: VarId, free: &[VarId]) -> (TokenStream, TokenStream) {
+    let w = format_ident!("__w{}", target);
+    let xs = free.iter().map(|v| &cx.vars[*v].ident);
+    (
+        quote!(let #w = (#(::paralens::__private::witness(&#xs),)*);),
+        quote!(#w),
+    )
 }
 
 /// The `__private` helper fixing the signature of a nested block's pullback that adds into
