@@ -50,9 +50,12 @@
 //! conditions are not differentiated, assignments `x = e` and `x += e` (`-= *= /=` too) on
 //! `let mut` bindings, anywhere in blocks and branches (an untaken branch keeps the old value),
 //! calls of other `#[lens]` functions (`m::g(x)` uses `m::g_vjp`) and of the activations in
-//! [`fns`], the float methods `exp ln sqrt powi powf sin cos tanh abs max min recip`, the
+//! [`fns`], the float methods `exp exp2 ln log2 log10 sqrt powi powf sin cos tan tanh sinh
+//! cosh asin acos atan abs recip max min atan2 hypot mul_add clamp` (also as `f64::max(x, y)`
+//! or `T::exp(x)`), the step functions `floor ceil round trunc signum` (no change), the
 //! nalgebra operations `*` (matrix products and scaling), `transpose`, `dot`,
-//! `component_mul`, `sum`, `map(f)` with `f` a `#[lens]` function, and on `u64` Z2 words
+//! `component_mul`, `component_div`, `sum`, `mean`, `norm`, `norm_squared`, `max()`, `min()`,
+//! entry-wise `abs`, `map(f)` with `f` a `#[lens]` function, and on `u64` Z2 words
 //! (64 examples per word) `& ^ | !` with the Z2 rules. Generic and const-generic functions
 //! work. Arguments of integer, `bool` or `char` type, and those marked `#[nodiff]`, get no
 //! change (their slot is omitted from `name_rev`); a borrowed argument must be marked

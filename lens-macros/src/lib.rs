@@ -14,6 +14,7 @@ mod analyse;
 mod errors;
 mod expand;
 mod parse;
+mod primitives;
 mod tangent;
 
 /// Makes a function a lens: keeps it as written and generates `name_vjp`, `name_rev` and a

@@ -13,7 +13,12 @@
 //! | `x * y` | product | `(d y, x d)` (matrices: `(d y^T, x^T d)`) |
 //! | `x / y` | quotient | `(d / y, -d x / y^2)` |
 //! | `-x` | negation | `-d` |
-//! | `exp ln sqrt sin cos tanh abs recip` | the function | `d f'(x)` |
+//! | `exp ln sqrt sin cos tan tanh sinh cosh asin acos atan log2 log10 exp2 abs recip` | the function | `d f'(x)` |
+//! | `atan2`, `hypot` | the function | `(d x, -d y) / (x^2 + y^2)`; `(d x, d y) / h` |
+//! | `x.mul_add(a, b)`, `x.clamp(lo, hi)` | `x a + b`; clamping | `(d a, d x, d)`; `d` to the operand that is the value |
+//! | `norm`, `norm_squared`, `mean`, `max()`, `min()` on matrices | reductions | `d a / \|a\|`; `2 d a`; `d / n` everywhere; `d` at the extreme entry |
+//! | `component_div` | `a ⊘ b` | `(d ⊘ b, -d ∘ a ⊘ b^2)` |
+//! | `floor ceil round trunc signum` | step functions | no change (zero where defined) |
 //! | `powi(n)`, `powf(a)` | powers | `d n x^(n-1)`; `(d a x^(a-1), d y ln x)` |
 //! | `max`, `min` | the chosen operand | `d` to the chosen operand (ties: the first) |
 //! | `transpose`, `dot`, `component_mul`, `sum` | nalgebra | transpose; `(d y, d x)`; `(d∘y, d∘x)`; broadcast |
@@ -26,17 +31,23 @@
 
 pub mod activation;
 mod binary;
+mod float;
 mod index;
 mod matrix;
 mod unary;
 mod z2;
 
 pub use binary::{AddRule, DivRule, MulRule, NegRule, SquareRule, SubRule};
+pub use float::{Atan2Rule, ClampRule, HypotRule, MulAddRule};
 pub use index::IndexRule;
-pub use matrix::{component_mul, component_square, dot, dot_self, sum, transpose};
+pub use matrix::{
+    component_div, component_mul, component_square, dot, dot_self, max_entry, mean, min_entry,
+    norm, norm_squared, sum, transpose,
+};
 pub use unary::{
-    AbsRule, CosRule, ExpRule, LnRule, MaxRule, MinRule, PowfRule, PowiRule, RecipRule, SinRule,
-    SqrtRule, TanhRule,
+    AbsRule, AcosRule, AsinRule, AtanRule, CosRule, CoshRule, Exp2Rule, ExpRule, LnRule, Log2Rule,
+    Log10Rule, MaxRule, MinRule, PowfRule, PowiRule, RecipRule, SinRule, SinhRule, SqrtRule,
+    TanRule, TanhRule,
 };
 pub use z2::{AndRule, NotRule, OrRule, XorRule};
 

@@ -1,7 +1,9 @@
-//! The float methods people write: `exp ln sqrt powi powf sin cos tanh abs max min recip`,
-//! for every [`Real`] scalar (so `#[lens]` functions generic over `T: Real` work too).
+//! The float methods people write: `exp ln sqrt powi powf sin cos tan tanh sinh cosh asin
+//! acos atan log2 log10 exp2 abs max min recip`, for every [`Real`] scalar (so `#[lens]`
+//! functions generic over `T: Real` work too).
 
 use crate::Real;
+use nalgebra::SMatrix;
 
 macro_rules! unary_rule {
     ($(#[$doc:meta])* $rule:ident :: $m:ident, |$x:ident, $y:ident, $d:ident| $fwd:expr => $rev:expr) => {
@@ -50,6 +52,34 @@ unary_rule!(
 unary_rule!(
     /// `1 / x`; reverse `-d / x^2`.
     RecipRule::recip_vjp, |x, y, d| x.recip() => -d * y * y);
+
+unary_rule!(
+    /// `tan x`; reverse `d (1 + tan^2 x)`.
+    TanRule::tan_vjp, |x, y, d| x.tan() => d * (T::one() + y * y));
+unary_rule!(
+    /// `sinh x`; reverse `d cosh x`.
+    SinhRule::sinh_vjp, |x, y, d| x.sinh() => d * x.cosh());
+unary_rule!(
+    /// `cosh x`; reverse `d sinh x`.
+    CoshRule::cosh_vjp, |x, y, d| x.cosh() => d * x.sinh());
+unary_rule!(
+    /// `asin x`; reverse `d / sqrt(1 - x^2)`.
+    AsinRule::asin_vjp, |x, y, d| x.asin() => d / (T::one() - x * x).sqrt());
+unary_rule!(
+    /// `acos x`; reverse `-d / sqrt(1 - x^2)`.
+    AcosRule::acos_vjp, |x, y, d| x.acos() => -d / (T::one() - x * x).sqrt());
+unary_rule!(
+    /// `atan x`; reverse `d / (1 + x^2)`.
+    AtanRule::atan_vjp, |x, y, d| x.atan() => d / (T::one() + x * x));
+unary_rule!(
+    /// `log2 x`; reverse `d / (x ln 2)`.
+    Log2Rule::log2_vjp, |x, y, d| x.log2() => d / (x * T::ln_2()));
+unary_rule!(
+    /// `log10 x`; reverse `d / (x ln 10)`.
+    Log10Rule::log10_vjp, |x, y, d| x.log10() => d / (x * T::ln_10()));
+unary_rule!(
+    /// `2^x`; reverse `d 2^x ln 2`.
+    Exp2Rule::exp2_vjp, |x, y, d| x.exp2() => d * y * T::ln_2());
 
 /// `x.powi(n)`; reverse `d n x^(n-1)` (the integer exponent gets no change).
 pub trait PowiRule: Sized {
@@ -143,6 +173,28 @@ impl<T: Real> MinRule for T {
                 } else {
                     (T::zero(), d)
                 }
+            },
+        )
+    }
+}
+
+/// `|a|` entry by entry; reverse `d sign(a)` entry by entry (0 where an entry is 0).
+impl<T: Real, const R: usize, const C: usize> AbsRule for SMatrix<T, R, C> {
+    #[inline]
+    fn abs_vjp(self) -> (Self, impl FnOnce(Self) -> Self) {
+        (
+            self.abs(),
+            #[inline(always)]
+            move |d: Self| {
+                d.zip_map(&self, |d, x| {
+                    if x > T::zero() {
+                        d
+                    } else if x < T::zero() {
+                        -d
+                    } else {
+                        T::zero()
+                    }
+                })
             },
         )
     }

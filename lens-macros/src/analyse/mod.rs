@@ -10,8 +10,9 @@ mod loops;
 pub use loops::Loop;
 
 use crate::errors::Errors;
+use crate::primitives;
 use proc_macro2::{Span, TokenStream, TokenTree};
-use quote::{ToTokens, format_ident, quote, quote_spanned};
+use quote::{ToTokens, quote, quote_spanned};
 use std::collections::{BTreeMap, BTreeSet};
 use syn::spanned::Spanned;
 use syn::{BinOp, Expr, Ident, Pat, Path, Stmt as SynStmt, Type, UnOp};
@@ -138,8 +139,6 @@ const NO_CHANGE_METHODS: &[&str] = &[
     "count_ones",
 ];
 
-const SUPPORTED_METHODS: &str = "exp, ln, sqrt, powi, powf, sin, cos, tanh, abs, max, min, recip, transpose, dot, component_mul, sum, map, clone";
-
 #[derive(Clone)]
 struct Frame {
     defined: BTreeSet<VarId>,
@@ -158,6 +157,10 @@ pub struct Analyser<'e> {
     para: bool,
     /// The function's const generic parameters (loop bounds name them as they are).
     const_params: Vec<String>,
+    /// The function's type parameters (`T::exp(x)` is `x.exp()`).
+    type_params: Vec<String>,
+    /// Method calls already refused, so that reading them again is not a second error.
+    refused: BTreeSet<String>,
 }
 
 fn rules_path(span: Span, item: TokenStream) -> TokenStream {
@@ -174,14 +177,20 @@ impl<'e> Analyser<'e> {
             fields: Vec::new(),
             para: false,
             const_params: Vec::new(),
+            type_params: Vec::new(),
+            refused: BTreeSet::new(),
         }
     }
 
-    /// Declares the function's const generic parameters.
-    pub fn declare_const_params(&mut self, generics: &syn::Generics) {
+    /// Declares the function's generic parameters.
+    pub fn declare_generics(&mut self, generics: &syn::Generics) {
         self.const_params = generics
             .const_params()
             .map(|c| c.ident.to_string())
+            .collect();
+        self.type_params = generics
+            .type_params()
+            .map(|t| t.ident.to_string())
             .collect();
     }
 
@@ -703,33 +712,14 @@ impl<'e> Analyser<'e> {
                 .at(t, "turbofish on a differentiated method is not supported");
         }
         let args: Vec<&Expr> = m.args.iter().collect();
-        let want = |n: usize, this: &mut Self| {
-            if args.len() != n {
-                this.errors.at(
-                    m,
-                    format!("`{name}` takes {n} argument(s) here, found {}", args.len()),
-                );
-                false
-            } else {
-                true
-            }
-        };
-        let unary_trait = |t: &str| -> TokenStream {
-            let tr = format_ident!("{}Rule", t);
-            let f = format_ident!("{}_vjp", name);
-            quote!(#tr::#f)
-        };
-        let (func, arity, extra): (TokenStream, usize, Vec<TokenStream>) = match name.as_str() {
-            "exp" | "ln" | "sqrt" | "sin" | "cos" | "tanh" | "abs" | "recip" => {
-                if !want(0, self) {
-                    return Operand::Const(m.to_token_stream());
-                }
-                let mut t = name.clone();
-                t[..1].make_ascii_uppercase();
-                (unary_trait(&t), 1, vec![])
-            }
+        let mut extra = Vec::new();
+        let (func, operands): (TokenStream, Vec<&Expr>) = match name.as_str() {
             "powi" => {
-                if !want(1, self) {
+                if args.len() != 1 {
+                    self.errors.at(
+                        m,
+                        format!("`powi` takes 1 argument here, found {}", args.len()),
+                    );
                     return Operand::Const(m.to_token_stream());
                 }
                 if self.mentions_diff(args[0].to_token_stream()) {
@@ -738,87 +728,84 @@ impl<'e> Analyser<'e> {
                         "the exponent of `powi` is an integer and is not differentiated; use `powf` for a differentiated exponent",
                     );
                 }
-                (
-                    quote!(PowiRule::powi_vjp),
-                    1,
-                    vec![args[0].to_token_stream()],
-                )
-            }
-            "powf" | "max" | "min" => {
-                if !want(1, self) {
-                    return Operand::Const(m.to_token_stream());
-                }
-                let mut t = name.clone();
-                t[..1].make_ascii_uppercase();
-                (unary_trait(&t), 2, vec![])
-            }
-            "transpose" | "sum" => {
-                if !want(0, self) {
-                    return Operand::Const(m.to_token_stream());
-                }
-                let f = &m.method;
-                (quote!(#f), 1, vec![])
-            }
-            "dot" | "component_mul" => {
-                if !want(1, self) {
-                    return Operand::Const(m.to_token_stream());
-                }
-                let f = &m.method;
-                (quote!(#f), 2, vec![])
+                extra.push(args[0].to_token_stream());
+                (quote!(PowiRule::powi_vjp), Vec::new())
             }
             "map" => {
-                if !want(1, self) {
-                    return Operand::Const(m.to_token_stream());
-                }
-                let Expr::Path(p) = args[0] else {
+                let [f] = args.as_slice() else {
                     self.errors.at(
-                        args[0],
+                        m,
+                        format!("`map` takes 1 argument here, found {}", args.len()),
+                    );
+                    return Operand::Const(m.to_token_stream());
+                };
+                let Expr::Path(p) = f else {
+                    self.errors.at(
+                        f,
                         "`map` on a differentiated value takes the name of a `#[lens]` function (`x.map(f)`), not a closure",
                     );
                     return Operand::Const(m.to_token_stream());
                 };
-                let f = &p.path;
                 let f_rev = suffixed(&p.path, "_rev");
-                (quote!(map_vjp), 1, vec![quote!(#f), quote!(#f_rev)])
+                let f = &p.path;
+                extra.extend([quote!(#f), quote!(#f_rev)]);
+                (quote!(map_vjp), Vec::new())
             }
             "clone" => {
                 let recv = self.expr(&m.receiver, out);
                 return self.push_op(Op::Alias(recv), span, out);
             }
-            _ => {
-                self.errors.at(
-                    &m.method,
-                    format!(
-                        "no reverse rule for the method `{name}`; supported: {SUPPORTED_METHODS}; or write `{name}` as a `#[lens]` function and call it as `{name}(x)`"
-                    ),
-                );
-                return Operand::Const(m.to_token_stream());
-            }
+            _ => match primitives::find(&name, args.len()) {
+                Some(p) => {
+                    // `x.dot(&x)` and `x.component_mul(&x)`: one change, not two to be added.
+                    let same = p.square.is_some()
+                        && matches!(
+                            (self.expr_var(&m.receiver), self.expr_var(strip_ref(args[0]))),
+                            (Some(a), Some(b)) if a == b
+                        );
+                    let rule = if same {
+                        p.square.unwrap_or(p.rule)
+                    } else {
+                        p.rule
+                    };
+                    let rule: TokenStream = rule.parse().expect("the table's rules are paths");
+                    let operands = if same { Vec::new() } else { args.clone() };
+                    (rule, operands)
+                }
+                None => {
+                    let arities = primitives::arities(&name);
+                    let msg = if arities.is_empty() {
+                        format!(
+                            "no reverse rule for the method `{name}`; supported: {}; or write `{name}` as a `#[lens]` function and call it as `{name}(x)`",
+                            primitives::supported()
+                        )
+                    } else {
+                        let n: Vec<String> = arities.iter().map(ToString::to_string).collect();
+                        format!(
+                            "`{name}` is differentiated with {} argument(s), found {}",
+                            n.join(" or "),
+                            args.len()
+                        )
+                    };
+                    self.errors.at(&m.method, msg);
+                    self.refused.insert(m.to_token_stream().to_string());
+                    return Operand::Const(m.to_token_stream());
+                }
+            },
         };
         let recv = self.expr(&m.receiver, out);
-        let second = (arity == 2).then(|| {
-            let a = match args[0] {
-                Expr::Reference(r) if r.mutability.is_none() => &*r.expr,
-                other => other,
-            };
-            self.expr(a, out)
-        });
-        if matches!(recv, Operand::Const(_)) && matches!(second, None | Some(Operand::Const(_))) {
+        let rest: Vec<Operand> = operands
+            .iter()
+            .map(|a| self.expr(strip_ref(a), out))
+            .collect();
+        if matches!(recv, Operand::Const(_)) && rest.iter().all(|o| matches!(o, Operand::Const(_)))
+        {
             // Forward-only data on every side (`(x > 0.0 as i32 as f64).exp()`).
             self.check_read(m);
             return Operand::Const(m.to_token_stream());
         }
         let mut ops = vec![recv];
-        let mut func = func;
-        if let Some(arg) = second {
-            let same = matches!((&ops[0], &arg), (Operand::Var(x), Operand::Var(y)) if x == y);
-            match name.as_str() {
-                // `x.dot(&x)` and `x.component_mul(&x)`: one change, not two to be added.
-                "dot" if same => func = quote!(dot_self),
-                "component_mul" if same => func = quote!(component_square),
-                _ => ops.push(arg),
-            }
-        }
+        ops.extend(rest);
         let func = rules_path(span, func);
         self.push_op(
             Op::Rule {
@@ -829,6 +816,19 @@ impl<'e> Analyser<'e> {
             span,
             out,
         )
+    }
+
+    /// The variable a plain name refers to, if it is a differentiated one (no code emitted).
+    fn expr_var(&self, e: &Expr) -> Option<VarId> {
+        match e {
+            Expr::Path(p) => p
+                .path
+                .get_ident()
+                .and_then(|i| self.lookup(&i.to_string()))
+                .filter(|id| self.vars[*id].diff),
+            Expr::Paren(p) => self.expr_var(&p.expr),
+            _ => None,
+        }
     }
 
     /// `x[i]`, `m[(r, c)]`, `a[i]`: the index is forward-only data.
@@ -896,6 +896,25 @@ impl<'e> Analyser<'e> {
                 "qualified paths (`<T as Trait>::f`) are not supported; call a `#[lens]` function by name",
             );
             return Operand::Const(c.to_token_stream());
+        }
+        // `f64::max(x, y)`, `T::exp(x)`: the method of a scalar type, called as a function.
+        if let [ty, method] = p.path.segments.iter().collect::<Vec<_>>().as_slice()
+            && (ty.ident == "f32"
+                || ty.ident == "f64"
+                || self.type_params.contains(&ty.ident.to_string()))
+            && primitives::known(&method.ident.to_string())
+            && let Some(receiver) = c.args.first()
+        {
+            let call = syn::ExprMethodCall {
+                attrs: Vec::new(),
+                receiver: Box::new(receiver.clone()),
+                dot_token: Default::default(),
+                method: method.ident.clone(),
+                turbofish: None,
+                paren_token: c.paren_token,
+                args: c.args.iter().skip(1).cloned().collect(),
+            };
+            return self.method(&call, out);
         }
         let args = c.args.iter().map(|a| self.expr(a, out)).collect();
         let path = suffixed(&p.path, "_vjp");
@@ -1240,6 +1259,7 @@ impl<'e> Analyser<'e> {
         for (name, call) in effects.1 {
             if !READ_METHODS.contains(&name.as_str())
                 && !NO_CHANGE_METHODS.contains(&name.as_str())
+                && !self.refused.contains(&call.to_string())
                 && self.mentions_diff(call.clone())
             {
                 self.errors.at(
@@ -1380,6 +1400,7 @@ const READ_METHODS: &[&str] = &[
     "transpose",
     "dot",
     "component_mul",
+    "component_div",
     "sum",
     "mean",
     "norm",
@@ -1581,4 +1602,12 @@ pub fn suffixed(path: &Path, suffix: &str) -> Path {
         last.ident = Ident::new(&format!("{name}{suffix}"), last.ident.span());
     }
     p
+}
+
+/// `&x` as `x` (a method's operand may be borrowed: `x.dot(&y)`).
+fn strip_ref(e: &Expr) -> &Expr {
+    match e {
+        Expr::Reference(r) if r.mutability.is_none() => &r.expr,
+        other => other,
+    }
 }

@@ -32,7 +32,7 @@ fn tuple_or_single(items: &[TokenStream]) -> TokenStream {
 
 pub fn lens(f: &LensFn, errors: &mut Errors) -> TokenStream {
     let mut an = Analyser::new(errors);
-    an.declare_const_params(&f.generics);
+    an.declare_generics(&f.generics);
     let ids: Vec<usize> = f
         .args
         .iter()

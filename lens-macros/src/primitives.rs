@@ -1,0 +1,106 @@
+//! The one table of the methods `#[lens]` differentiates: each method's name, how many
+//! arguments it takes besides its receiver, the reverse rule it lowers to (an item of
+//! `lens_core::rules`; the operand types pick the impl), and the rule used instead when its
+//! one argument is its receiver (`x.dot(&x)`: one change `2 x d`, not two to be added). The
+//! analysis dispatches through it, and the "supported: ..." message is built from it.
+//!
+//! `powi` (an integer exponent that is not differentiated), `map` (a function name) and
+//! `clone` (an alias) are lowered by the analysis itself.
+
+/// One differentiated method.
+pub struct Method {
+    pub name: &'static str,
+    pub args: usize,
+    pub rule: &'static str,
+    pub square: Option<&'static str>,
+}
+
+const fn m(name: &'static str, args: usize, rule: &'static str) -> Method {
+    Method {
+        name,
+        args,
+        rule,
+        square: None,
+    }
+}
+
+const fn sq(name: &'static str, rule: &'static str, square: &'static str) -> Method {
+    Method {
+        name,
+        args: 1,
+        rule,
+        square: Some(square),
+    }
+}
+
+/// The table.
+pub const METHODS: &[Method] = &[
+    m("exp", 0, "ExpRule::exp_vjp"),
+    m("exp2", 0, "Exp2Rule::exp2_vjp"),
+    m("ln", 0, "LnRule::ln_vjp"),
+    m("log2", 0, "Log2Rule::log2_vjp"),
+    m("log10", 0, "Log10Rule::log10_vjp"),
+    m("sqrt", 0, "SqrtRule::sqrt_vjp"),
+    m("sin", 0, "SinRule::sin_vjp"),
+    m("cos", 0, "CosRule::cos_vjp"),
+    m("tan", 0, "TanRule::tan_vjp"),
+    m("tanh", 0, "TanhRule::tanh_vjp"),
+    m("sinh", 0, "SinhRule::sinh_vjp"),
+    m("cosh", 0, "CoshRule::cosh_vjp"),
+    m("asin", 0, "AsinRule::asin_vjp"),
+    m("acos", 0, "AcosRule::acos_vjp"),
+    m("atan", 0, "AtanRule::atan_vjp"),
+    m("abs", 0, "AbsRule::abs_vjp"),
+    m("recip", 0, "RecipRule::recip_vjp"),
+    m("powf", 1, "PowfRule::powf_vjp"),
+    m("max", 1, "MaxRule::max_vjp"),
+    m("min", 1, "MinRule::min_vjp"),
+    m("max", 0, "max_entry"),
+    m("min", 0, "min_entry"),
+    m("atan2", 1, "Atan2Rule::atan2_vjp"),
+    m("hypot", 1, "HypotRule::hypot_vjp"),
+    m("mul_add", 2, "MulAddRule::mul_add_vjp"),
+    m("clamp", 2, "ClampRule::clamp_vjp"),
+    m("transpose", 0, "transpose"),
+    m("sum", 0, "sum"),
+    m("mean", 0, "mean"),
+    m("norm", 0, "norm"),
+    m("norm_squared", 0, "norm_squared"),
+    sq("dot", "dot", "dot_self"),
+    sq("component_mul", "component_mul", "component_square"),
+    m("component_div", 1, "component_div"),
+];
+
+/// Methods lowered by the analysis itself (see the module's documentation).
+pub const SPECIAL: &[&str] = &["powi", "map", "clone"];
+
+/// The entry for `name` called with `args` arguments.
+pub fn find(name: &str, args: usize) -> Option<&'static Method> {
+    METHODS.iter().find(|m| m.name == name && m.args == args)
+}
+
+/// The argument counts `name` is differentiated with (empty: not a differentiated method).
+pub fn arities(name: &str) -> Vec<usize> {
+    METHODS
+        .iter()
+        .filter(|m| m.name == name)
+        .map(|m| m.args)
+        .collect()
+}
+
+/// Whether `name` is a differentiated method.
+pub fn known(name: &str) -> bool {
+    SPECIAL.contains(&name) || METHODS.iter().any(|m| m.name == name)
+}
+
+/// "exp, exp2, ln, ...": every differentiated method once, for error messages.
+pub fn supported() -> String {
+    let mut names: Vec<&str> = Vec::new();
+    for m in METHODS {
+        if !names.contains(&m.name) {
+            names.push(m.name);
+        }
+    }
+    names.extend(SPECIAL);
+    names.join(", ")
+}

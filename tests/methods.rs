@@ -1,0 +1,115 @@
+//! The method coverage a user expects, each through `#[lens]` and checked against central
+//! finite differences in f64: the elementary functions, `atan2`, `hypot`, `mul_add`, `clamp`,
+//! the vector reductions (`norm`, `norm_squared`, `mean`, `max()`, `min()`), `component_div`,
+//! entry-wise `abs` on vectors, the step functions (no change) and the path forms
+//! (`f64::max(x, y)`, `T::exp(x)`). Generated code must not warn.
+#![deny(warnings)]
+
+use paralens::prelude::*;
+use paralens::{GradCheck, check_gradient};
+
+const H: f64 = 1e-6;
+const TOL: f64 = 1e-7;
+
+fn ok(name: &str, r: GradCheck) {
+    assert!(r.passes(TOL), "{name}: {r}");
+}
+
+#[lens]
+fn elementary(x: f64) -> (f64, f64, f64, f64) {
+    let a = x.tan() + x.sinh() * x.cosh();
+    let b = (0.5 * x).asin() + (0.3 * x).acos() + x.atan();
+    let c = (x * x + 1.0).log2() + (x * x + 2.0).log10() + x.exp2();
+    (
+        a,
+        b,
+        c,
+        x.floor() + x.signum() + x.round() + x.ceil() + x.trunc() + x,
+    )
+}
+
+#[test]
+fn elementary_functions() {
+    for x in [0.3, -0.7, 1.1] {
+        ok(
+            "elementary",
+            check_gradient(elementary, elementary_rev, x, H),
+        );
+    }
+    // The step functions carry no change: only the last `+ x` counts.
+    assert_eq!(elementary_rev(0.3, (0.0, 0.0, 0.0, 1.0)), 1.0);
+}
+
+#[lens]
+fn two_and_three(y: f64, x: f64, z: f64) -> f64 {
+    y.atan2(x) + y.hypot(x) + y.mul_add(x, z) + z.clamp(x, y)
+}
+
+#[test]
+fn two_and_three_operand_methods() {
+    let f = |(y, x, z): (f64, f64, f64)| two_and_three(y, x, z);
+    let r = |(y, x, z): (f64, f64, f64), d: f64| two_and_three_rev(y, x, z, d);
+    // z below, inside and above [x, y].
+    for p in [
+        (1.5, -0.5, -1.0),
+        (1.5, -0.5, 0.4),
+        (1.5, -0.5, 2.0),
+        (-0.8, -1.2, 0.3),
+    ] {
+        ok("two_and_three", check_gradient(f, r, p, H));
+    }
+}
+
+#[lens]
+fn reductions(v: SVector<f64, 4>, w: SVector<f64, 4>) -> f64 {
+    let q = v.component_div(&w);
+    v.norm() + w.norm_squared() + q.mean() + v.max() - w.min() + v.abs().sum()
+}
+
+#[test]
+fn vector_reductions_and_quotients() {
+    let v = SVector::<f64, 4>::new(0.3, -1.2, 0.8, 0.1);
+    let w = SVector::<f64, 4>::new(1.5, 0.7, -0.9, 2.2);
+    ok(
+        "reductions",
+        check_gradient(
+            |(v, w)| reductions(v, w),
+            |(v, w), d| reductions_rev(v, w, d),
+            (v, w),
+            H,
+        ),
+    );
+    // The largest entry of v (0.8, index 2) and the smallest of w (-0.9, index 2) get `d`.
+    let (dv, dw) = reductions_rev(v, w, 1.0);
+    let norm = v.norm();
+    assert!((dv[2] - (0.8 / norm + 1.0 / (4.0 * -0.9) + 1.0 + 1.0)).abs() < 1e-12);
+    assert!((dw[2] - (2.0 * -0.9 - 0.8 / (4.0 * 0.81) - 1.0)).abs() < 1e-12);
+}
+
+#[lens]
+fn path_forms(x: f64, y: f64) -> f64 {
+    f64::max(x, y) + f64::exp(x) * f64::min(y, 0.5) + f64::atan2(y, x)
+}
+
+#[lens]
+fn generic_path_forms<T: Real>(x: T) -> T {
+    T::exp(x) + T::sin(x) * x
+}
+
+#[test]
+fn methods_called_through_their_type() {
+    let f = |(x, y): (f64, f64)| path_forms(x, y);
+    let r = |(x, y): (f64, f64), d: f64| path_forms_rev(x, y, d);
+    for p in [(0.3, 0.9), (1.2, -0.4)] {
+        ok("path_forms", check_gradient(f, r, p, H));
+    }
+    ok(
+        "generic_path_forms",
+        check_gradient(
+            generic_path_forms::<f64>,
+            generic_path_forms_rev::<f64>,
+            0.6,
+            H,
+        ),
+    );
+}
