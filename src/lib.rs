@@ -81,7 +81,9 @@
 //! vectors, tuples). The reverse adds the entry's change into the adjoint at that place, so a
 //! loop reading `N` entries costs `N` additions: the chained Rosenbrock function is
 //! `for i in 0..N - 1 { let t = x[i + 1] - x[i] * x[i]; ... }`. Assigning to an entry
-//! (`x[i] = e`) is not supported.
+//! (`x[i] = e`) is not supported. Data is built and taken apart too: `SVector::new(a, b, c)`
+//! and the other nalgebra constructors from entries (`Vector3::new`, `Matrix2x3::new`, row by
+//! row), array literals `[a, b, c]`, arrays as arguments and results, and `let [a, b, c] = v`.
 //!
 //! ```
 //! use paralens::prelude::*;

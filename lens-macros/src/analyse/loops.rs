@@ -224,6 +224,7 @@ impl Analyser<'_> {
             kind: StmtKind::Destructure {
                 src: value,
                 targets,
+                array: false,
             },
             span,
         });

@@ -62,10 +62,12 @@ pub enum StmtKind {
         ty: Option<Box<Type>>,
         op: Box<Op>,
     },
-    /// `let (a, _, c) = src;` on a differentiated tuple.
+    /// `let (a, _, c) = src;` on a differentiated tuple (`let [a, _, c] = src;` on an array
+    /// when `array`).
     Destructure {
         src: VarId,
         targets: Vec<Option<VarId>>,
+        array: bool,
     },
 }
 
@@ -83,6 +85,14 @@ pub enum Op {
     Call { path: Path, args: Vec<Operand> },
     /// `(a, b, ...)`
     Tuple(Vec<Operand>),
+    /// `[a, b, ...]`
+    Array(Vec<Operand>),
+    /// `SVector::new(a, b, ...)` (any nalgebra constructor `new` from entries): the callee
+    /// as written and the entries in its order (row by row for a matrix).
+    Build {
+        callee: TokenStream,
+        args: Vec<Operand>,
+    },
     /// `self.field(args)` inside `para!`.
     Sub { field: Ident, args: Vec<Operand> },
     /// `if` / `match` / a nested block: one pullback per branch, chosen in the forward pass.
@@ -445,7 +455,12 @@ impl<'e> Analyser<'e> {
             }
             Pat::Wild(_) => {}
             Pat::Paren(p) => self.bind_pattern(&p.pat, ty, src, out, span),
-            Pat::Tuple(t) => {
+            Pat::Tuple(_) | Pat::Slice(_) => {
+                let (elems, array) = match pat {
+                    Pat::Tuple(t) => (&t.elems, false),
+                    Pat::Slice(s) => (&s.elems, true),
+                    _ => unreachable!("matched above"),
+                };
                 if ty.is_some() {
                     self.errors.at(
                         pat,
@@ -454,7 +469,7 @@ impl<'e> Analyser<'e> {
                 }
                 let mut targets = Vec::new();
                 let mut nested = Vec::new();
-                for elem in &t.elems {
+                for elem in elems {
                     match elem {
                         Pat::Wild(_) => targets.push(None),
                         Pat::Ident(pi) if pi.by_ref.is_none() && pi.subpat.is_none() => {
@@ -481,7 +496,11 @@ impl<'e> Analyser<'e> {
                     unreachable!()
                 };
                 out.push(Stmt {
-                    kind: StmtKind::Destructure { src, targets },
+                    kind: StmtKind::Destructure {
+                        src,
+                        targets,
+                        array,
+                    },
                     span,
                 });
                 for (p, tmp) in nested {
@@ -505,7 +524,7 @@ impl<'e> Analyser<'e> {
         // name (`a * { a = 2.0 * a; a }`) would be read after the rebinding: refuse it.
         let operands: &[Operand] = match &op {
             Op::Rule { args, .. } | Op::Call { args, .. } | Op::Sub { args, .. } => args,
-            Op::Tuple(elems) => elems,
+            Op::Tuple(elems) | Op::Array(elems) | Op::Build { args: elems, .. } => elems,
             Op::Alias(o) | Op::Index { base: o, .. } => core::slice::from_ref(o),
             Op::Branch(_) | Op::Loop(_) => &[],
         };
@@ -584,6 +603,14 @@ impl<'e> Analyser<'e> {
                     return Operand::Const(e.to_token_stream());
                 }
                 self.push_op(Op::Tuple(elems), span, out)
+            }
+            Expr::Array(a) => {
+                let elems: Vec<Operand> = a.elems.iter().map(|x| self.expr(x, out)).collect();
+                if elems.iter().all(|o| matches!(o, Operand::Const(_))) {
+                    self.check_read(a);
+                    return Operand::Const(e.to_token_stream());
+                }
+                self.push_op(Op::Array(elems), span, out)
             }
             Expr::Block(b) if b.label.is_none() => {
                 let parts = vec![(b.block.clone(), Vec::new())];
@@ -897,6 +924,15 @@ impl<'e> Analyser<'e> {
             );
             return Operand::Const(c.to_token_stream());
         }
+        // `SVector::new(a, b, c)`, `Vector3::<f64>::new(..)`, `Matrix2::new(..)`: a nalgebra
+        // value built from entries.
+        if p.path.segments.last().is_some_and(|s| s.ident == "new")
+            && p.path.segments.iter().any(|s| is_nalgebra_type(&s.ident))
+        {
+            let args = c.args.iter().map(|a| self.expr(a, out)).collect();
+            let callee = c.func.to_token_stream();
+            return self.push_op(Op::Build { callee, args }, c.span(), out);
+        }
         // `f64::max(x, y)`, `T::exp(x)`: the method of a scalar type, called as a function.
         if let [ty, method] = p.path.segments.iter().collect::<Vec<_>>().as_slice()
             && (ty.ident == "f32"
@@ -1084,6 +1120,7 @@ impl<'e> Analyser<'e> {
             kind: StmtKind::Destructure {
                 src: joined,
                 targets,
+                array: false,
             },
             span,
         });
@@ -1610,4 +1647,23 @@ fn strip_ref(e: &Expr) -> &Expr {
         Expr::Reference(r) if r.mutability.is_none() => &r.expr,
         other => other,
     }
+}
+
+/// Whether `ident` names a static nalgebra matrix or vector type (`SVector`, `SMatrix`,
+/// `Vector3`, `Matrix2x3`, `RowVector4`, ...).
+fn is_nalgebra_type(ident: &Ident) -> bool {
+    let s = ident.to_string();
+    [
+        "SVector",
+        "SMatrix",
+        "Vector",
+        "Matrix",
+        "RowSVector",
+        "RowVector",
+    ]
+    .iter()
+    .any(|p| {
+        s.strip_prefix(p)
+            .is_some_and(|rest| rest.chars().all(|c| c.is_ascii_digit() || c == 'x'))
+    })
 }

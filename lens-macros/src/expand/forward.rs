@@ -22,7 +22,11 @@ pub fn stmt(cx: &Cx, s: &Stmt) -> TokenStream {
     let span = s.span;
     match &s.kind {
         StmtKind::Verbatim(ts) => ts.clone(),
-        StmtKind::Destructure { src, targets } => {
+        StmtKind::Destructure {
+            src,
+            targets,
+            array,
+        } => {
             let src = &cx.vars[*src].ident;
             let pats = targets.iter().map(|t| match t {
                 Some(id) => {
@@ -34,7 +38,11 @@ pub fn stmt(cx: &Cx, s: &Stmt) -> TokenStream {
                 }
                 None => quote!(_),
             });
-            quote_spanned!(span=> let (#(#pats,)*) = #src;)
+            if *array {
+                quote_spanned!(span=> let [#(#pats,)*] = #src;)
+            } else {
+                quote_spanned!(span=> let (#(#pats,)*) = #src;)
+            }
         }
         StmtKind::Let { target, ty, op } => {
             let x = &cx.vars[*target].ident;
@@ -49,6 +57,14 @@ pub fn stmt(cx: &Cx, s: &Stmt) -> TokenStream {
                 Op::Tuple(elems) => {
                     let elems = elems.iter().map(|e| operand(cx, e));
                     quote_spanned!(span=> let #x #ann = (#(#elems,)*);)
+                }
+                Op::Array(elems) => {
+                    let elems = elems.iter().map(|e| operand(cx, e));
+                    quote_spanned!(span=> let #x #ann = [#(#elems,)*];)
+                }
+                Op::Build { callee, args } => {
+                    let args = args.iter().map(|e| operand(cx, e));
+                    quote_spanned!(span=> let #x #ann = #callee(#(#args),*);)
                 }
                 Op::Rule { func, args, extra } => {
                     let args = args.iter().map(|a| operand(cx, a));

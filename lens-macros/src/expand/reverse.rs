@@ -78,7 +78,11 @@ impl Sweep<'_> {
         let span = s.span;
         match &s.kind {
             StmtKind::Verbatim(_) => {}
-            StmtKind::Destructure { src, targets } => {
+            StmtKind::Destructure {
+                src,
+                targets,
+                array,
+            } => {
                 if !targets.iter().flatten().any(|t| self.have.contains(t)) {
                     return;
                 }
@@ -89,7 +93,11 @@ impl Sweep<'_> {
                     }
                     _ => quote!(::paralens::__private::Tangent::zeros()),
                 });
-                let g = quote!((#(#parts,)*));
+                let g = if *array {
+                    quote!([#(#parts,)*])
+                } else {
+                    quote!((#(#parts,)*))
+                };
                 self.contribute(&Operand::Var(*src), g);
             }
             StmtKind::Let { target, op, .. } => {
@@ -104,6 +112,21 @@ impl Sweep<'_> {
                         let names = self.names(*target, elems);
                         self.out.extend(quote!(let (#(#names,)*) = #d;));
                         self.spread(*target, elems);
+                    }
+                    Op::Array(elems) => {
+                        let names = self.names(*target, elems);
+                        self.out.extend(quote!(let [#(#names,)*] = #d;));
+                        self.spread(*target, elems);
+                    }
+                    Op::Build { args, .. } => {
+                        // Entry `k` in the constructor's order (row by row) is entry `k` of
+                        // the transposed change in storage order (column by column).
+                        let t = format_ident!("__g{}_t", target);
+                        self.out
+                            .extend(quote_spanned!(span=> let #t = #d.transpose();));
+                        for (k, a) in args.iter().enumerate() {
+                            self.contribute(a, quote!(#t[#k]));
+                        }
                     }
                     Op::Rule { args, .. } | Op::Call { args, .. } => {
                         if let [one] = args.as_slice() {
