@@ -83,7 +83,9 @@
 //! `for i in 0..N - 1 { let t = x[i + 1] - x[i] * x[i]; ... }`. Assigning to an entry
 //! (`x[i] = e`) is not supported. Data is built and taken apart too: `SVector::new(a, b, c)`
 //! and the other nalgebra constructors from entries (`Vector3::new`, `Matrix2x3::new`, row by
-//! row), array literals `[a, b, c]`, arrays as arguments and results, and `let [a, b, c] = v`.
+//! row), array literals `[a, b, c]`, arrays as arguments and results, and `let [a, b, c] = v`;
+//! structs deriving [`Tangent`] as arguments (field access `p.w`, `t.0` of tuples, the
+//! reverse adding into that field of the adjoint) and as results (struct literals).
 //!
 //! ```
 //! use paralens::prelude::*;
@@ -106,7 +108,7 @@
 //! What cannot be differentiated is a compile error at that expression saying what to write
 //! instead: `while` and `loop`, `for` over a range with no constant bound, `break` and
 //! `continue` in a differentiated loop, `return`, `?`, mutation other than assigning a whole `let mut` binding,
-//! methods with no reverse rule, fields and casts of differentiated values, and
+//! methods with no reverse rule, casts of differentiated values, and
 //! forward-only code (a condition, a `println!`) that could change a binding while reading a
 //! differentiated value. All errors of a function are reported together, and the function's
 //! signature is still emitted (with an `unreachable!()` body) so its callers compile. Calling a plain function

@@ -65,3 +65,44 @@ fn array_literals_arguments_results_and_patterns() {
     let r = |(v, s): ([f64; 3], f64), d: [f64; 2]| arrays_rev(v, s, d);
     ok("arrays", check_gradient(f, r, ([0.3, -0.6, 0.9], 1.4), H));
 }
+
+/// A struct of differentiated values: its change is a value of the same struct.
+#[derive(Clone, Copy, Debug, PartialEq, Tangent)]
+pub struct Pose {
+    pub at: SVector<f64, 2>,
+    pub angle: f64,
+}
+
+// Field access on an argument, a struct built as the result, and `.0` of a tuple.
+#[lens]
+fn step_pose(p: Pose, speed: f64) -> Pose {
+    let heading = SVector::<f64, 2>::new(p.angle.cos(), p.angle.sin());
+    let pair = (p.at + heading * speed, p.angle * 0.9);
+    Pose {
+        at: pair.0,
+        angle: pair.1 + p.at[0] * 0.1,
+    }
+}
+
+#[lens]
+fn pose_score(p: Pose, speed: f64) -> f64 {
+    let q = step_pose(p, speed);
+    q.at.norm_squared() + q.angle * q.angle + p.angle
+}
+
+#[test]
+fn structs_as_arguments_fields_and_results() {
+    let p = Pose {
+        at: SVector::<f64, 2>::new(0.4, -1.1),
+        angle: 0.7,
+    };
+    ok(
+        "pose_score",
+        check_gradient(
+            |(p, s): (Pose, f64)| pose_score(p, s),
+            |(p, s): (Pose, f64), d: f64| pose_score_rev(p, s, d),
+            (p, 1.3),
+            H,
+        ),
+    );
+}

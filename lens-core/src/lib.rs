@@ -166,6 +166,13 @@ pub mod __private {
         core::marker::PhantomData
     }
 
+    /// Zero of the type a [`witness`] names: an adjoint started before anything reaches it,
+    /// whose type the code around it does not fix in time (a field of it is taken first).
+    #[inline(always)]
+    pub fn zeros_of<T: crate::Tangent>(_witness: core::marker::PhantomData<T>) -> T {
+        T::zeros()
+    }
+
     /// The most outside values a branch or loop body may read (the arities above).
     pub const MAX_ADJOINTS: usize = 12;
 

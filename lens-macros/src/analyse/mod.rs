@@ -87,6 +87,15 @@ pub enum Op {
     Tuple(Vec<Operand>),
     /// `[a, b, ...]`
     Array(Vec<Operand>),
+    /// `base.field` (a named field of a struct, `.0` of a tuple): the reverse adds the change
+    /// into that field of `base`'s adjoint, in place.
+    Field { base: Operand, member: syn::Member },
+    /// `Path { a: x, b: y }`: a struct built from values; the reverse hands each field's
+    /// change to its value.
+    Struct {
+        path: TokenStream,
+        fields: Vec<(syn::Member, Operand)>,
+    },
     /// `SVector::new(a, b, ...)` (any nalgebra constructor `new` from entries): the callee
     /// as written and the entries in its order (row by row for a matrix).
     Build {
@@ -525,8 +534,10 @@ impl<'e> Analyser<'e> {
         let operands: &[Operand] = match &op {
             Op::Rule { args, .. } | Op::Call { args, .. } | Op::Sub { args, .. } => args,
             Op::Tuple(elems) | Op::Array(elems) | Op::Build { args: elems, .. } => elems,
-            Op::Alias(o) | Op::Index { base: o, .. } => core::slice::from_ref(o),
-            Op::Branch(_) | Op::Loop(_) => &[],
+            Op::Alias(o) | Op::Index { base: o, .. } | Op::Field { base: o, .. } => {
+                core::slice::from_ref(o)
+            }
+            Op::Struct { .. } | Op::Branch(_) | Op::Loop(_) => &[],
         };
         for o in operands {
             if let Operand::Var(id) = o
@@ -630,7 +641,37 @@ impl<'e> Analyser<'e> {
                 self.check_macro(&m.mac);
                 Operand::Const(e.to_token_stream())
             }
-            Expr::Field(f) => self.refuse(f, e, "fields of differentiated values are not supported; destructure tuples with `let (a, b) = t;`"),
+            Expr::Field(f) => {
+                let base = self.expr(&f.base, out);
+                if let Operand::Const(_) = base {
+                    self.check_read(f);
+                    return Operand::Const(e.to_token_stream());
+                }
+                let member = f.member.clone();
+                self.push_op(Op::Field { base, member }, span, out)
+            }
+            Expr::Struct(st) => {
+                if let Some(rest) = &st.rest {
+                    if self.mentions_diff(rest.to_token_stream()) {
+                        self.errors.at(
+                            rest,
+                            "`..base` with a differentiated base is not supported; name every field",
+                        );
+                    }
+                    return Operand::Const(e.to_token_stream());
+                }
+                let fields: Vec<(syn::Member, Operand)> = st
+                    .fields
+                    .iter()
+                    .map(|fv| (fv.member.clone(), self.expr(&fv.expr, out)))
+                    .collect();
+                if fields.iter().all(|(_, o)| matches!(o, Operand::Const(_))) {
+                    self.check_read(st);
+                    return Operand::Const(e.to_token_stream());
+                }
+                let path = st.path.to_token_stream();
+                self.push_op(Op::Struct { path, fields }, span, out)
+            }
             Expr::Index(ix) => self.index(ix, out),
             Expr::Cast(c) if matches!(self.expr(&c.expr, out), Operand::Const(_)) => {
                 Operand::Const(e.to_token_stream())

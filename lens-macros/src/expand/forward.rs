@@ -62,6 +62,22 @@ pub fn stmt(cx: &Cx, s: &Stmt) -> TokenStream {
                     let elems = elems.iter().map(|e| operand(cx, e));
                     quote_spanned!(span=> let #x #ann = [#(#elems,)*];)
                 }
+                Op::Field { base, member } => {
+                    // The base's type, for an adjoint the reverse starts at this field.
+                    let w = format_ident!("__w{}", target);
+                    let base = operand(cx, base);
+                    quote_spanned!(span=>
+                        let #w = ::paralens::__private::witness(&#base);
+                        let #x #ann = ::core::clone::Clone::clone(&#base.#member);
+                    )
+                }
+                Op::Struct { path, fields } => {
+                    let fields = fields.iter().map(|(m, o)| {
+                        let o = operand(cx, o);
+                        quote!(#m: #o)
+                    });
+                    quote_spanned!(span=> let #x #ann = #path { #(#fields,)* };)
+                }
                 Op::Build { callee, args } => {
                     let args = args.iter().map(|e| operand(cx, e));
                     quote_spanned!(span=> let #x #ann = #callee(#(#args),*);)

@@ -57,13 +57,22 @@ impl Sweep<'_> {
     /// `&mut` to the adjoint of `id`, for a change added in place (an entry, a nested
     /// block's changes); a local adjoint not bound yet starts at zero.
     fn slot(&mut self, id: VarId) -> TokenStream {
+        self.slot_typed(id, None)
+    }
+
+    /// [`Sweep::slot`], with a witness of the value's type where the code using the adjoint
+    /// needs its type at once (a field access).
+    fn slot_typed(&mut self, id: VarId, witness: Option<TokenStream>) -> TokenStream {
         if let Some(a) = self.external.get(&id) {
             return quote!(&mut *#a);
         }
         let d = adjoint(self.cx, id);
         if self.have.insert(id) {
-            self.out
-                .extend(quote!(let mut #d = ::paralens::__private::Tangent::zeros();));
+            let zero = match witness {
+                Some(w) => quote!(::paralens::__private::zeros_of(#w)),
+                None => quote!(::paralens::__private::Tangent::zeros()),
+            };
+            self.out.extend(quote!(let mut #d = #zero;));
         }
         quote!(&mut #d)
     }
@@ -117,6 +126,21 @@ impl Sweep<'_> {
                         let names = self.names(*target, elems);
                         self.out.extend(quote!(let [#(#names,)*] = #d;));
                         self.spread(*target, elems);
+                    }
+                    Op::Field { base, member } => {
+                        let Operand::Var(base) = base else { return };
+                        if self.wanted(*base) {
+                            let w = format_ident!("__w{}", target);
+                            let slot = self.slot_typed(*base, Some(quote!(#w)));
+                            self.out.extend(quote_spanned!(span=>
+                                ::paralens::__private::Tangent::accumulate(&mut (*#slot).#member, &#d);
+                            ));
+                        }
+                    }
+                    Op::Struct { fields, .. } => {
+                        for (m, o) in fields {
+                            self.contribute(o, quote!(#d.#m));
+                        }
                     }
                     Op::Build { args, .. } => {
                         // Entry `k` in the constructor's order (row by row) is entry `k` of
