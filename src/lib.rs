@@ -142,7 +142,12 @@
 //! struct carries its own `#[derive(...)]`), its
 //! parameter struct `NameParams` (with [`Tangent`] and [`Flat`], so optimizers walk it),
 //! [`Init`] and [`Para`]. A sub-model given a value of the wrong shape is a compile error at
-//! that call.
+//! that call. The body is differentiated like a `#[lens]` body (loops included: a sub-model
+//! called in every iteration shares its weights, and its changes add up). The model may be
+//! generic (`struct M<T: Real> { l: Dense<2, 2, T> }`, with `MParams<T>`), and so may
+//! `forward` (`fn forward<const B: usize>(&self, x: SMatrix<T, 2, B>)`: the batch size).
+//! Fields marked `#[nodiff]` are configuration (a scale, a flag), read as `self.scale` and
+//! not part of the parameters.
 //!
 //! ## The crates behind the facade
 //!

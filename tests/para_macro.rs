@@ -5,6 +5,8 @@
 use paralens::prelude::*;
 use paralens::{GradCheck, check_gradient};
 
+const H: f64 = 1e-6;
+
 fn ok(name: &str, r: GradCheck) {
     assert!(r.passes(1e-7), "{name}: {r}");
 }
@@ -141,4 +143,101 @@ fn para_models_train_with_the_learner() {
     }
     assert!(learner.try_mean_loss(&xs, &ys).unwrap() < before / 10.0);
     assert_eq!(learner.accuracy(&xs, &ys), 1.0);
+}
+
+para! {
+    /// A model generic over its scalar type, whose forward is generic over the batch size.
+    pub struct GenericMlp<T: Real> {
+        l1: Dense<3, 4, T>,
+        l2: Dense<4, 2, T>,
+    }
+    fn forward<const B: usize>(&self, x: SMatrix<T, 3, B>) -> SMatrix<T, 2, B> {
+        let h = tanh(self.l1(x));
+        self.l2(h)
+    }
+}
+
+#[test]
+fn generic_scalar_type_and_batch_size() {
+    let model = GenericMlp::<f64> {
+        l1: Dense::new(),
+        l2: Dense::new(),
+    };
+    let p: GenericMlpParams<f64> = model.init(1);
+    let x = SMatrix::<f64, 3, 5>::from_fn(|i, k| (i as f64 - k as f64) * 0.2);
+    let dy = SMatrix::<f64, 2, 5>::from_fn(|i, k| 0.1 + (i * k) as f64 * 0.05);
+    let (dp, dx) = model.changes(&p, x, dy);
+    let score = |p: &GenericMlpParams<f64>, x: SMatrix<f64, 3, 5>| model.forward(p, x).dot(&dy);
+    let mut worst: f64 = 0.0;
+    for i in 0..3 {
+        for k in 0..5 {
+            let (mut a, mut b) = (x, x);
+            a[(i, k)] += H;
+            b[(i, k)] -= H;
+            let num = (score(&p, a) - score(&p, b)) / (2.0 * H);
+            worst = worst.max((num - dx[(i, k)]).abs());
+        }
+    }
+    for i in 0..2 {
+        let (mut a, mut b) = (p.clone(), p.clone());
+        a.l2.b[i] += H;
+        b.l2.b[i] -= H;
+        let num = (score(&a, x) - score(&b, x)) / (2.0 * H);
+        worst = worst.max((num - dp.l2.b[i]).abs());
+    }
+    assert!(worst < 1e-7, "largest error {worst}");
+    // The same model at another batch size and in f32.
+    let m32 = GenericMlp::<f32> {
+        l1: Dense::new(),
+        l2: Dense::new(),
+    };
+    let p32 = m32.init(1);
+    let y = m32.forward(&p32, SMatrix::<f32, 3, 1>::repeat(0.5));
+    assert!(y.iter().all(|v| v.is_finite()));
+}
+
+para! {
+    /// Configuration fields beside the sub-models: read as forward-only data.
+    pub struct Scaled {
+        l: Dense<2, 2, f64>,
+        #[nodiff]
+        scale: f64,
+        #[nodiff]
+        twice: bool,
+    }
+    fn forward(&self, x: SVector<f64, 2>) -> SVector<f64, 2> {
+        let mut y = self.l(x) * self.scale;
+        if self.twice {
+            y = self.l(y);
+        }
+        y
+    }
+}
+
+#[test]
+fn configuration_fields_are_forward_only_data() {
+    for twice in [false, true] {
+        let model = Scaled {
+            l: Dense::new(),
+            scale: 1.5,
+            twice,
+        };
+        let p = model.init(2);
+        let x = SVector::<f64, 2>::new(0.3, -0.7);
+        let dy = SVector::<f64, 2>::new(1.0, 0.5);
+        let (dp, dx) = model.changes(&p, x, dy);
+        let score = |p: &ScaledParams, x: SVector<f64, 2>| model.forward(p, x).dot(&dy);
+        let mut worst: f64 = 0.0;
+        for i in 0..2 {
+            let (mut a, mut b) = (x, x);
+            a[i] += H;
+            b[i] -= H;
+            worst = worst.max(((score(&p, a) - score(&p, b)) / (2.0 * H) - dx[i]).abs());
+            let (mut pa, mut pb) = (p.clone(), p.clone());
+            pa.l.b[i] += H;
+            pb.l.b[i] -= H;
+            worst = worst.max(((score(&pa, x) - score(&pb, x)) / (2.0 * H) - dp.l.b[i]).abs());
+        }
+        assert!(worst < 1e-7, "twice = {twice}: largest error {worst}");
+    }
 }

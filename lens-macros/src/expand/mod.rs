@@ -21,7 +21,7 @@ pub struct Cx<'a> {
     pub vars: &'a [Var],
     /// In `para!`: the parameter type. Every pullback then also takes `__dp: &mut Params`,
     /// the caller's parameter-change buffer, into which sub-models add their changes.
-    pub params: Option<&'a Ident>,
+    pub params: Option<&'a TokenStream>,
     /// In `para!`'s `vjp_params`: the arguments, whose changes nobody wants. Contributions to
     /// them are dropped, and a sub-model given only arguments runs its own `vjp_params`.
     pub skip: Option<&'a [VarId]>,

@@ -41,10 +41,10 @@ impl Fold for ForwardCalls<'_> {
 
 pub fn para(def: ParaDef, errors: &mut Errors) -> TokenStream {
     let ParaDef { item, forward } = def;
-    if !item.generics.params.is_empty() {
+    if let Some(l) = item.generics.lifetimes().next() {
         errors.at(
-            &item.generics,
-            "`para!` models take no generic parameters yet; fix the sizes in the sub-model types",
+            l,
+            "a `para!` model owns its sub-models and takes no lifetime parameters",
         );
     }
     let syn::Fields::Named(named) = &item.fields else {
@@ -54,12 +54,31 @@ pub fn para(def: ParaDef, errors: &mut Errors) -> TokenStream {
         );
         return item.to_token_stream();
     };
-    let fields: Vec<Ident> = named
-        .named
+    // Sub-models, and `#[nodiff]` configuration fields (a scale, a flag) that the body reads
+    // as forward-only data (`self.scale`).
+    let is_config = |f: &syn::Field| f.attrs.iter().any(|a| a.path().is_ident("nodiff"));
+    let subs: Vec<&syn::Field> = named.named.iter().filter(|f| !is_config(f)).collect();
+    let configs: Vec<&syn::Field> = named.named.iter().filter(|f| is_config(f)).collect();
+    let fields: Vec<Ident> = subs
         .iter()
         .map(|f| f.ident.clone().expect("named field"))
         .collect();
-    let field_types: Vec<&Type> = named.named.iter().map(|f| &f.ty).collect();
+    let field_types: Vec<&Type> = subs.iter().map(|f| &f.ty).collect();
+    let config_names: Vec<Ident> = configs
+        .iter()
+        .map(|f| f.ident.clone().expect("named field"))
+        .collect();
+    let config_types: Vec<&Type> = configs.iter().map(|f| &f.ty).collect();
+    let config_vis: Vec<&syn::Visibility> = configs.iter().map(|f| &f.vis).collect();
+    let config_attrs: Vec<Vec<&syn::Attribute>> = configs
+        .iter()
+        .map(|f| {
+            f.attrs
+                .iter()
+                .filter(|a| !a.path().is_ident("nodiff"))
+                .collect()
+        })
+        .collect();
 
     // The forward function's signature.
     let sig = &forward.sig;
@@ -95,6 +114,7 @@ pub fn para(def: ParaDef, errors: &mut Errors) -> TokenStream {
 
     let mut an = Analyser::new(errors);
     an.declare_fields(&fields);
+    an.declare_generics(&forward.sig.generics);
     let arg_ids: Vec<usize> = args
         .iter()
         .zip(&mutable)
@@ -107,7 +127,24 @@ pub fn para(def: ParaDef, errors: &mut Errors) -> TokenStream {
         return item.to_token_stream();
     }
     let name = &item.ident;
-    let params = format_ident!("{}Params", name);
+    let params_name = format_ident!("{}Params", name);
+    // The model's generics (`struct M<T: Real>`) are its parameter struct's too; the forward
+    // function's (`fn forward<const B: usize>`) are the `Para` impl's.
+    let (model_impl, model_ty, model_where) = item.generics.split_for_impl();
+    let params = quote!(#params_name #model_ty);
+    let mut impl_generics = item.generics.clone();
+    impl_generics
+        .params
+        .extend(forward.sig.generics.params.iter().cloned());
+    if let Some(w) = &forward.sig.generics.where_clause {
+        impl_generics
+            .make_where_clause()
+            .predicates
+            .extend(w.predicates.iter().cloned());
+    }
+    let (para_impl, _, para_where) = impl_generics.split_for_impl();
+    let model_generics = &item.generics;
+    let model_where_clause = &item.generics.where_clause;
     let cx = Cx {
         vars: &vars,
         params: Some(&params),
@@ -174,8 +211,8 @@ pub fn para(def: ParaDef, errors: &mut Errors) -> TokenStream {
     };
     let forward_body = ForwardCalls { fields: &fields }.fold_block((*forward.block).clone());
     let allow = allows();
-    let field_vis: Vec<&syn::Visibility> = named.named.iter().map(|f| &f.vis).collect();
-    let field_attrs: Vec<&Vec<syn::Attribute>> = named.named.iter().map(|f| &f.attrs).collect();
+    let field_vis: Vec<&syn::Visibility> = subs.iter().map(|f| &f.vis).collect();
+    let field_attrs: Vec<&Vec<syn::Attribute>> = subs.iter().map(|f| &f.attrs).collect();
     let doc_params = format!("The parameters of [`{name}`]: one field per sub-model.");
 
     // The model derives Clone, Copy, Debug and Default unless the user chose its derives
@@ -188,24 +225,25 @@ pub fn para(def: ParaDef, errors: &mut Errors) -> TokenStream {
     quote! {
         #(#attrs)*
         #derives
-        #vis struct #name {
+        #vis struct #name #model_generics #model_where_clause {
             #(#(#field_attrs)* #field_vis #fields: #field_types,)*
+            #(#(#config_attrs)* #config_vis #config_names: #config_types,)*
         }
 
         #[doc = #doc_params]
         #[derive(Clone, Debug, PartialEq, ::paralens::Tangent)]
-        #vis struct #params {
+        #vis struct #params_name #model_generics #model_where_clause {
             #(#[doc = "The parameters of this sub-model."] pub #fields: #param_types,)*
         }
 
-        impl ::paralens::__private::Init for #name {
+        impl #model_impl ::paralens::__private::Init for #name #model_ty #model_where {
             type Param = #params;
             fn init_with<R: ::paralens::__private::Rng + ?Sized>(&self, rng: &mut R) -> #params {
-                #params { #(#fields: ::paralens::__private::Init::init_with(&self.#fields, rng),)* }
+                #params_name { #(#fields: ::paralens::__private::Init::init_with(&self.#fields, rng),)* }
             }
         }
 
-        impl ::paralens::__private::Para<#in_ty> for #name {
+        impl #para_impl ::paralens::__private::Para<#in_ty> for #name #model_ty #para_where {
             type Param = #params;
             type Out = #ret;
 
