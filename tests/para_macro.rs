@@ -241,3 +241,53 @@ fn configuration_fields_are_forward_only_data() {
         assert!(worst < 1e-7, "twice = {twice}: largest error {worst}");
     }
 }
+
+/// An affine score as a `#[lens]` function with parameters, drawn by `draw_affine`.
+#[lens(init = draw_affine)]
+fn affine(#[param] w: SVector<f64, 2>, #[param] b: f64, x: SVector<f64, 2>) -> f64 {
+    w.dot(&x) + b
+}
+
+fn draw_affine<R: paralens::rand::Rng + ?Sized>(rng: &mut R) -> (SVector<f64, 2>, f64) {
+    (
+        SVector::<f64, 2>::from_fn(|_, _| rng.random_range(-1.0..1.0)),
+        0.25,
+    )
+}
+
+/// The same without an initialiser: its parameters start at zero.
+#[lens]
+fn offset(#[param] c: f64, x: f64) -> f64 {
+    x + c
+}
+
+para! {
+    /// `#[lens]` functions with parameters as sub-models.
+    pub struct WithLensParts {
+        score: Affine,
+        shift: Offset,
+    }
+    fn forward(&self, x: SVector<f64, 2>) -> f64 {
+        self.shift(self.score(x).tanh())
+    }
+}
+
+#[test]
+fn lens_functions_with_parameters_are_sub_models() {
+    let model = WithLensParts {
+        score: Affine,
+        shift: Offset,
+    };
+    let p = model.init(7);
+    assert_eq!(p.score.1, 0.25);
+    assert!(p.score.0.iter().all(|v| v.abs() <= 1.0) && p.score.0.norm() > 0.0);
+    assert_eq!(p.shift, 0.0);
+    let x = SVector::<f64, 2>::new(0.6, -0.2);
+    let (dp, dx) = model.changes(&p, x, 1.0);
+    let t = p.score.0.dot(&x) + p.score.1;
+    let s = 1.0 - t.tanh() * t.tanh();
+    assert!((dp.shift - 1.0).abs() < 1e-12);
+    assert!((dp.score.1 - s).abs() < 1e-12);
+    assert!((dp.score.0 - x * s).amax() < 1e-12);
+    assert!((dx - p.score.0 * s).amax() < 1e-12);
+}

@@ -67,6 +67,9 @@ pub use lens::Lens;
 pub use loss::{BinaryCrossEntropy, Loss, Mse, PerColumn, SoftmaxCrossEntropy};
 pub use optim::Optimizer;
 pub use para::Para;
+/// The random number generators initialisers draw from (`Init::init_with` takes any
+/// `rand::Rng`; `#[lens(init = f)]` functions do too).
+pub use rand;
 pub use rate::LearningRate;
 pub use real::Real;
 pub use tangent::{Flat, Tangent};

@@ -19,15 +19,17 @@ mod tangent;
 
 /// Makes a function a lens: keeps it as written and generates `name_vjp`, `name_rev` and a
 /// zero-sized type `Name` implementing `Lens` (or `Para` when arguments are `#[param]`);
-/// `#[lens(name = Other)]` names that type `Other` instead. See the `paralens` crate
+/// `#[lens(name = Other)]` names that type `Other` instead, and `#[lens(init = f)]` gives the
+/// parameters' initialiser of a lens type with `#[param]` arguments. See the `paralens` crate
 /// documentation.
 #[proc_macro_attribute]
 pub fn lens(attr: TokenStream, item: TokenStream) -> TokenStream {
     let mut errors = errors::Errors::default();
-    let type_name = parse::lens_attr(attr.into(), &mut errors);
+    let attr = parse::lens_attr(attr.into(), &mut errors);
     let item = syn::parse_macro_input!(item as syn::ItemFn);
     let mut f = parse::lens_fn(item, &mut errors);
-    f.type_name = type_name;
+    f.type_name = attr.name;
+    f.init = attr.init;
     let generated = expand::lens(&f, &mut errors);
     let mut original = f.original;
     if !errors.is_empty() {

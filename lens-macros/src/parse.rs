@@ -40,6 +40,8 @@ pub struct LensFn {
     pub body: Block,
     /// The name of the generated lens type, from `#[lens(name = ...)]`.
     pub type_name: Option<Ident>,
+    /// The parameters' initialiser, from `#[lens(init = ...)]`.
+    pub init: Option<syn::Path>,
 }
 
 /// Integer-like types that get no change (`u64` is a Z2 word and does).
@@ -181,39 +183,56 @@ pub fn lens_fn(mut item: ItemFn, errors: &mut Errors) -> LensFn {
         body: (*item.block).clone(),
         original: item,
         type_name: None,
+        init: None,
     }
 }
 
-/// The arguments of `#[lens(...)]`: nothing, or `name = Ident` for the lens type's name.
-pub fn lens_attr(attr: proc_macro2::TokenStream, errors: &mut Errors) -> Option<Ident> {
+/// The arguments of `#[lens(...)]`.
+#[derive(Default)]
+pub struct LensAttr {
+    /// `name = TypeName`: the lens type's name.
+    pub name: Option<Ident>,
+    /// `init = path`: the function drawing the parameters of a lens type with `#[param]`
+    /// arguments (`fn(&mut R) -> Params` for any `R: Rng + ?Sized`).
+    pub init: Option<syn::Path>,
+}
+
+/// Parses `#[lens(name = TypeName, init = path)]` (both optional, in any order).
+pub fn lens_attr(attr: proc_macro2::TokenStream, errors: &mut Errors) -> LensAttr {
     if attr.is_empty() {
-        return None;
+        return LensAttr::default();
     }
     let parsed = syn::parse::Parser::parse2(
         |input: ParseStream| {
-            let key: Ident = input.parse()?;
-            if key != "name" {
-                return Err(syn::Error::new_spanned(
-                    &key,
-                    format!(
-                        "unknown `#[lens]` argument `{key}`: the only one is `name = TypeName`; mark arguments with `#[param]` or `#[nodiff]`"
-                    ),
-                ));
+            let mut out = LensAttr::default();
+            while !input.is_empty() {
+                let key: Ident = input.parse()?;
+                input.parse::<syn::Token![=]>()?;
+                match key.to_string().as_str() {
+                    "name" => out.name = Some(input.parse()?),
+                    "init" => out.init = Some(input.parse()?),
+                    _ => {
+                        return Err(syn::Error::new_spanned(
+                            &key,
+                            format!(
+                                "unknown `#[lens]` argument `{key}`: they are `name = TypeName` and `init = path::to::function`; mark arguments with `#[param]` or `#[nodiff]`"
+                            ),
+                        ));
+                    }
+                }
+                if !input.is_empty() {
+                    input.parse::<syn::Token![,]>()?;
+                }
             }
-            input.parse::<syn::Token![=]>()?;
-            let name: Ident = input.parse()?;
-            if !input.is_empty() {
-                return Err(input.error("`#[lens(name = TypeName)]` takes one name"));
-            }
-            Ok(name)
+            Ok(out)
         },
         attr,
     );
     match parsed {
-        Ok(name) => Some(name),
+        Ok(a) => a,
         Err(e) => {
             errors.push(e);
-            None
+            LensAttr::default()
         }
     }
 }

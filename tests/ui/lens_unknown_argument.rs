@@ -1,4 +1,4 @@
-// `#[lens]` takes only `name = TypeName`.
+// `#[lens]` takes `name = TypeName` and `init = path`; anything else is named in the error.
 use paralens::prelude::*;
 
 #[lens(rename = Foo)]

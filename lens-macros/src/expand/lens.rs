@@ -192,7 +192,45 @@ pub fn lens(f: &LensFn, errors: &mut Errors) -> TokenStream {
         }
     };
     let (in_ty, in_pat, in_changes) = part(&inputs);
+    let (p_ty_tokens, _, _) = part(&params);
+    // `Init` names one parameter type, so a lens type gets it only when that type does not
+    // depend on the function's generic parameters (`Para` can: it is implemented per input).
+    let generic_param = f.generics.params.iter().any(|g| {
+        let name = match g {
+            syn::GenericParam::Type(t) => t.ident.to_string(),
+            syn::GenericParam::Const(c) => c.ident.to_string(),
+            syn::GenericParam::Lifetime(_) => return false,
+        };
+        mentions(p_ty_tokens.clone(), &name)
+    });
+    // Parameters start where `#[lens(init = f)]` puts them, or at zero.
+    let (init_body, doc_init) = match &f.init {
+        Some(path) => (
+            quote!(#path(__rng)),
+            format!("The parameters drawn by `{}`.", path.to_token_stream()),
+        ),
+        None => (
+            quote!({
+                let _ = __rng;
+                ::paralens::__private::Tangent::zeros()
+            }),
+            "The parameters at zero (give `#[lens(init = f)]` to draw them instead).".to_string(),
+        ),
+    };
     let (p_ty, p_pat, p_changes) = part(&params);
+    let init_impl = if generic_param {
+        TokenStream::new()
+    } else {
+        quote! {
+            impl ::paralens::__private::Init for #ty_name {
+                type Param = #p_ty_tokens;
+                #[doc = #doc_init]
+                fn init_with<R: ::paralens::__private::Rng + ?Sized>(&self, __rng: &mut R) -> #p_ty_tokens {
+                    #init_body
+                }
+            }
+        }
+    };
     let lens_impls = if params.is_empty() {
         quote! {
             impl #impl_generics ::paralens::__private::Lens<#in_ty> for #ty_name #where_clause {
@@ -257,6 +295,8 @@ pub fn lens(f: &LensFn, errors: &mut Errors) -> TokenStream {
                     })
                 }
             }
+
+            #init_impl
         }
     };
 
