@@ -1,5 +1,6 @@
 //! Generated reverse derivatives beside hand-written ones: the extended Rosenbrock function
-//! and a sigmoid neuron with squared error.
+//! (paired, on whole vectors; and chained, with a loop and indexing) and a sigmoid neuron with
+//! squared error.
 
 use criterion::{BenchmarkId, Criterion, Throughput};
 use paralens::prelude::*;
@@ -54,6 +55,49 @@ pub fn neuron_hand<const N: usize>(
     (x * dz, dz)
 }
 
+/// The chained Rosenbrock function as other libraries write it, with a loop and indexing:
+/// `sum_{i < N-1} 100 (x_{i+1} - x_i^2)^2 + (1 - x_i)^2`.
+#[lens]
+pub fn chained<const N: usize>(x: SVector<f64, N>) -> f64 {
+    let mut f = 0.0;
+    for i in 0..N - 1 {
+        let t = x[i + 1] - x[i] * x[i];
+        let s = 1.0 - x[i];
+        f = f + 100.0 * t * t + s * s;
+    }
+    f
+}
+
+/// Its gradient by hand: one pass, each term adding into two entries.
+#[inline]
+pub fn chained_hand<const N: usize>(x: SVector<f64, N>, d: f64) -> SVector<f64, N> {
+    let mut g = SVector::<f64, N>::zeros();
+    for i in 0..N - 1 {
+        let t = x[i + 1] - x[i] * x[i];
+        g[i] += (-400.0 * x[i] * t - 2.0 * (1.0 - x[i])) * d;
+        g[i + 1] += 200.0 * t * d;
+    }
+    g
+}
+
+fn chained_bench<const N: usize>(c: &mut Criterion) {
+    let mut g = c.benchmark_group("chained_rosenbrock_gradient");
+    g.throughput(Throughput::Elements(1));
+    let x = SVector::<f64, N>::from_fn(|i, _| (i as f64 * 0.37).sin());
+    let diff = (chained_rev(x, 1.0) - chained_hand(x, 1.0)).amax();
+    assert!(
+        diff < 1e-9,
+        "generated and hand-written gradients differ by {diff}"
+    );
+    g.bench_with_input(BenchmarkId::new("generated", N), &x, |b, &x| {
+        b.iter(|| chained_rev(black_box(x), 1.0))
+    });
+    g.bench_with_input(BenchmarkId::new("hand_written", N), &x, |b, &x| {
+        b.iter(|| chained_hand(black_box(x), 1.0))
+    });
+    g.finish();
+}
+
 fn rosen<const M: usize>(c: &mut Criterion) {
     let mut g = c.benchmark_group("rosenbrock_gradient");
     g.throughput(Throughput::Elements(1));
@@ -80,6 +124,9 @@ pub fn bench(c: &mut Criterion) {
     rosen::<64>(c);
     rosen::<128>(c);
     rosen::<256>(c);
+    chained_bench::<16>(c);
+    chained_bench::<64>(c);
+    chained_bench::<256>(c);
     let mut g = c.benchmark_group("sigmoid_mse_neuron_gradient");
     g.throughput(Throughput::Elements(1));
     let w = SVector::<f64, 16>::from_fn(|i, _| (i as f64 * 0.3).sin());
