@@ -1,0 +1,722 @@
+//! A seeded generator of random `#[lens]` programs and of an independent oracle for each:
+//! the same program differentiated in forward mode by the generator itself (every value `x`
+//! gets a tangent `d_x` computed beside it, statement by statement), so the oracle shares no
+//! code with the macro. The output is `tests/corpus_generated.rs`; `tests/corpus.rs` fails
+//! when the committed file is not what this produces.
+//!
+//! Programs: `f64` arguments (and sometimes an `SVector<f64, 3>`), expression trees over
+//! `+ - * /`, `sin cos tanh exp sqrt ln powi powf max min`, repeated operands (`x * x`),
+//! shadowing, `let mut` bindings changed by `=` and `+=` at the top level, in `if` without
+//! `else`, in `if`/`else` and in `match` on comparisons, loops over constant ranges (with
+//! indexing of the vector by the counter), calls of earlier generated functions, and vector
+//! code (`dot`, `component_mul`, scaling, `norm_squared`, `sum`, entries).
+
+use std::fmt::Write;
+
+/// splitmix64: small, seeded, and the same on every platform and forever (a generator's
+/// output must not change when a dependency does).
+pub struct Rng(u64);
+
+impl Rng {
+    pub fn new(seed: u64) -> Self {
+        Self(seed)
+    }
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n as u64) as usize
+    }
+    fn chance(&mut self, percent: usize) -> bool {
+        self.below(100) < percent
+    }
+    /// A constant in [0.25, 2.0), in steps of 0.25, written as a float literal.
+    fn constant(&mut self) -> String {
+        format!("{:.2}_f64", 0.25 * (1 + self.below(7)) as f64)
+    }
+}
+
+/// One generated function's signature, for calls from later ones.
+#[derive(Clone)]
+struct Sig {
+    name: String,
+    scalars: usize,
+    vector: bool,
+}
+
+/// Code being built: the `#[lens]` body and the oracle's body side by side.
+struct Gen<'a> {
+    rng: &'a mut Rng,
+    lens: String,
+    oracle: String,
+    /// Scalar variables in scope (their tangents are `d_<name>`).
+    scalars: Vec<String>,
+    vector: bool,
+    fresh: usize,
+    earlier: &'a [Sig],
+    indent: usize,
+}
+
+impl Gen<'_> {
+    fn pad(&self) -> String {
+        "    ".repeat(self.indent)
+    }
+
+    fn tmp(&mut self) -> String {
+        self.fresh += 1;
+        format!("o{}", self.fresh)
+    }
+
+    /// Emits a line into the oracle.
+    fn o(&mut self, line: String) {
+        let pad = self.pad();
+        writeln!(self.oracle, "{pad}{line}").unwrap();
+    }
+
+    fn leaf(&mut self) -> (String, String, String) {
+        if self.rng.chance(25) {
+            let c = self.rng.constant();
+            return (c.clone(), c, "0.0".into());
+        }
+        if self.vector && self.rng.chance(20) {
+            let i = self.rng.below(3);
+            return (format!("v[{i}]"), format!("v[{i}]"), format!("d_v[{i}]"));
+        }
+        let v = self.scalars[self.rng.below(self.scalars.len())].clone();
+        (v.clone(), v.clone(), format!("d_{v}"))
+    }
+
+    /// A scalar expression: returns the `#[lens]` text and the oracle's names of its value
+    /// and tangent (after emitting the oracle's statements computing them).
+    fn expr(&mut self, depth: usize) -> (String, String, String) {
+        if depth == 0 || self.rng.chance(20) {
+            return self.leaf();
+        }
+        let k = self.rng.below(if self.vector { 17 } else { 15 });
+        let (v, d) = (self.tmp(), self.tmp());
+        let (lens, value, tangent) = match k {
+            0..=2 => {
+                let (la, va, da) = self.expr(depth - 1);
+                let (lb, vb, db) = self.expr(depth - 1);
+                let (op, t) = match k {
+                    0 => ("+", format!("{da} + {db}")),
+                    1 => ("-", format!("{da} - {db}")),
+                    _ => ("*", format!("{da} * {vb} + {va} * {db}")),
+                };
+                (format!("({la} {op} {lb})"), format!("{va} {op} {vb}"), t)
+            }
+            3 => {
+                // A quotient by something positive.
+                let (la, va, da) = self.expr(depth - 1);
+                let (lb, vb, db) = self.expr(depth - 1);
+                let q = self.tmp();
+                self.o(format!("let {q} = {vb} * {vb} + 1.0;"));
+                (
+                    format!("({la} / ({lb} * {lb} + 1.0))"),
+                    format!("{va} / {q}"),
+                    format!("({da} * {q} - {va} * 2.0 * {vb} * {db}) / ({q} * {q})"),
+                )
+            }
+            4 => {
+                // A repeated operand.
+                let (la, va, da) = self.expr(depth - 1);
+                (
+                    format!("({la} * {la})"),
+                    format!("{va} * {va}"),
+                    format!("2.0 * {va} * {da}"),
+                )
+            }
+            5 => {
+                let (la, va, da) = self.expr(depth - 1);
+                (
+                    format!("{}.sin()", paren(&la)),
+                    format!("{va}.sin()"),
+                    format!("{va}.cos() * {da}"),
+                )
+            }
+            6 => {
+                let (la, va, da) = self.expr(depth - 1);
+                (
+                    format!("{}.cos()", paren(&la)),
+                    format!("{va}.cos()"),
+                    format!("-{va}.sin() * {da}"),
+                )
+            }
+            7 => {
+                let (la, va, da) = self.expr(depth - 1);
+                (
+                    format!("{}.tanh()", paren(&la)),
+                    format!("{va}.tanh()"),
+                    format!("(1.0 - {va}.tanh() * {va}.tanh()) * {da}"),
+                )
+            }
+            8 => {
+                // exp of a bounded argument.
+                let (la, va, da) = self.expr(depth - 1);
+                (
+                    format!("{}.tanh().exp()", paren(&la)),
+                    format!("{va}.tanh().exp()"),
+                    format!("{va}.tanh().exp() * (1.0 - {va}.tanh() * {va}.tanh()) * {da}"),
+                )
+            }
+            9 => {
+                let (la, va, da) = self.expr(depth - 1);
+                (
+                    format!("({la} * {la} + 1.0).sqrt()"),
+                    format!("({va} * {va} + 1.0).sqrt()"),
+                    format!("{va} * {da} / ({va} * {va} + 1.0).sqrt()"),
+                )
+            }
+            10 => {
+                let (la, va, da) = self.expr(depth - 1);
+                (
+                    format!("({la} * {la} + 0.5).ln()"),
+                    format!("({va} * {va} + 0.5).ln()"),
+                    format!("2.0 * {va} * {da} / ({va} * {va} + 0.5)"),
+                )
+            }
+            11 => {
+                let n = 2 + self.rng.below(2);
+                let (la, va, da) = self.expr(depth - 1);
+                (
+                    format!("{}.powi({n})", paren(&la)),
+                    format!("{va}.powi({n})"),
+                    format!("{n}.0 * {va}.powi({}) * {da}", n - 1),
+                )
+            }
+            12 => {
+                let (la, va, da) = self.expr(depth - 1);
+                (
+                    format!("({la} * {la} + 1.0).powf(1.5)"),
+                    format!("({va} * {va} + 1.0).powf(1.5)"),
+                    format!("1.5 * ({va} * {va} + 1.0).powf(0.5) * 2.0 * {va} * {da}"),
+                )
+            }
+            13 | 14 => {
+                let (la, va, da) = self.expr(depth - 1);
+                let (lb, vb, db) = self.expr(depth - 1);
+                let (m, cmp) = if k == 13 {
+                    ("max", ">=")
+                } else {
+                    ("min", "<=")
+                };
+                (
+                    format!("{}.{m}({lb})", paren(&la)),
+                    format!("if {va} {cmp} {vb} {{ {va} }} else {{ {vb} }}"),
+                    format!("if {va} {cmp} {vb} {{ {da} }} else {{ {db} }}"),
+                )
+            }
+            15 => {
+                // A scalar from vector code: <v * a + v o v, v>.
+                let (la, va, da) = self.expr(depth - 1);
+                (
+                    format!("(v * {la} + v.component_mul(&v)).dot(&v)"),
+                    format!("(v * {va} + v.component_mul(&v)).dot(&v)"),
+                    format!(
+                        "(d_v * {va} + v * {da} + d_v.component_mul(&v) * 2.0).dot(&v) + (v * {va} + v.component_mul(&v)).dot(&d_v)"
+                    ),
+                )
+            }
+            _ => {
+                let (la, va, da) = self.expr(depth - 1);
+                (
+                    format!("((v * {la}).norm_squared() + v.sum())"),
+                    format!("(v * {va}).norm_squared() + v.sum()"),
+                    format!("2.0 * (v * {va}).dot(&(d_v * {va} + v * {da})) + d_v.sum()"),
+                )
+            }
+        };
+        self.o(format!("let {v} = {value};"));
+        self.o(format!("let {d} = {tangent};"));
+        (lens, v, d)
+    }
+
+    /// A call of an earlier generated function.
+    fn call(&mut self) -> Option<(String, String, String)> {
+        let candidates: Vec<Sig> = self
+            .earlier
+            .iter()
+            .filter(|s| !s.vector || self.vector)
+            .cloned()
+            .collect();
+        if candidates.is_empty() {
+            return None;
+        }
+        let s = candidates[self.rng.below(candidates.len())].clone();
+        let mut lens_args = Vec::new();
+        let mut vals = Vec::new();
+        let mut tans = Vec::new();
+        for _ in 0..s.scalars {
+            let (l, v, d) = self.expr(1);
+            lens_args.push(l);
+            vals.push(v);
+            tans.push(d);
+        }
+        if s.vector {
+            lens_args.push("v".into());
+            vals.push("v".into());
+            tans.push("d_v".into());
+        }
+        let (v, d) = (self.tmp(), self.tmp());
+        self.o(format!(
+            "let ({v}, {d}) = {}_tangent({}, {});",
+            s.name,
+            vals.join(", "),
+            tans.join(", ")
+        ));
+        Some((format!("{}({})", s.name, lens_args.join(", ")), v, d))
+    }
+
+    fn lens_line(&mut self, line: String) {
+        let pad = self.pad();
+        writeln!(self.lens, "{pad}{line}").unwrap();
+    }
+
+    /// `name = expr;` in both programs (`+=` too), at the current indentation.
+    fn assign(&mut self, name: &str, compound: bool) {
+        let (l, v, d) = if self.rng.chance(15) {
+            self.call().unwrap_or_else(|| self.expr(2))
+        } else {
+            self.expr(2)
+        };
+        if compound {
+            self.lens_line(format!("{name} += {l};"));
+            self.o(format!("{name} += {v};"));
+            self.o(format!("d_{name} += {d};"));
+        } else {
+            self.lens_line(format!("{name} = {l};"));
+            self.o(format!("{name} = {v};"));
+            self.o(format!("d_{name} = {d};"));
+        }
+    }
+
+    fn condition(&mut self) -> String {
+        let v = self.scalars[self.rng.below(self.scalars.len())].clone();
+        let c = self.rng.constant();
+        format!("{v} > {c}")
+    }
+
+    fn statement(&mut self, mutable: &str) {
+        match self.rng.below(8) {
+            0 | 1 => {
+                // A fresh binding, or a shadowing one.
+                let shadowable: Vec<String> = self
+                    .scalars
+                    .iter()
+                    .filter(|s| *s != mutable)
+                    .cloned()
+                    .collect();
+                let name = if self.rng.chance(30) {
+                    shadowable[self.rng.below(shadowable.len())].clone()
+                } else {
+                    self.fresh += 1;
+                    format!("t{}", self.fresh)
+                };
+                let (l, v, d) = self
+                    .call()
+                    .filter(|_| self.rng.chance(20))
+                    .unwrap_or_else(|| self.expr(3));
+                self.lens_line(format!("let {name} = {l};"));
+                self.o(format!("let {name} = {v};"));
+                self.o(format!("let d_{name} = {d};"));
+                if !self.scalars.contains(&name) {
+                    self.scalars.push(name);
+                }
+            }
+            2 => {
+                let compound = self.rng.chance(50);
+                self.assign(mutable, compound);
+            }
+            3 => {
+                // `if` without `else`.
+                let c = self.condition();
+                self.lens_line(format!("if {c} {{"));
+                self.o(format!("if {c} {{"));
+                self.indent += 1;
+                let compound = self.rng.chance(50);
+                self.assign(mutable, compound);
+                self.indent -= 1;
+                self.lens_line("}".into());
+                self.o("}".into());
+            }
+            4 => {
+                let c = self.condition();
+                self.lens_line(format!("if {c} {{"));
+                self.o(format!("if {c} {{"));
+                self.indent += 1;
+                self.assign(mutable, false);
+                self.indent -= 1;
+                self.lens_line("} else {".into());
+                self.o("} else {".into());
+                self.indent += 1;
+                self.assign(mutable, true);
+                self.indent -= 1;
+                self.lens_line("}".into());
+                self.o("}".into());
+            }
+            5 => {
+                // `match` on a comparison.
+                let c = self.condition();
+                self.lens_line(format!("match {c} {{"));
+                self.o(format!("match {c} {{"));
+                for arm in ["true", "false"] {
+                    self.indent += 1;
+                    self.lens_line(format!("{arm} => {{"));
+                    self.o(format!("{arm} => {{"));
+                    self.indent += 1;
+                    let compound = self.rng.chance(50);
+                    self.assign(mutable, compound);
+                    self.indent -= 1;
+                    self.lens_line("}".into());
+                    self.o("}".into());
+                    self.indent -= 1;
+                }
+                self.lens_line("}".into());
+                self.o("}".into());
+            }
+            _ => {
+                // A loop over a constant range; the counter scales, and indexes the vector.
+                let n = 1 + self.rng.below(4);
+                let c = self.rng.constant();
+                self.lens_line(format!("for i in 0..{n} {{"));
+                self.o(format!("for i in 0..{n} {{"));
+                self.indent += 1;
+                let (l, v, d) = self.expr(2);
+                let entry = if self.vector { " + v[i % 3]" } else { "" };
+                let dentry = if self.vector { " + d_v[i % 3]" } else { "" };
+                self.lens_line(format!(
+                    "{mutable} = {mutable} * {c} + {l} * (i as f64 + 1.0){entry};"
+                ));
+                self.o(format!(
+                    "{mutable} = {mutable} * {c} + {v} * (i as f64 + 1.0){entry};"
+                ));
+                self.o(format!(
+                    "d_{mutable} = d_{mutable} * {c} + {d} * (i as f64 + 1.0){dentry};"
+                ));
+                self.indent -= 1;
+                self.lens_line("}".into());
+                self.o("}".into());
+            }
+        }
+    }
+}
+
+fn paren(s: &str) -> String {
+    if s.starts_with('(') && s.ends_with(')') || !s.contains(' ') {
+        s.to_string()
+    } else {
+        format!("({s})")
+    }
+}
+
+/// The whole corpus: `count` functions from `seed`, and the test that checks them.
+pub fn generate(seed: u64, count: usize) -> String {
+    let mut rng = Rng::new(seed);
+    let mut out = String::new();
+    writeln!(
+        out,
+        "//! GENERATED by `tests/corpus/generator.rs` (seed {seed}, {count} functions); do not edit.\n\
+         //! Regenerate with `PARALENS_REGENERATE=1 cargo test --test corpus`.\n\
+         //!\n\
+         //! Each `gN` is a random `#[lens]` program; `gN_tangent` is the same program in forward\n\
+         //! mode, written by the generator (the oracle). The test compares `gN_rev` with the\n\
+         //! oracle and with central finite differences at several points.\n\
+         #![deny(warnings)]\n\
+         #![allow(unused_mut, unused_variables, unused_parens)]\n\
+         #![allow(unused_assignments, dead_code)]\n\
+         #![allow(clippy::all, clippy::pedantic)]\n\n\
+         // Generated code is kept as generated: `cargo fmt` leaves the module alone.\n\
+         #[rustfmt::skip]\n\
+         mod generated {{\n\
+         use paralens::prelude::*;\n"
+    )
+    .unwrap();
+    let mut sigs: Vec<Sig> = Vec::new();
+    let mut checks = String::new();
+    for n in 0..count {
+        let scalars = 1 + rng.below(3);
+        let vector = rng.chance(30);
+        let names: Vec<String> = ["a", "b", "c"][..scalars]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        let name = format!("g{n}");
+        let mut g = Gen {
+            rng: &mut rng,
+            lens: String::new(),
+            oracle: String::new(),
+            scalars: names.clone(),
+            vector,
+            fresh: 0,
+            earlier: &sigs,
+            indent: 1,
+        };
+        let (l0, v0, d0) = g.expr(2);
+        g.lens_line(format!("let mut m = {l0};"));
+        g.o(format!("let mut m = {v0};"));
+        g.o(format!("let mut d_m = {d0};"));
+        g.scalars.push("m".into());
+        let statements = 2 + g.rng.below(4);
+        for _ in 0..statements {
+            g.statement("m");
+        }
+        // The result always reads `m`, so its changes (mutations, branches, loops) count.
+        let (l, v, d) = g.expr(2);
+        g.lens_line(format!("m * {l} + m"));
+        g.o(format!("(m * {v} + m, d_m * {v} + m * {d} + d_m)"));
+        let (lens, oracle) = (g.lens, g.oracle);
+
+        let mut args: Vec<String> = names.iter().map(|a| format!("{a}: f64")).collect();
+        let mut dargs: Vec<String> = names.iter().map(|a| format!("d_{a}: f64")).collect();
+        if vector {
+            args.push("v: SVector<f64, 3>".into());
+            dargs.push("d_v: SVector<f64, 3>".into());
+        }
+        writeln!(
+            out,
+            "\n#[lens]\nfn {name}({}) -> f64 {{\n{lens}}}",
+            args.join(", ")
+        )
+        .unwrap();
+        writeln!(
+            out,
+            "\n#[allow(clippy::too_many_arguments)]\nfn {name}_tangent({}, {}) -> (f64, f64) {{\n{oracle}}}",
+            args.join(", "),
+            dargs.join(", ")
+        )
+        .unwrap();
+        writeln!(
+            checks,
+            "    check_{}(\"{name}\", {name}, {name}_rev, {name}_tangent);",
+            arity_key(scalars, vector)
+        )
+        .unwrap();
+        sigs.push(Sig {
+            name,
+            scalars,
+            vector,
+        });
+    }
+    writeln!(
+        out,
+        "\n#[test]\nfn every_generated_gradient_matches_the_oracle_and_finite_differences() {{\n{checks}}}"
+    )
+    .unwrap();
+    out.push_str(CHECKERS);
+    out.push_str("}\n");
+    out
+}
+
+fn arity_key(scalars: usize, vector: bool) -> String {
+    format!("{scalars}{}", if vector { "v" } else { "" })
+}
+
+/// The checking functions, one per signature shape: at several points, the reverse
+/// derivative against the oracle (to 1e-9, relative) and against central finite differences
+/// (to 1e-6 relative plus twice their estimated error, where the function is smooth at the
+/// point).
+const CHECKERS: &str = r#"
+const POINTS: [[f64; 3]; 4] = [[0.3, -0.7, 1.1], [-1.2, 0.4, 0.9], [0.8, 1.3, -0.5], [-0.4, -1.1, 0.2]];
+const V: [[f64; 3]; 4] = [[0.5, -0.2, 0.9], [-0.6, 0.3, 0.1], [1.1, -0.8, 0.4], [0.2, 0.7, -1.0]];
+
+fn agree(name: &str, what: &str, got: f64, want: f64, tol: f64) {
+    let scale = 1.0 + want.abs();
+    assert!(
+        (got - want).abs() <= tol * scale,
+        "{name}: {what}: reverse {got}, expected {want}"
+    );
+}
+
+/// The derivative along coordinate `k` by central differences, where the function is smooth
+/// at the point: the one-sided differences on either side agree (at a kink of `max`/`min`,
+/// a tie such as `0.5.max(1.25 * 0.4)`, or a branch boundary, they do not).
+/// Returns the estimate and a bound of its error: the difference from the estimate with twice
+/// the step (central differences err as `h^2`, so that difference is three times the error),
+/// plus rounding.
+fn finite_difference(f: &dyn Fn(&[f64]) -> f64, x: &[f64], k: usize) -> Option<(f64, f64)> {
+    let h = 1e-6;
+    let at = |s: f64| {
+        let mut p = x.to_vec();
+        p[k] += s;
+        f(&p)
+    };
+    let (plus, zero, minus) = (at(h), at(0.0), at(-h));
+    let (forward, backward) = ((plus - zero) / h, (zero - minus) / h);
+    let central = (plus - minus) / (2.0 * h);
+    if (forward - backward).abs() > 1e-4 * (1.0 + central.abs()) {
+        return None;
+    }
+    let wide = (at(2.0 * h) - at(-2.0 * h)) / (4.0 * h);
+    let rounding = 1e-15 * zero.abs().max(1.0) / h;
+    Some((central, (wide - central).abs() + rounding))
+}
+
+/// Checks one function at every point: `grad` is the reverse derivative, `tangent(k)` the
+/// oracle's derivative along coordinate `k`, `value` the function on a flat point.
+fn check_all(
+    name: &str,
+    (scalars, vector): (usize, bool),
+    value: &dyn Fn(&[f64]) -> f64,
+    grad: &dyn Fn(&[f64]) -> Vec<f64>,
+    tangent: &dyn Fn(&[f64], usize) -> (f64, f64),
+) {
+    for (p, v) in POINTS.iter().zip(V.iter()) {
+        let mut x: Vec<f64> = p[..scalars].to_vec();
+        if vector {
+            x.extend_from_slice(v);
+        }
+        let g = grad(&x);
+        for k in 0..x.len() {
+            let (f0, dk) = tangent(&x, k);
+            agree(name, "value", value(&x), f0, 1e-12);
+            agree(name, &format!("d/dx{k} against the oracle"), g[k], dk, 1e-9);
+            if let Some((fd, err)) = finite_difference(value, &x, k) {
+                assert!(
+                    (g[k] - fd).abs() <= 1e-6 * (1.0 + fd.abs()) + 2.0 * err,
+                    "{name}: d/dx{k}: reverse {}, finite differences {fd} (error bound {err})",
+                    g[k]
+                );
+            }
+        }
+    }
+}
+
+fn unit(n: usize, k: usize) -> Vec<f64> {
+    (0..n).map(|i| if i == k { 1.0 } else { 0.0 }).collect()
+}
+
+fn check_1(name: &str, f: fn(f64) -> f64, r: fn(f64, f64) -> f64, t: fn(f64, f64) -> (f64, f64)) {
+    check_all(name, (1, false), &|x| f(x[0]), &|x| vec![r(x[0], 1.0)], &|x, k| t(x[0], unit(1, k)[0]));
+}
+
+fn check_2(
+    name: &str,
+    f: fn(f64, f64) -> f64,
+    r: fn(f64, f64, f64) -> (f64, f64),
+    t: fn(f64, f64, f64, f64) -> (f64, f64),
+) {
+    check_all(
+        name,
+        (2, false),
+        &|x| f(x[0], x[1]),
+        &|x| {
+            let g = r(x[0], x[1], 1.0);
+            vec![g.0, g.1]
+        },
+        &|x, k| {
+            let u = unit(2, k);
+            t(x[0], x[1], u[0], u[1])
+        },
+    );
+}
+
+fn check_3(
+    name: &str,
+    f: fn(f64, f64, f64) -> f64,
+    r: fn(f64, f64, f64, f64) -> (f64, f64, f64),
+    t: fn(f64, f64, f64, f64, f64, f64) -> (f64, f64),
+) {
+    check_all(
+        name,
+        (3, false),
+        &|x| f(x[0], x[1], x[2]),
+        &|x| {
+            let g = r(x[0], x[1], x[2], 1.0);
+            vec![g.0, g.1, g.2]
+        },
+        &|x, k| {
+            let u = unit(3, k);
+            t(x[0], x[1], x[2], u[0], u[1], u[2])
+        },
+    );
+}
+
+fn vec3(x: &[f64]) -> SVector<f64, 3> {
+    SVector::<f64, 3>::new(x[0], x[1], x[2])
+}
+
+fn check_1v(
+    name: &str,
+    f: fn(f64, SVector<f64, 3>) -> f64,
+    r: fn(f64, SVector<f64, 3>, f64) -> (f64, SVector<f64, 3>),
+    t: fn(f64, SVector<f64, 3>, f64, SVector<f64, 3>) -> (f64, f64),
+) {
+    let split = |x: &[f64]| (x[0], vec3(&x[1..]));
+    check_all(
+        name,
+        (1, true),
+        &|x| {
+            let (a, v) = split(x);
+            f(a, v)
+        },
+        &|x| {
+            let (a, v) = split(x);
+            let (ga, gv) = r(a, v, 1.0);
+            vec![ga, gv[0], gv[1], gv[2]]
+        },
+        &|x, k| {
+            let (a, v) = split(x);
+            let u = unit(4, k);
+            t(a, v, u[0], vec3(&u[1..]))
+        },
+    );
+}
+
+fn check_2v(
+    name: &str,
+    f: fn(f64, f64, SVector<f64, 3>) -> f64,
+    r: fn(f64, f64, SVector<f64, 3>, f64) -> (f64, f64, SVector<f64, 3>),
+    t: fn(f64, f64, SVector<f64, 3>, f64, f64, SVector<f64, 3>) -> (f64, f64),
+) {
+    let split = |x: &[f64]| (x[0], x[1], vec3(&x[2..]));
+    check_all(
+        name,
+        (2, true),
+        &|x| {
+            let (a, b, v) = split(x);
+            f(a, b, v)
+        },
+        &|x| {
+            let (a, b, v) = split(x);
+            let (ga, gb, gv) = r(a, b, v, 1.0);
+            vec![ga, gb, gv[0], gv[1], gv[2]]
+        },
+        &|x, k| {
+            let (a, b, v) = split(x);
+            let u = unit(5, k);
+            t(a, b, v, u[0], u[1], vec3(&u[2..]))
+        },
+    );
+}
+
+fn check_3v(
+    name: &str,
+    f: fn(f64, f64, f64, SVector<f64, 3>) -> f64,
+    r: fn(f64, f64, f64, SVector<f64, 3>, f64) -> (f64, f64, f64, SVector<f64, 3>),
+    t: fn(f64, f64, f64, SVector<f64, 3>, f64, f64, f64, SVector<f64, 3>) -> (f64, f64),
+) {
+    let split = |x: &[f64]| (x[0], x[1], x[2], vec3(&x[3..]));
+    check_all(
+        name,
+        (3, true),
+        &|x| {
+            let (a, b, c, v) = split(x);
+            f(a, b, c, v)
+        },
+        &|x| {
+            let (a, b, c, v) = split(x);
+            let (ga, gb, gc, gv) = r(a, b, c, v, 1.0);
+            vec![ga, gb, gc, gv[0], gv[1], gv[2]]
+        },
+        &|x, k| {
+            let (a, b, c, v) = split(x);
+            let u = unit(6, k);
+            t(a, b, c, v, u[0], u[1], u[2], vec3(&u[3..]))
+        },
+    );
+}
+"#;
