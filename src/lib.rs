@@ -168,9 +168,9 @@ pub mod prelude {
     pub use lens_core::fns::*;
     pub use lens_core::optim::{AdaGrad, Adam, AdamW, Momentum, Nesterov, Optimizer, RmsProp, Sgd};
     pub use lens_core::{
-        BinaryCrossEntropy, Dense, DenseParams, Flat, Gelu, HeapMatrix, Init, LeakyRelu, Learn,
-        Learner, Lens, LogSoftmax, Loss, Mse, Para, ParaExt, PerColumn, Real, Relu, Sigmoid,
-        Softmax, SoftmaxCrossEntropy, Softplus, Tangent, Tanh,
+        BinaryCrossEntropy, Dense, DenseParams, DotProduct, Flat, Gelu, HeapMatrix, Hinge, Init,
+        LeakyRelu, Learn, Learner, Lens, LogSoftmax, Loss, Mse, Para, ParaExt, PerColumn, Real,
+        Relu, Sigmoid, Softmax, SoftmaxCrossEntropy, Softplus, Tangent, Tanh,
     };
     pub use lens_core::{lens, para};
     pub use nalgebra::{SMatrix, SVector};

@@ -64,7 +64,7 @@ pub use init::Init;
 pub use learn::Learn;
 pub use learner::{Argmax, Learner};
 pub use lens::Lens;
-pub use loss::{BinaryCrossEntropy, Loss, Mse, PerColumn, SoftmaxCrossEntropy};
+pub use loss::{BinaryCrossEntropy, DotProduct, Hinge, Loss, Mse, PerColumn, SoftmaxCrossEntropy};
 pub use optim::Optimizer;
 pub use para::Para;
 /// The random number generators initialisers draw from (`Init::init_with` takes any

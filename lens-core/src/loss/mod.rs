@@ -7,11 +7,15 @@
 mod bce;
 mod columns;
 mod cross_entropy;
+mod dot;
+mod hinge;
 mod mse;
 
 pub use bce::BinaryCrossEntropy;
 pub use columns::PerColumn;
 pub use cross_entropy::SoftmaxCrossEntropy;
+pub use dot::DotProduct;
+pub use hinge::Hinge;
 pub use mse::Mse;
 
 use crate::{LabelError, Real};
