@@ -284,3 +284,39 @@ fn a_step_through_a_differentiated_loop_allocates_nothing() {
     let last = total(&learner);
     assert!(last < first, "loss {first} -> {last}");
 }
+
+para! {
+    /// An LSTM reading four rows of a 16-pixel image, then a readout.
+    pub struct LstmRows {
+        cell: paralens::recurrent::LstmCell<4, 8, f32>,
+        out: Dense<8, 3>,
+    }
+    fn forward(&self, rows: [SVector<f32, 4>; 4]) -> SVector<f32, 3> {
+        let mut h = SVector::<f32, 8>::zeros();
+        let mut c = SVector::<f32, 8>::zeros();
+        for t in 0..4 {
+            let (h2, c2) = self.cell(rows[t], h, c);
+            h = h2;
+            c = c2;
+        }
+        self.out(h)
+    }
+}
+
+#[test]
+fn a_recurrent_training_step_allocates_nothing() {
+    let model = LstmRows {
+        cell: paralens::recurrent::LstmCell::new(),
+        out: Dense::new(),
+    };
+    let mut learner = Learner::new(model, model.init(0), SoftmaxCrossEntropy, Adam::new(0.01));
+    let rows: [SVector<f32, 4>; 4] =
+        core::array::from_fn(|t| SVector::<f32, 4>::from_fn(|i, _| ((t * 4 + i) as f32).sin()));
+    learner.step(&rows, &1);
+    let n = allocations_during(|| {
+        for k in 0..50 {
+            std::hint::black_box(learner.step(&rows, &(k % 3)));
+        }
+    });
+    assert_eq!(n, 0, "LSTM steps allocated {n} times");
+}

@@ -6,6 +6,10 @@
 mod svm;
 
 #[test]
+#[cfg_attr(
+    debug_assertions,
+    ignore = "trains six models, a minute in a debug build; CI runs it with `cargo test --release --test svm`"
+)]
 fn linear_svm_is_within_a_point_of_logistic_regression() {
     let runs: Vec<svm::Report> = (0..3).map(|seed| svm::run(seed, 40)).collect();
     let mean = |f: fn(&svm::Report) -> f64| runs.iter().map(f).sum::<f64>() / runs.len() as f64;

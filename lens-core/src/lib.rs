@@ -49,6 +49,7 @@ pub mod optim;
 mod para;
 mod rate;
 mod real;
+pub mod recurrent;
 pub mod rules;
 pub mod span;
 mod tangent;

@@ -1,0 +1,145 @@
+//! Recurrent cells: an Elman cell, a GRU cell and an LSTM cell, each a `para!` model of dense
+//! layers and activations for one step of a sequence. A sequence model calls its cell in a
+//! differentiated loop over a constant number of steps; the cell's parameters are shared by
+//! the steps, and the reverse adds the steps' changes (see `examples/sequence_digits.rs`):
+//!
+//! ```
+//! use lens_core::recurrent::GruCell;
+//! use lens_core::{Dense, Init, Para};
+//! use nalgebra::SVector;
+//!
+//! lens_core::para! {
+//!     /// Reads four 2-vectors and scores the last state.
+//!     pub struct Reader { cell: GruCell<2, 3, f64>, out: Dense<3, 1, f64> }
+//!     fn forward(&self, xs: [SVector<f64, 2>; 4]) -> SVector<f64, 1> {
+//!         let mut h = SVector::<f64, 3>::zeros();
+//!         for t in 0..4 {
+//!             h = self.cell(xs[t], h);
+//!         }
+//!         self.out(h)
+//!     }
+//! }
+//! let model = Reader { cell: GruCell::new(), out: Dense::new() };
+//! let p = model.init(0);
+//! let xs = [SVector::<f64, 2>::new(0.5, -0.5); 4];
+//! let (dp, _) = model.changes(&p, xs, SVector::<f64, 1>::new(1.0));
+//! assert!(dp.cell.z.x.w.norm() > 0.0); // every step added to the shared gate weights
+//! ```
+
+use crate::fns::{sigmoid, sigmoid_vjp, tanh, tanh_vjp};
+use crate::{Dense, Real};
+use nalgebra::SVector;
+
+crate::para! {
+    /// One input-to-hidden affine map and one hidden-to-hidden map, added: the pre-activation
+    /// of a gate, `W x + U h + b`.
+    #[derive(Clone, Copy, Debug, Default)]
+    pub struct Gate<const I: usize, const H: usize, T: Real> {
+        x: Dense<I, H, T>,
+        h: Dense<H, H, T>,
+    }
+    fn forward(&self, x: SVector<T, I>, h: SVector<T, H>) -> SVector<T, H> {
+        self.x(x) + self.h(h)
+    }
+}
+
+impl<const I: usize, const H: usize, T: Real> Gate<I, H, T> {
+    /// A gate of freshly initialisable dense maps.
+    #[must_use]
+    pub fn new() -> Self {
+        Self {
+            x: Dense::new(),
+            h: Dense::new(),
+        }
+    }
+}
+
+crate::para! {
+    /// The Elman cell: `h' = tanh(W x + U h + b)`.
+    #[derive(Clone, Copy, Debug, Default)]
+    pub struct ElmanCell<const I: usize, const H: usize, T: Real> {
+        a: Gate<I, H, T>,
+    }
+    fn forward(&self, x: SVector<T, I>, h: SVector<T, H>) -> SVector<T, H> {
+        tanh(self.a(x, h))
+    }
+}
+
+impl<const I: usize, const H: usize, T: Real> ElmanCell<I, H, T> {
+    /// A cell ready for `init`.
+    #[must_use]
+    pub fn new() -> Self {
+        Self { a: Gate::new() }
+    }
+}
+
+crate::para! {
+    /// The GRU cell (Cho et al.):
+    /// `z = sigma(W_z x + U_z h)`, `r = sigma(W_r x + U_r h)`,
+    /// `n = tanh(W_n x + r o (U_n h))`, `h' = (1 - z) o n + z o h` (biases in each map).
+    #[derive(Clone, Copy, Debug, Default)]
+    pub struct GruCell<const I: usize, const H: usize, T: Real> {
+        z: Gate<I, H, T>,
+        r: Gate<I, H, T>,
+        nx: Dense<I, H, T>,
+        nh: Dense<H, H, T>,
+    }
+    fn forward(&self, x: SVector<T, I>, h: SVector<T, H>) -> SVector<T, H> {
+        let z = sigmoid(self.z(x, h));
+        let r = sigmoid(self.r(x, h));
+        let n = tanh(self.nx(x) + r.component_mul(&self.nh(h)));
+        (SVector::<T, H>::repeat(T::one()) - z).component_mul(&n) + z.component_mul(&h)
+    }
+}
+
+impl<const I: usize, const H: usize, T: Real> GruCell<I, H, T> {
+    /// A cell ready for `init`.
+    #[must_use]
+    pub fn new() -> Self {
+        Self {
+            z: Gate::new(),
+            r: Gate::new(),
+            nx: Dense::new(),
+            nh: Dense::new(),
+        }
+    }
+}
+
+crate::para! {
+    /// The LSTM cell (Hochreiter and Schmidhuber, with a forget gate):
+    /// `i, f, o = sigma(W x + U h)` (three gates), `g = tanh(W_g x + U_g h)`,
+    /// `c' = f o c + i o g`, `h' = o o tanh(c')`; it maps `(x, h, c)` to `(h', c')`.
+    #[derive(Clone, Copy, Debug, Default)]
+    pub struct LstmCell<const I: usize, const H: usize, T: Real> {
+        i: Gate<I, H, T>,
+        f: Gate<I, H, T>,
+        o: Gate<I, H, T>,
+        g: Gate<I, H, T>,
+    }
+    fn forward(
+        &self,
+        x: SVector<T, I>,
+        h: SVector<T, H>,
+        c: SVector<T, H>,
+    ) -> (SVector<T, H>, SVector<T, H>) {
+        let i = sigmoid(self.i(x, h));
+        let f = sigmoid(self.f(x, h));
+        let o = sigmoid(self.o(x, h));
+        let g = tanh(self.g(x, h));
+        let c2 = f.component_mul(&c) + i.component_mul(&g);
+        (o.component_mul(&tanh(c2)), c2)
+    }
+}
+
+impl<const I: usize, const H: usize, T: Real> LstmCell<I, H, T> {
+    /// A cell ready for `init`.
+    #[must_use]
+    pub fn new() -> Self {
+        Self {
+            i: Gate::new(),
+            f: Gate::new(),
+            o: Gate::new(),
+            g: Gate::new(),
+        }
+    }
+}

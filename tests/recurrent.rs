@@ -1,0 +1,146 @@
+//! The recurrent cells and sequence models unrolled by a differentiated loop: every
+//! parameter change and input change against central finite differences in f64.
+
+use paralens::prelude::*;
+use paralens::recurrent::{ElmanCell, GruCell, LstmCell};
+use paralens::{GradCheck, check_gradient};
+
+const H: f64 = 1e-6;
+
+fn ok(name: &str, r: GradCheck) {
+    assert!(r.passes(1e-6), "{name}: {r}");
+}
+
+fn v<const N: usize>(seed: f64) -> SVector<f64, N> {
+    SVector::<f64, N>::from_fn(|i, _| ((i as f64 + 1.0) * seed).sin())
+}
+
+/// Checks a model's parameter change and input change against finite differences.
+fn check_model<M, X>(name: &str, model: &M, p: M::Param, x: X)
+where
+    M: Para<X>,
+    M::Param: Flat<f64> + Clone,
+    M::Out: Flat<f64> + Clone,
+    X: Flat<f64> + Clone,
+{
+    ok(
+        &format!("{name}: parameters"),
+        check_gradient(
+            |p: M::Param| model.forward(&p, x.clone()),
+            |p: M::Param, d| model.changes(&p, x.clone(), d).0,
+            p.clone(),
+            H,
+        ),
+    );
+    ok(
+        &format!("{name}: input"),
+        check_gradient(
+            |x: X| model.forward(&p, x),
+            |x: X, d| model.changes(&p, x, d).1,
+            x,
+            H,
+        ),
+    );
+}
+
+#[test]
+fn elman_cell() {
+    let cell = ElmanCell::<3, 4, f64>::new();
+    check_model("elman", &cell, cell.init(1), (v::<3>(0.7), v::<4>(0.3)));
+}
+
+#[test]
+fn gru_cell() {
+    let cell = GruCell::<3, 4, f64>::new();
+    check_model("gru", &cell, cell.init(2), (v::<3>(0.7), v::<4>(0.3)));
+}
+
+#[test]
+fn lstm_cell() {
+    let cell = LstmCell::<3, 4, f64>::new();
+    check_model(
+        "lstm",
+        &cell,
+        cell.init(3),
+        (v::<3>(0.7), v::<4>(0.3), v::<4>(-0.5)),
+    );
+}
+
+para! {
+    /// A GRU reading five 3-vectors, then a readout of its last state.
+    pub struct GruReader {
+        cell: GruCell<3, 4, f64>,
+        out: Dense<4, 2, f64>,
+    }
+    fn forward(&self, xs: [SVector<f64, 3>; 5]) -> SVector<f64, 2> {
+        let mut h = SVector::<f64, 4>::zeros();
+        for t in 0..5 {
+            h = self.cell(xs[t], h);
+        }
+        self.out(h)
+    }
+}
+
+para! {
+    /// An LSTM reading five 3-vectors (state `h` and memory `c` carried).
+    pub struct LstmReader {
+        cell: LstmCell<3, 4, f64>,
+        out: Dense<4, 2, f64>,
+    }
+    fn forward(&self, xs: [SVector<f64, 3>; 5]) -> SVector<f64, 2> {
+        let mut h = SVector::<f64, 4>::zeros();
+        let mut c = SVector::<f64, 4>::zeros();
+        for t in 0..5 {
+            let (h2, c2) = self.cell(xs[t], h, c);
+            h = h2;
+            c = c2;
+        }
+        self.out(h)
+    }
+}
+
+para! {
+    /// An Elman network reading the sequence backwards.
+    pub struct ElmanBackwards {
+        cell: ElmanCell<3, 4, f64>,
+        out: Dense<4, 2, f64>,
+    }
+    fn forward(&self, xs: [SVector<f64, 3>; 5]) -> SVector<f64, 2> {
+        let mut h = SVector::<f64, 4>::zeros();
+        for t in (0..5).rev() {
+            h = self.cell(xs[t], h);
+        }
+        self.out(h)
+    }
+}
+
+fn sequence() -> [SVector<f64, 3>; 5] {
+    core::array::from_fn(|t| v::<3>(0.4 + 0.3 * t as f64))
+}
+
+#[test]
+fn unrolled_gru_shares_its_cell_across_steps() {
+    let m = GruReader {
+        cell: GruCell::new(),
+        out: Dense::new(),
+    };
+    check_model("gru reader", &m, m.init(4), sequence());
+}
+
+#[test]
+fn unrolled_lstm_carries_state_and_memory() {
+    let m = LstmReader {
+        cell: LstmCell::new(),
+        out: Dense::new(),
+    };
+    check_model("lstm reader", &m, m.init(5), sequence());
+}
+
+#[test]
+fn unrolled_elman_backwards() {
+    let m = ElmanBackwards {
+        cell: ElmanCell::new(),
+        out: Dense::new(),
+    };
+    check_model("elman backwards", &m, m.init(6), sequence());
+}
