@@ -4,6 +4,7 @@
 //! the steps, and the reverse adds the steps' changes (see `examples/sequence_digits.rs`):
 //!
 //! ```
+//! # extern crate lens_core as paralens; // what `para!` names; `paralens` users have it
 //! use lens_core::recurrent::GruCell;
 //! use lens_core::{Dense, Init, Para};
 //! use nalgebra::SVector;
