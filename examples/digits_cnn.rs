@@ -35,8 +35,25 @@ pub struct Report {
     pub epoch_losses: Vec<f32>,
 }
 
+/// A trained network and the split it was tested on.
+pub struct Trained {
+    /// The model.
+    pub model: DigitsCnn,
+    /// Its trained parameters.
+    pub params: DigitsCnnParams,
+    /// Test images (pixels scaled to 0..1) and labels.
+    pub test: (Vec<SVector<f32, 64>>, Vec<usize>),
+    /// The report of the run.
+    pub report: Report,
+}
+
 /// Trains on a seeded stratified 80/20 split and tests.
 pub fn run(seed: u64, epochs: usize, verbose: bool) -> Report {
+    train(seed, epochs, verbose).report
+}
+
+/// [`run`], keeping the trained network.
+pub fn train(seed: u64, epochs: usize, verbose: bool) -> Trained {
     let data = digits();
     let (train, test) = stratified_split(&data.labels, 0.2, seed);
     let x = |i: usize| SVector::<f32, 64>::from_fn(|j, _| data.images[i][j] as f32 / 16.0);
@@ -49,7 +66,7 @@ pub fn run(seed: u64, epochs: usize, verbose: bool) -> Report {
         fc: Dense::glorot(),
     };
     let params = model.init(seed);
-    let mut learner = Learner::new(model, params, SoftmaxCrossEntropy, Adam::new(0.005));
+    let mut learner = Learner::new(model.clone(), params, SoftmaxCrossEntropy, Adam::new(0.005));
     let mut order: Vec<usize> = (0..xs.len()).collect();
     let mut rng = StdRng::seed_from_u64(seed ^ 0xd161);
     let mut epoch_losses = Vec::new();
@@ -71,9 +88,15 @@ pub fn run(seed: u64, epochs: usize, verbose: bool) -> Report {
             );
         }
     }
-    Report {
+    let report = Report {
         test_accuracy: learner.accuracy(&tx, &ty),
         epoch_losses,
+    };
+    Trained {
+        model,
+        params: learner.params().clone(),
+        test: (tx, ty),
+        report,
     }
 }
 

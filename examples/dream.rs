@@ -1,0 +1,168 @@
+//! Deep dreaming and adversarial inputs: the trained digits CNN (`digits_cnn`) with its
+//! parameters fixed and its *input* port opened.
+//!
+//! - Dreams: from a blank image, the dot-product loss `-<y, onehot(c)>` and a positive rate
+//!   on the input (`Learner::try_learn_input` with plain gradient descent) raise the score of
+//!   class `c` until the classifier is sure of it. The ten dreams are written as one PNG.
+//! - Adversarial examples: the same input port with a bounded step. Projected gradient
+//!   ascent on the cross-entropy of the true label, each step `eps / 4` along the sign of the
+//!   input change, projected back into the L-infinity ball of radius `eps` around the image
+//!   and into [0, 1]; reported as the share of correctly classified test images it flips.
+//!
+//! ```text
+//! cargo run --release --example dream -- --out target/dream
+//! ```
+
+#[allow(dead_code)]
+#[path = "digits_cnn.rs"]
+pub mod digits_cnn;
+
+use paralens::prelude::*;
+use std::path::{Path, PathBuf};
+
+/// Classes.
+const CLASSES: usize = 10;
+
+/// The classifier's probabilities for an image.
+fn probabilities(t: &digits_cnn::Trained, x: SVector<f32, 64>) -> SVector<f32, 10> {
+    let y = t.model.forward(&t.params, x);
+    let e = y.map(|v| (v - y.max()).exp());
+    e / e.sum()
+}
+
+/// The ten dreams and the classifier's confidence in each one's target.
+pub struct Dreams {
+    /// One image per class.
+    pub images: Vec<SVector<f32, 64>>,
+    /// The probability the classifier gives the target class on its dream.
+    pub confidence: Vec<f32>,
+}
+
+/// Dreams one image per class from a blank one, in `steps` steps of rate `rate`.
+pub fn dream(t: &digits_cnn::Trained, steps: usize, rate: f32) -> Dreams {
+    let dreamer = Learner::new(
+        t.model.clone(),
+        t.params.clone(),
+        DotProduct,
+        Sgd::new(rate),
+    );
+    let mut images = Vec::new();
+    let mut confidence = Vec::new();
+    for c in 0..CLASSES {
+        let target = SVector::<f32, CLASSES>::from_fn(|i, _| if i == c { 1.0 } else { 0.0 });
+        let x = dreamer
+            .try_learn_input(SVector::zeros(), &target, &Sgd::new(rate), steps)
+            .expect("the target vector is finite and the dream's loss stays finite");
+        confidence.push(probabilities(t, x)[c]);
+        images.push(x);
+    }
+    Dreams { images, confidence }
+}
+
+/// Projected gradient ascent within the L-infinity ball of radius `eps`; returns the share
+/// of correctly classified test images whose class it changes.
+pub fn flipped_share(t: &digits_cnn::Trained, eps: f32, steps: usize) -> f64 {
+    let (xs, ys) = &t.test;
+    let (mut correct, mut flipped) = (0, 0);
+    for (x0, &label) in xs.iter().zip(ys) {
+        if probabilities(t, *x0).argmax().0 != label {
+            continue;
+        }
+        correct += 1;
+        let mut x = *x0;
+        for _ in 0..steps {
+            let (y, pull_model) = t.model.vjp(&t.params, x);
+            let (_, pull_loss) = SoftmaxCrossEntropy.vjp(y, &label);
+            // The parameters are fixed: their change goes to a buffer nobody reads.
+            let mut unused = <digits_cnn::DigitsCnnParams as Tangent>::zeros();
+            let dx = pull_model(pull_loss(1.0), &mut unused);
+            x = x.zip_map(&dx, |v, g| v + eps / 4.0 * g.signum());
+            x = x.zip_map(x0, |v, o| v.clamp(o - eps, o + eps).clamp(0.0, 1.0));
+        }
+        if probabilities(t, x).argmax().0 != label {
+            flipped += 1;
+        }
+    }
+    f64::from(flipped) / f64::from(correct)
+}
+
+/// Writes the images side by side, each 8x8 image as 64x64 pixels, each scaled from its own
+/// smallest to its largest value.
+pub fn write_png(path: &Path, images: &[SVector<f32, 64>]) -> std::io::Result<()> {
+    const SCALE: usize = 8;
+    let (w, h) = (8 * SCALE * images.len(), 8 * SCALE);
+    let mut pixels = vec![0u8; w * h];
+    for (k, img) in images.iter().enumerate() {
+        let (lo, hi) = (img.min(), img.max());
+        let span = if hi > lo { hi - lo } else { 1.0 };
+        for y in 0..h {
+            for x in 0..8 * SCALE {
+                let v = (img[(y / SCALE) * 8 + x / SCALE] - lo) / span;
+                pixels[y * w + k * 8 * SCALE + x] = (v * 255.0).round() as u8;
+            }
+        }
+    }
+    let file = std::io::BufWriter::new(std::fs::File::create(path)?);
+    let mut encoder = png::Encoder::new(file, w as u32, h as u32);
+    encoder.set_color(png::ColorType::Grayscale);
+    encoder.set_depth(png::BitDepth::Eight);
+    let mut writer = encoder.write_header().map_err(std::io::Error::other)?;
+    writer
+        .write_image_data(&pixels)
+        .map_err(std::io::Error::other)?;
+    Ok(())
+}
+
+fn main() {
+    let mut out = PathBuf::from("target/dream");
+    let mut seed = 0;
+    let usage = "usage: dream [--out DIR] [--seed N]";
+    let mut args = std::env::args().skip(1);
+    while let Some(a) = args.next() {
+        match a.as_str() {
+            "--out" => match args.next() {
+                Some(d) => out = PathBuf::from(d),
+                None => {
+                    eprintln!("error: --out needs a folder\n{usage}");
+                    std::process::exit(2);
+                }
+            },
+            "--seed" => match args.next().and_then(|v| v.parse().ok()) {
+                Some(s) => seed = s,
+                None => {
+                    eprintln!("error: --seed needs a whole number\n{usage}");
+                    std::process::exit(2);
+                }
+            },
+            other => {
+                eprintln!("error: unknown argument `{other}`\n{usage}");
+                std::process::exit(2);
+            }
+        }
+    }
+    println!("training the digits CNN (seed {seed}, 10 epochs)...");
+    let t = digits_cnn::train(seed, 10, false);
+    println!("test accuracy {:.3}", t.report.test_accuracy);
+    let d = dream(&t, 200, 0.05);
+    for (c, p) in d.confidence.iter().enumerate() {
+        println!("dream of {c}: the classifier gives it {:.4}", p);
+    }
+    if let Err(e) = std::fs::create_dir_all(&out) {
+        eprintln!("error: cannot create {}: {e}", out.display());
+        std::process::exit(1);
+    }
+    let path = out.join("dreams.png");
+    match write_png(&path, &d.images) {
+        Ok(()) => println!("wrote {}", path.display()),
+        Err(e) => {
+            eprintln!("error: cannot write {}: {e}", path.display());
+            std::process::exit(1);
+        }
+    }
+    for eps in [0.1, 0.2] {
+        println!(
+            "adversarial, L-infinity radius {eps}: {:.1}% of the correctly classified test images flipped (10 projected steps)",
+            100.0 * flipped_share(&t, eps, 10)
+        );
+    }
+}
