@@ -14,7 +14,7 @@ use nalgebra::SVector;
 /// use lens_core::{DotProduct, Loss};
 /// use nalgebra::SVector;
 /// let t = SVector::<f64, 3>::new(0.0, 1.0, 0.0);
-/// assert_eq!(DotProduct.loss(&SVector::new(0.2, 0.7, 0.1), &t), -0.7);
+/// assert_eq!(DotProduct.loss(&SVector::<f64, 3>::new(0.2, 0.7, 0.1), &t), -0.7);
 /// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct DotProduct;

@@ -18,7 +18,7 @@ use nalgebra::SVector;
 /// use nalgebra::SVector;
 /// let y = SVector::<f64, 3>::new(2.0, 1.5, -1.0);
 /// assert_eq!(Hinge.loss(&y, &0), 0.5); // 1 + 1.5 - 2.0
-/// assert_eq!(Hinge.loss(&y, &2), 3.5); // 1 + 2.0 - (-1.0)
+/// assert_eq!(Hinge.loss(&y, &2), 4.0); // 1 + 2.0 - (-1.0)
 /// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Hinge;
