@@ -45,6 +45,7 @@ mod learn;
 mod learner;
 mod lens;
 pub mod loss;
+pub mod manifold;
 pub mod optim;
 mod para;
 mod rate;

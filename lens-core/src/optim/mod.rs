@@ -13,12 +13,14 @@
 mod adagrad;
 mod adam;
 mod momentum;
+mod riemannian;
 mod rmsprop;
 mod sgd;
 
 pub use adagrad::AdaGrad;
 pub use adam::{Adam, AdamState, AdamW};
 pub use momentum::{Momentum, Nesterov};
+pub use riemannian::{RiemannianAdam, RiemannianAdamState, RiemannianSgd};
 pub use rmsprop::RmsProp;
 pub use sgd::Sgd;
 
