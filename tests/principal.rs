@@ -9,7 +9,14 @@ mod principal_subspace;
 #[test]
 fn learned_frame_spans_the_principal_subspace() {
     let r = principal_subspace::run(100_000);
-    assert!(r.largest_angle < 1e-4, "largest principal angle {}", r.largest_angle);
+    assert!(
+        r.largest_angle < 1e-4,
+        "largest principal angle {}",
+        r.largest_angle
+    );
     let (got, best) = r.captured;
-    assert!((got - best).abs() <= 1e-9 * best, "captured {got} of {best}");
+    assert!(
+        (got - best).abs() <= 1e-9 * best,
+        "captured {got} of {best}"
+    );
 }
