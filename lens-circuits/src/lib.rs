@@ -4,7 +4,7 @@
 //! A [`Word`] holds one bit per example: `u64` holds 64 examples, [`Lanes<W>`] holds 64·W
 //! (W words side by side, for SIMD). Their change space's addition is XOR, and every
 //! operation acts lane-wise, so the reverse derivative of a circuit is computed for all
-//! examples at once. The reverse rules (DESIGN.md section 1):
+//! examples at once. The reverse rules (`docs/MATHEMATICS.md`, section 1):
 //!
 //! | gate | forward | reverse (change `d`) |
 //! |---|---|---|
