@@ -180,3 +180,8 @@ pub mod prelude {
 #[doc = include_str!("../README.md")]
 #[cfg(doctest)]
 pub struct ReadmeDoctests;
+
+/// The guided tour's examples (`docs/TOUR.md`), compiled and run as doc tests.
+#[doc = include_str!("../docs/TOUR.md")]
+#[cfg(doctest)]
+pub struct TourDoctests;
