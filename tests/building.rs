@@ -106,3 +106,49 @@ fn structs_as_arguments_fields_and_results() {
         ),
     );
 }
+
+// Regressions from a user probe: a value built from entries and then only indexed (its
+// adjoint's type came from nothing and did not infer), and a tuple struct built by its
+// constructor.
+#[lens]
+fn built_then_indexed(a: f64, b: f64) -> f64 {
+    let v = SVector::<f64, 2>::new(a, b);
+    let m = Matrix2x3::new(a, b, 1.0, a * b, 2.0, b);
+    v[0] * v[1] + m[(1, 0)] * m[5] + SVector::<f64, 3>::new(a, b, a * b)[2]
+}
+
+#[test]
+fn values_built_from_entries_and_only_indexed() {
+    let f = |(a, b): (f64, f64)| built_then_indexed(a, b);
+    let r = |(a, b): (f64, f64), d: f64| built_then_indexed_rev(a, b, d);
+    ok("built_then_indexed", check_gradient(f, r, (0.7, -1.3), H));
+}
+
+/// A tuple struct of differentiated values.
+#[derive(Clone, Copy, Debug, PartialEq, Tangent)]
+pub struct Pair(pub f64, pub SVector<f64, 2>);
+
+#[lens]
+fn swap_scale(w: Pair, s: f64) -> Pair {
+    Pair(w.1[0] * w.0 * s, w.1 * w.0)
+}
+
+#[lens]
+fn pair_score(w: Pair, s: f64) -> f64 {
+    let q = swap_scale(w, s);
+    q.0 * q.0 + q.1.norm_squared()
+}
+
+#[test]
+fn tuple_structs_built_by_their_constructor() {
+    let w = Pair(0.6, SVector::<f64, 2>::new(-0.4, 1.2));
+    ok(
+        "pair_score",
+        check_gradient(
+            |(w, s): (Pair, f64)| pair_score(w, s),
+            |(w, s): (Pair, f64), d: f64| pair_score_rev(w, s, d),
+            (w, 1.7),
+            H,
+        ),
+    );
+}

@@ -3,7 +3,8 @@
 use crate::Real;
 
 /// `y.atan2(x)` (the angle of the point `(x, y)`); reverse
-/// `(d x / (x^2 + y^2), -d y / (x^2 + y^2))` for `(y, x)`.
+/// `(d x / (x^2 + y^2), -d y / (x^2 + y^2))` for `(y, x)`, zero at the origin (where it has
+/// no derivative).
 pub trait Atan2Rule: Sized {
     /// The forward value and its pullback.
     fn atan2_vjp(self, x: Self) -> (Self, impl FnOnce(Self) -> (Self, Self));
@@ -18,7 +19,12 @@ impl<T: Real> Atan2Rule for T {
             #[inline(always)]
             move |d: T| {
                 let r2 = x * x + y * y;
-                (d * x / r2, -d * y / r2)
+                if r2 == T::zero() {
+                    // No derivative at the origin: zero, as `hypot` and `norm` give.
+                    (T::zero(), T::zero())
+                } else {
+                    (d * x / r2, -d * y / r2)
+                }
             },
         )
     }

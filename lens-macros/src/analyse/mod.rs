@@ -676,7 +676,7 @@ impl<'e> Analyser<'e> {
             Expr::Cast(c) if matches!(self.expr(&c.expr, out), Operand::Const(_)) => {
                 Operand::Const(e.to_token_stream())
             }
-            Expr::Cast(_) => self.refuse(e, e, "`as` casts of differentiated values are not supported; keep one float type through the lens"),
+            Expr::Cast(_) => self.refuse(e, e, "`as` casts of differentiated values are not supported; keep one float type through the lens (for an index, round first: `x.floor() as usize` is forward-only data)"),
             Expr::Reference(r) => self.refuse(r, e, "references to differentiated values are only supported as method arguments (`x.dot(&y)`)"),
             _ => self.refuse(e, e, "this expression cannot be differentiated; compute it from non-differentiated values, or move it into a `#[lens]` function"),
         }
@@ -770,6 +770,19 @@ impl<'e> Analyser<'e> {
         let name = m.method.to_string();
         if is_self_expr(&m.receiver) {
             return self.sub_call(m, out);
+        }
+        // An iterator chain (`v.iter().map(..).sum()`): one error, at the iterator.
+        if let Some(it) = iterator_in_chain(m) {
+            self.errors.at(
+                &it.method,
+                "iterators over differentiated values are not differentiated; use `sum`, `dot` or `norm` on the vector, or a `for i in 0..N` loop with indexing (`v[i]`)",
+            );
+            let mut e: &Expr = &Expr::MethodCall(m.clone());
+            while let Expr::MethodCall(c) = e {
+                self.refused.insert(c.to_token_stream().to_string());
+                e = &c.receiver;
+            }
+            return Operand::Const(m.to_token_stream());
         }
         if NO_CHANGE_METHODS.contains(&name.as_str()) {
             self.check_read(m);
@@ -901,6 +914,13 @@ impl<'e> Analyser<'e> {
 
     /// `x[i]`, `m[(r, c)]`, `a[i]`: the index is forward-only data.
     fn index(&mut self, ix: &syn::ExprIndex, out: &mut Vec<Stmt>) -> Operand {
+        if matches!(&*ix.index, Expr::Range(_)) && self.mentions_diff(ix.expr.to_token_stream()) {
+            self.errors.at(
+                &ix.index,
+                "slicing a differentiated value is not supported; read the entries one by one (`v[i]` in a `for` loop) or build the part with `SVector::new(v[1], v[2])`",
+            );
+            return Operand::Const(ix.to_token_stream());
+        }
         // Forward-only data, possibly read from differentiated values by a comparison
         // (`v[(x > 0.0) as usize]`).
         if let Operand::Var(_) = self.expr(&ix.index, out) {
@@ -973,6 +993,24 @@ impl<'e> Analyser<'e> {
             let args = c.args.iter().map(|a| self.expr(a, out)).collect();
             let callee = c.func.to_token_stream();
             return self.push_op(Op::Build { callee, args }, c.span(), out);
+        }
+        // `W(a, b)`: a tuple struct (deriving `Tangent`) built from values, as `W { 0: a, 1: b }`.
+        if let Some(last) = p.path.segments.last()
+            && last
+                .ident
+                .to_string()
+                .starts_with(|c: char| c.is_ascii_uppercase())
+            && !["Some", "Ok", "Err"].contains(&last.ident.to_string().as_str())
+            && p.path.segments.len() == 1
+        {
+            let fields: Vec<(syn::Member, Operand)> = c
+                .args
+                .iter()
+                .enumerate()
+                .map(|(i, a)| (syn::Member::Unnamed(syn::Index::from(i)), self.expr(a, out)))
+                .collect();
+            let path = p.path.to_token_stream();
+            return self.push_op(Op::Struct { path, fields }, c.span(), out);
         }
         // `f64::max(x, y)`, `T::exp(x)`: the method of a scalar type, called as a function.
         if let [ty, method] = p.path.segments.iter().collect::<Vec<_>>().as_slice()
@@ -1707,4 +1745,18 @@ fn is_nalgebra_type(ident: &Ident) -> bool {
         s.strip_prefix(p)
             .is_some_and(|rest| rest.chars().all(|c| c.is_ascii_digit() || c == 'x'))
     })
+}
+
+/// The first `iter`/`into_iter`/`iter_mut` call in a method chain, if any.
+fn iterator_in_chain(m: &syn::ExprMethodCall) -> Option<&syn::ExprMethodCall> {
+    let mut e = m;
+    loop {
+        if ["iter", "into_iter", "iter_mut"].contains(&e.method.to_string().as_str()) {
+            return Some(e);
+        }
+        match &*e.receiver {
+            Expr::MethodCall(inner) => e = inner,
+            _ => return None,
+        }
+    }
 }

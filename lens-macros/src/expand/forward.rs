@@ -109,11 +109,14 @@ pub fn stmt(cx: &Cx, s: &Stmt) -> TokenStream {
                     )
                 }
                 Op::Index { base, index } => {
-                    // The index is kept for the reverse, which adds the entry's change there.
+                    // The index is kept for the reverse, which adds the entry's change there
+                    // (into an adjoint of the base's type: the witness).
                     let i = format_ident!("__i{}", target);
+                    let w = format_ident!("__w{}", target);
                     let base = operand(cx, base);
                     quote_spanned!(span=>
                         let #i = #index;
+                        let #w = ::paralens::__private::witness(&#base);
                         let #x #ann = ::core::clone::Clone::clone(&#base[#i]);
                     )
                 }

@@ -186,7 +186,8 @@ impl Sweep<'_> {
                     Op::Index { base, .. } => {
                         let Operand::Var(base) = base else { return };
                         if self.wanted(*base) {
-                            let slot = self.slot(*base);
+                            let w = format_ident!("__w{}", target);
+                            let slot = self.slot_typed(*base, Some(quote!(#w)));
                             let i = format_ident!("__i{}", target);
                             self.out.extend(quote_spanned!(span=>
                                 ::paralens::__private::rules::IndexRule::add_at(#slot, #i, #d);
