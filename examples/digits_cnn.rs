@@ -3,7 +3,8 @@
 //! softmax cross-entropy, Adam. Seeded stratified 80/20 split.
 //!
 //! ```text
-//! cargo run --release --example digits_cnn -- --seed 0 --epochs 30
+//! cargo run --release --example digits_cnn -- --seed 0 --epochs 30 --save cnn.safetensors
+//! cargo run --release --example digits_cnn -- --seed 0 --load cnn.safetensors
 //! ```
 
 use paralens::data::{digits, stratified_split};
@@ -59,13 +60,7 @@ pub fn train(seed: u64, epochs: usize, verbose: bool) -> Trained {
     let x = |i: usize| SVector::<f32, 64>::from_fn(|j, _| data.images[i][j] as f32 / 16.0);
     let (xs, ys): (Vec<_>, Vec<_>) = train.iter().map(|&i| (x(i), data.labels[i])).unzip();
     let (tx, ty): (Vec<_>, Vec<_>) = test.iter().map(|&i| (x(i), data.labels[i])).unzip();
-    let model = DigitsCnn {
-        conv: SpanLayer::conv2d::<1, 8, 8, 16, 3, 1, 0>(),
-        bias: Bias::new(),
-        pool: SpanLayer::avg_pool2d::<16, 6, 6, 2, 2>(),
-        fc: Dense::glorot(),
-    };
-    let params = model.init(seed);
+    let (model, params) = fresh(seed);
     let mut learner = Learner::new(model.clone(), params, SoftmaxCrossEntropy, Adam::new(0.005));
     let mut order: Vec<usize> = (0..xs.len()).collect();
     let mut rng = StdRng::seed_from_u64(seed ^ 0xd161);
@@ -100,31 +95,86 @@ pub fn train(seed: u64, epochs: usize, verbose: bool) -> Trained {
     }
 }
 
+/// The model of `train`, with fresh parameters from `seed` (to load a checkpoint into).
+pub fn fresh(seed: u64) -> (DigitsCnn, DigitsCnnParams) {
+    let model = DigitsCnn {
+        conv: SpanLayer::conv2d::<1, 8, 8, 16, 3, 1, 0>(),
+        bias: Bias::new(),
+        pool: SpanLayer::avg_pool2d::<16, 6, 6, 2, 2>(),
+        fc: Dense::glorot(),
+    };
+    let params = model.init(seed);
+    (model, params)
+}
+
+/// Test accuracy of `params` on the seed's split.
+pub fn test_accuracy(model: &DigitsCnn, params: &DigitsCnnParams, seed: u64) -> f64 {
+    let data = digits();
+    let (_, test) = stratified_split(&data.labels, 0.2, seed);
+    let right = test
+        .iter()
+        .filter(|&&i| {
+            let x = SVector::<f32, 64>::from_fn(|j, _| data.images[i][j] as f32 / 16.0);
+            model.forward(params, x).argmax().0 == data.labels[i]
+        })
+        .count();
+    right as f64 / test.len() as f64
+}
+
 fn main() {
+    let usage = "usage: digits_cnn [--seed N] [--epochs N] [--save PATH | --load PATH]";
     let mut seed = 0;
     let mut epochs = 30;
+    let mut save_to = None;
+    let mut load_from = None;
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
-        let mut value = |name: &str| -> u64 {
-            args.next().and_then(|v| v.parse().ok()).unwrap_or_else(|| {
-                eprintln!(
-                    "error: {name} needs a whole number\nusage: digits_cnn [--seed N] [--epochs N]"
-                );
+        let mut value = |name: &str| -> String {
+            args.next().unwrap_or_else(|| {
+                eprintln!("error: {name} needs a value\n{usage}");
+                std::process::exit(2)
+            })
+        };
+        let mut number = |name: &str| -> u64 {
+            value(name).parse().unwrap_or_else(|_| {
+                eprintln!("error: {name} needs a whole number\n{usage}");
                 std::process::exit(2)
             })
         };
         match a.as_str() {
-            "--seed" => seed = value("--seed"),
-            "--epochs" => epochs = value("--epochs") as usize,
+            "--seed" => seed = number("--seed"),
+            "--epochs" => epochs = number("--epochs") as usize,
+            "--save" => save_to = Some(value("--save")),
+            "--load" => load_from = Some(value("--load")),
             other => {
-                eprintln!(
-                    "error: unknown argument `{other}`\nusage: digits_cnn [--seed N] [--epochs N]"
-                );
+                eprintln!("error: unknown argument `{other}`\n{usage}");
                 std::process::exit(2);
             }
         }
     }
     println!("8x8 digits: 1797 images, stratified 80/20 split (seed {seed})");
-    let r = run(seed, epochs, true);
-    println!("test accuracy {:.3}", r.test_accuracy);
+    if let Some(path) = load_from {
+        // Predict with a saved model: no training.
+        let (model, mut params) = fresh(seed);
+        if let Err(e) = paralens::checkpoint::load(&path, &mut params) {
+            eprintln!("error: {path}: {e}");
+            std::process::exit(1);
+        }
+        println!(
+            "loaded {path}; test accuracy {:.3}",
+            test_accuracy(&model, &params, seed)
+        );
+        return;
+    }
+    let t = train(seed, epochs, true);
+    println!("test accuracy {:.3}", t.report.test_accuracy);
+    if let Some(path) = save_to {
+        match paralens::checkpoint::save(&path, &t.params) {
+            Ok(()) => println!("saved the parameters to {path}"),
+            Err(e) => {
+                eprintln!("error: {path}: {e}");
+                std::process::exit(1);
+            }
+        }
+    }
 }

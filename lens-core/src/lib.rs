@@ -32,6 +32,7 @@
 extern crate self as paralens;
 
 pub mod activation;
+pub mod checkpoint;
 pub mod compose;
 pub mod data;
 mod dense;
@@ -86,6 +87,9 @@ pub use lens_macros::para;
 /// Items that generated code names by absolute path; not part of the public API.
 #[doc(hidden)]
 pub mod __private {
+    pub use crate::checkpoint::{
+        CheckpointError, Source, Stored, Tensor, Tensors, join as checkpoint_join,
+    };
     pub use crate::init::Init;
     pub use crate::lens::Lens;
     pub use crate::para::Para;

@@ -50,6 +50,28 @@ pub fn expand(input: &DeriveInput) -> syn::Result<TokenStream> {
             .push(syn::parse_quote!(#ty: #p::Flat<__S>));
     }
 
+    // Checkpoints: every field's arrays under `path.field`.
+    let mut tensors_generics = input.generics.clone();
+    tensors_generics
+        .params
+        .insert(0, syn::parse_quote!(__S: #p::Stored));
+    let (tensors_impl_generics, _, _) = tensors_generics.split_for_impl();
+    let mut tensors_where = where_clause
+        .cloned()
+        .unwrap_or_else(|| syn::parse_quote!(where));
+    for ty in &types {
+        tensors_where
+            .predicates
+            .push(syn::parse_quote!(#ty: #p::Tensors<__S>));
+    }
+    let part_names: Vec<String> = members
+        .iter()
+        .map(|m| match m {
+            Member::Named(i) => syn::ext::IdentExt::unraw(i).to_string(),
+            Member::Unnamed(i) => i.index.to_string(),
+        })
+        .collect();
+
     let zero = match &data.fields {
         Fields::Named(_) => quote!(Self { #(#members: #p::Tangent::zeros()),* }),
         Fields::Unnamed(_) => quote!(Self ( #(<#types as #p::Tangent>::zeros()),* )),
@@ -72,6 +94,20 @@ pub fn expand(input: &DeriveInput) -> syn::Result<TokenStream> {
             #[inline]
             fn accumulate(&mut self, other: &Self) {
                 #(#p::Tangent::accumulate(&mut self.#members, &other.#members);)*
+            }
+        }
+
+        impl #tensors_impl_generics #p::Tensors<__S> for #name #ty_generics #tensors_where {
+            fn tensors(&self, __path: &str, __out: &mut ::std::vec::Vec<#p::Tensor<__S>>) {
+                #(#p::Tensors::<__S>::tensors(&self.#members, &#p::checkpoint_join(__path, #part_names), __out);)*
+            }
+            fn load_from(
+                &mut self,
+                __path: &str,
+                __src: &mut #p::Source<'_>,
+            ) -> ::core::result::Result<(), #p::CheckpointError> {
+                #(#p::Tensors::<__S>::load_from(&mut self.#members, &#p::checkpoint_join(__path, #part_names), __src)?;)*
+                ::core::result::Result::Ok(())
             }
         }
 

@@ -1,0 +1,404 @@
+//! Checkpoints: parameters saved and loaded in the safetensors format, one tensor per
+//! parameter array, named by its path in the model (`l1.w`, `l1.b`, `0.0.w` for a composite).
+//!
+//! Loading checks every name, shape and dtype, and refuses a file that does not match the
+//! model with an error naming the tensor. On error the parameters are left as they were: a
+//! load fills a copy and swaps it in only when everything matched.
+//!
+//! ```
+//! use lens_core::checkpoint::{load, save};
+//! use lens_core::{Dense, Init, ParaExt, Relu};
+//!
+//! let model = Dense::<4, 8>::new().then(Relu).then(Dense::<8, 3>::new());
+//! let p = model.init(0);
+//! let path = std::env::temp_dir().join("paralens_doc_checkpoint.safetensors");
+//! save(&path, &p).unwrap();
+//! let mut q = model.init(1);
+//! load(&path, &mut q).unwrap();
+//! assert_eq!(*p.0.0.w, *q.0.0.w);
+//! ```
+
+use crate::Real;
+use nalgebra::SMatrix;
+use safetensors::tensor::{Dtype, SafeTensors, TensorView};
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt;
+use std::path::Path;
+
+/// One parameter array: its path, its shape (row-major, the format's order) and its values.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Tensor<T> {
+    /// The path in the model, parts joined with `.`.
+    pub name: String,
+    /// The shape: `[]` for a scalar, `[n]` for a vector, `[rows, columns]` for a matrix.
+    pub shape: Vec<usize>,
+    /// The values in row-major order.
+    pub data: Vec<T>,
+}
+
+/// The scalar types a checkpoint stores, with their safetensors dtype.
+pub trait Stored: Real {
+    /// The dtype of this scalar.
+    const DTYPE: Dtype;
+    /// Little-endian bytes.
+    fn put(self, out: &mut Vec<u8>);
+    /// From little-endian bytes (exactly the scalar's size).
+    fn get(bytes: &[u8]) -> Self;
+}
+
+impl Stored for f32 {
+    const DTYPE: Dtype = Dtype::F32;
+    fn put(self, out: &mut Vec<u8>) {
+        out.extend_from_slice(&self.to_le_bytes());
+    }
+    fn get(b: &[u8]) -> Self {
+        f32::from_le_bytes([b[0], b[1], b[2], b[3]])
+    }
+}
+
+impl Stored for f64 {
+    const DTYPE: Dtype = Dtype::F64;
+    fn put(self, out: &mut Vec<u8>) {
+        out.extend_from_slice(&self.to_le_bytes());
+    }
+    fn get(b: &[u8]) -> Self {
+        f64::from_le_bytes(core::array::from_fn(|i| b[i]))
+    }
+}
+
+/// What went wrong reading or writing a checkpoint.
+#[derive(Debug)]
+pub enum CheckpointError {
+    /// The file could not be read or written.
+    Io(std::io::Error),
+    /// The bytes are not a safetensors file.
+    Format(String),
+    /// The model has a parameter array the file does not.
+    Missing(String),
+    /// The file has a tensor the model does not.
+    Unexpected(String),
+    /// A tensor of the wrong shape.
+    Shape {
+        /// The tensor's name.
+        name: String,
+        /// The model's shape.
+        expected: Vec<usize>,
+        /// The file's shape.
+        found: Vec<usize>,
+    },
+    /// A tensor of the wrong scalar type.
+    Dtype {
+        /// The tensor's name.
+        name: String,
+        /// The model's dtype.
+        expected: String,
+        /// The file's dtype.
+        found: String,
+    },
+}
+
+impl fmt::Display for CheckpointError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Io(e) => write!(f, "checkpoint: {e}"),
+            Self::Format(e) => write!(f, "checkpoint: not a safetensors file: {e}"),
+            Self::Missing(n) => write!(
+                f,
+                "checkpoint: the file has no tensor `{n}`, which the model needs"
+            ),
+            Self::Unexpected(n) => write!(
+                f,
+                "checkpoint: the file has a tensor `{n}` the model does not have"
+            ),
+            Self::Shape {
+                name,
+                expected,
+                found,
+            } => write!(
+                f,
+                "checkpoint: tensor `{name}` has shape {found:?}, the model's is {expected:?}"
+            ),
+            Self::Dtype {
+                name,
+                expected,
+                found,
+            } => write!(
+                f,
+                "checkpoint: tensor `{name}` holds {found}, the model's parameters are {expected}"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for CheckpointError {}
+
+/// The parameter arrays of a value, by path. Derived with `Tangent` for parameter structs;
+/// implemented for scalars, static matrices, boxes, tuples and arrays.
+pub trait Tensors<T: Stored> {
+    /// Appends this value's arrays, under `path`.
+    fn tensors(&self, path: &str, out: &mut Vec<Tensor<T>>);
+    /// Reads this value's arrays from `src`, under `path`.
+    ///
+    /// # Errors
+    /// A missing tensor, or one of the wrong shape or dtype.
+    fn load_from(&mut self, path: &str, src: &mut Source<'_>) -> Result<(), CheckpointError>;
+}
+
+/// `path.part`, or `part` at the top.
+#[doc(hidden)]
+#[must_use]
+pub fn join(path: &str, part: &str) -> String {
+    if path.is_empty() {
+        part.to_string()
+    } else {
+        format!("{path}.{part}")
+    }
+}
+
+/// The tensors of a file being loaded, and which of them were read.
+pub struct Source<'a> {
+    file: SafeTensors<'a>,
+    read: BTreeSet<String>,
+}
+
+impl Source<'_> {
+    /// The values of tensor `name`, checked to have `shape` and `T`'s dtype.
+    ///
+    /// # Errors
+    /// Missing, or of another shape or dtype.
+    pub fn take<T: Stored>(
+        &mut self,
+        name: &str,
+        shape: &[usize],
+    ) -> Result<Vec<T>, CheckpointError> {
+        let view = self
+            .file
+            .tensor(name)
+            .map_err(|_| CheckpointError::Missing(name.to_string()))?;
+        if view.dtype() != T::DTYPE {
+            return Err(CheckpointError::Dtype {
+                name: name.to_string(),
+                expected: format!("{:?}", T::DTYPE),
+                found: format!("{:?}", view.dtype()),
+            });
+        }
+        if view.shape() != shape {
+            return Err(CheckpointError::Shape {
+                name: name.to_string(),
+                expected: shape.to_vec(),
+                found: view.shape().to_vec(),
+            });
+        }
+        self.read.insert(name.to_string());
+        let size = core::mem::size_of::<T>();
+        Ok(view.data().chunks_exact(size).map(T::get).collect())
+    }
+}
+
+macro_rules! scalar_tensors {
+    ($($t:ty),*) => {$(
+        /// A scalar parameter: shape `[]`.
+        impl Tensors<$t> for $t {
+            fn tensors(&self, path: &str, out: &mut Vec<Tensor<$t>>) {
+                out.push(Tensor {
+                    name: path.to_string(),
+                    shape: Vec::new(),
+                    data: vec![*self],
+                });
+            }
+            fn load_from(&mut self, path: &str, src: &mut Source<'_>) -> Result<(), CheckpointError> {
+                *self = src.take::<$t>(path, &[])?[0];
+                Ok(())
+            }
+        }
+    )*};
+}
+scalar_tensors!(f32, f64);
+
+/// Shape `[R, C]`, or `[R]` for a vector; values row by row.
+impl<T: Stored, const R: usize, const C: usize> Tensors<T> for SMatrix<T, R, C> {
+    fn tensors(&self, path: &str, out: &mut Vec<Tensor<T>>) {
+        out.push(Tensor {
+            name: path.to_string(),
+            shape: shape(R, C),
+            data: self.transpose().iter().copied().collect(),
+        });
+    }
+    fn load_from(&mut self, path: &str, src: &mut Source<'_>) -> Result<(), CheckpointError> {
+        let data = src.take::<T>(path, &shape(R, C))?;
+        *self = SMatrix::<T, R, C>::from_row_iterator(data);
+        Ok(())
+    }
+}
+
+fn shape(r: usize, c: usize) -> Vec<usize> {
+    if c == 1 { vec![r] } else { vec![r, c] }
+}
+
+impl<T: Stored, X: Tensors<T>> Tensors<T> for Box<X> {
+    fn tensors(&self, path: &str, out: &mut Vec<Tensor<T>>) {
+        (**self).tensors(path, out);
+    }
+    fn load_from(&mut self, path: &str, src: &mut Source<'_>) -> Result<(), CheckpointError> {
+        (**self).load_from(path, src)
+    }
+}
+
+impl<T: Stored> Tensors<T> for () {
+    fn tensors(&self, _: &str, _: &mut Vec<Tensor<T>>) {}
+    fn load_from(&mut self, _: &str, _: &mut Source<'_>) -> Result<(), CheckpointError> {
+        Ok(())
+    }
+}
+
+impl<T: Stored, X: Tensors<T>, const N: usize> Tensors<T> for [X; N] {
+    fn tensors(&self, path: &str, out: &mut Vec<Tensor<T>>) {
+        for (i, x) in self.iter().enumerate() {
+            x.tensors(&join(path, &i.to_string()), out);
+        }
+    }
+    fn load_from(&mut self, path: &str, src: &mut Source<'_>) -> Result<(), CheckpointError> {
+        for (i, x) in self.iter_mut().enumerate() {
+            x.load_from(&join(path, &i.to_string()), src)?;
+        }
+        Ok(())
+    }
+}
+
+macro_rules! tuple_tensors {
+    ($(($($name:ident $idx:tt),+))*) => {$(
+        impl<T: Stored, $($name: Tensors<T>),+> Tensors<T> for ($($name,)+) {
+            fn tensors(&self, path: &str, out: &mut Vec<Tensor<T>>) {
+                $(self.$idx.tensors(&join(path, stringify!($idx)), out);)+
+            }
+            fn load_from(&mut self, path: &str, src: &mut Source<'_>) -> Result<(), CheckpointError> {
+                $(self.$idx.load_from(&join(path, stringify!($idx)), src)?;)+
+                Ok(())
+            }
+        }
+    )*};
+}
+
+tuple_tensors! {
+    (A 0)
+    (A 0, B 1)
+    (A 0, B 1, C 2)
+    (A 0, B 1, C 2, D 3)
+    (A 0, B 1, C 2, D 3, E 4)
+    (A 0, B 1, C 2, D 3, E 4, F 5)
+}
+
+/// The safetensors bytes of `params`.
+///
+/// # Errors
+/// Two arrays with one name (a model whose paths collide), which the format refuses.
+pub fn to_bytes<T: Stored, P: Tensors<T>>(params: &P) -> Result<Vec<u8>, CheckpointError> {
+    let mut tensors = Vec::new();
+    params.tensors("", &mut tensors);
+    let bytes: Vec<(String, Vec<usize>, Vec<u8>)> = tensors
+        .into_iter()
+        .map(|t| {
+            let mut b = Vec::with_capacity(t.data.len() * core::mem::size_of::<T>());
+            for v in t.data {
+                v.put(&mut b);
+            }
+            // A single unnamed scalar or matrix is stored as `param`.
+            let name = if t.name.is_empty() {
+                "param".to_string()
+            } else {
+                t.name
+            };
+            (name, t.shape, b)
+        })
+        .collect();
+    let mut names = BTreeSet::new();
+    for (n, _, _) in &bytes {
+        if !names.insert(n.clone()) {
+            return Err(CheckpointError::Format(format!(
+                "two parameter arrays are named `{n}`"
+            )));
+        }
+    }
+    let views: BTreeMap<String, TensorView<'_>> = bytes
+        .iter()
+        .map(|(n, s, b)| {
+            TensorView::new(T::DTYPE, s.clone(), b)
+                .map(|v| (n.clone(), v))
+                .map_err(|e| CheckpointError::Format(e.to_string()))
+        })
+        .collect::<Result<_, _>>()?;
+    safetensors::serialize(views, None).map_err(|e| CheckpointError::Format(e.to_string()))
+}
+
+/// Reads `params` from safetensors bytes: every tensor the model has, of its shape and
+/// dtype, and no other. `params` is changed only when all of it matched.
+///
+/// # Errors
+/// See [`CheckpointError`]; the first mismatch found, naming its tensor.
+pub fn from_bytes<T: Stored, P: Tensors<T> + Clone>(
+    bytes: &[u8],
+    params: &mut P,
+) -> Result<(), CheckpointError> {
+    let file =
+        SafeTensors::deserialize(bytes).map_err(|e| CheckpointError::Format(e.to_string()))?;
+    let mut src = Source {
+        file,
+        read: BTreeSet::new(),
+    };
+    let mut copy = params.clone();
+    let mut names = Vec::new();
+    copy.tensors("", &mut names);
+    if names.len() == 1 && names[0].name.is_empty() {
+        // A single array was saved as `param`.
+        let mut only = SingleParam(&mut copy);
+        only.load(&mut src)?;
+    } else {
+        copy.load_from("", &mut src)?;
+    }
+    if let Some(extra) = src
+        .file
+        .names()
+        .into_iter()
+        .find(|n| !src.read.contains(*n))
+    {
+        return Err(CheckpointError::Unexpected(extra.to_string()));
+    }
+    *params = copy;
+    Ok(())
+}
+
+/// A value saved as one unnamed array, loaded under the name `param`.
+struct SingleParam<'p, P>(&'p mut P);
+
+impl<P> SingleParam<'_, P> {
+    fn load<T: Stored>(&mut self, src: &mut Source<'_>) -> Result<(), CheckpointError>
+    where
+        P: Tensors<T>,
+    {
+        self.0.load_from("param", src)
+    }
+}
+
+/// Saves `params` to a safetensors file at `path`.
+///
+/// # Errors
+/// The file cannot be written, or two arrays share a name.
+pub fn save<T: Stored, P: Tensors<T>>(
+    path: impl AsRef<Path>,
+    params: &P,
+) -> Result<(), CheckpointError> {
+    let bytes = to_bytes(params)?;
+    std::fs::write(path, bytes).map_err(CheckpointError::Io)
+}
+
+/// Loads `params` from the safetensors file at `path` (see [`from_bytes`]).
+///
+/// # Errors
+/// The file cannot be read, is not safetensors, or does not match the model.
+pub fn load<T: Stored, P: Tensors<T> + Clone>(
+    path: impl AsRef<Path>,
+    params: &mut P,
+) -> Result<(), CheckpointError> {
+    let bytes = std::fs::read(path).map_err(CheckpointError::Io)?;
+    from_bytes(&bytes, params)
+}

@@ -1,0 +1,149 @@
+//! Checkpoints in safetensors: a round trip is bit for bit; the file is what the format's own
+//! reader expects (names by path, shapes, dtype); every kind of mismatch is an error naming
+//! the tensor, and leaves the parameters unchanged.
+
+use paralens::checkpoint::{CheckpointError, from_bytes, load, save, to_bytes};
+use paralens::prelude::*;
+use safetensors::SafeTensors;
+use safetensors::tensor::Dtype;
+
+para! {
+    /// A two-layer perceptron.
+    pub struct Mlp { l1: Dense<4, 16>, l2: Dense<16, 3> }
+    fn forward(&self, x: SVector<f32, 4>) -> SVector<f32, 3> {
+        self.l2(relu(self.l1(x)))
+    }
+}
+
+para! {
+    /// The same with a narrower hidden layer.
+    pub struct Narrow { l1: Dense<4, 8>, l2: Dense<8, 3> }
+    fn forward(&self, x: SVector<f32, 4>) -> SVector<f32, 3> {
+        self.l2(relu(self.l1(x)))
+    }
+}
+
+para! {
+    /// Only the first layer.
+    pub struct Half { l1: Dense<4, 16> }
+    fn forward(&self, x: SVector<f32, 4>) -> SVector<f32, 16> {
+        self.l1(x)
+    }
+}
+
+fn mlp() -> Mlp {
+    Mlp {
+        l1: Dense::new(),
+        l2: Dense::new(),
+    }
+}
+
+#[test]
+fn a_round_trip_is_bit_for_bit() {
+    let p = mlp().init(3);
+    let path = std::env::temp_dir().join("paralens_roundtrip.safetensors");
+    save(&path, &p).unwrap();
+    let mut q = mlp().init(4);
+    assert_ne!(p, q);
+    load(&path, &mut q).unwrap();
+    assert_eq!(p, q);
+    for (a, b) in p.l1.w.iter().zip(q.l1.w.iter()) {
+        assert_eq!(a.to_bits(), b.to_bits());
+    }
+    // A composite's parameters are named by their place in the tuple.
+    let model = Dense::<4, 8>::new().then(Relu).then(Dense::<8, 3>::new());
+    let c = model.init(5);
+    let mut d = model.init(6);
+    from_bytes(&to_bytes(&c).unwrap(), &mut d).unwrap();
+    assert_eq!(*c.0.0.w, *d.0.0.w);
+    assert_eq!(c.1.b, d.1.b);
+}
+
+#[test]
+fn the_reference_reader_sees_the_names_shapes_and_dtype() {
+    let p = mlp().init(3);
+    let bytes = to_bytes(&p).unwrap();
+    let file = SafeTensors::deserialize(&bytes).unwrap();
+    let mut names = file.names();
+    names.sort_unstable();
+    assert_eq!(names, ["l1.b", "l1.w", "l2.b", "l2.w"]);
+    let w = file.tensor("l1.w").unwrap();
+    assert_eq!((w.dtype(), w.shape()), (Dtype::F32, &[16, 4][..]));
+    assert_eq!(file.tensor("l2.b").unwrap().shape(), &[3]);
+    // Row-major, as the format specifies: entry (1, 2) is the 7th value.
+    let seventh = f32::from_le_bytes(w.data()[24..28].try_into().unwrap());
+    assert_eq!(seventh, p.l1.w[(1, 2)]);
+}
+
+fn refused(bytes: &[u8]) -> CheckpointError {
+    let mut q = mlp().init(9);
+    let before = q.clone();
+    let e = from_bytes(bytes, &mut q).unwrap_err();
+    assert_eq!(q, before, "a refused load changed the parameters");
+    e
+}
+
+#[test]
+fn every_mismatch_is_an_error_naming_the_tensor() {
+    // Shape: a narrower hidden layer.
+    let narrow = Narrow {
+        l1: Dense::new(),
+        l2: Dense::new(),
+    };
+    let e = refused(&to_bytes(&narrow.init(0)).unwrap());
+    assert!(
+        matches!(&e, CheckpointError::Shape { name, .. } if name == "l1.w"),
+        "{e}"
+    );
+    assert!(e.to_string().contains("l1.w"), "{e}");
+    // Missing: a file with only the first layer.
+    let half = Half { l1: Dense::new() };
+    let e = refused(&to_bytes(&half.init(0)).unwrap());
+    assert!(
+        matches!(&e, CheckpointError::Missing(n) if n == "l2.b" || n == "l2.w"),
+        "{e}"
+    );
+    // Unexpected: loading the whole model's file into the first layer alone.
+    let mut h = half.init(1);
+    let e = from_bytes(&to_bytes(&mlp().init(0)).unwrap(), &mut h).unwrap_err();
+    assert!(
+        matches!(&e, CheckpointError::Unexpected(n) if n.starts_with("l2.")),
+        "{e}"
+    );
+    // Dtype: the same model in f64.
+    let wide = (Dense::<4, 16, f64>::new(), Dense::<16, 3, f64>::new());
+    let p64 = (wide.0.init(0), wide.1.init(0));
+    let bytes = to_bytes(&p64).unwrap();
+    let mut p32 = (Dense::<4, 16>::new().init(0), Dense::<16, 3>::new().init(0));
+    let e = from_bytes(&bytes, &mut p32).unwrap_err();
+    assert!(
+        matches!(&e, CheckpointError::Dtype { name, .. } if name.starts_with("0.")),
+        "{e}"
+    );
+    // Not a safetensors file at all, and a truncated one.
+    assert!(matches!(
+        refused(b"not a checkpoint"),
+        CheckpointError::Format(_)
+    ));
+    let good = to_bytes(&mlp().init(0)).unwrap();
+    assert!(matches!(
+        refused(&good[..good.len() - 5]),
+        CheckpointError::Format(_)
+    ));
+}
+
+#[allow(dead_code)]
+#[path = "../examples/digits_cnn.rs"]
+mod digits_cnn;
+
+#[test]
+fn the_digits_example_predicts_from_a_saved_model() {
+    let t = digits_cnn::train(0, 2, false);
+    let path = std::env::temp_dir().join("paralens_digits_cnn.safetensors");
+    save(&path, &t.params).unwrap();
+    let (model, mut params) = digits_cnn::fresh(0);
+    load(&path, &mut params).unwrap();
+    assert_eq!(params, t.params);
+    let acc = digits_cnn::test_accuracy(&model, &params, 0);
+    assert_eq!(acc, t.report.test_accuracy);
+}
