@@ -1,0 +1,164 @@
+//! The data and checkpoint readers fuzzed with property tests: arbitrary bytes, valid files
+//! truncated, with flipped bits or overwritten bytes, and headers that claim huge sizes. No
+//! input makes a reader panic, and none makes it allocate more than the input justifies (a
+//! header claiming 10^12 elements is refused before anything that size is allocated): a
+//! global allocator records the largest single allocation of each parse.
+
+use paralens::checkpoint::{from_bytes, to_bytes};
+use paralens::data::{parse_digits, parse_idx_images, parse_idx_labels, parse_iris};
+use paralens::prelude::*;
+use proptest::prelude::*;
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::cell::Cell;
+
+struct Largest;
+
+thread_local! {
+    static LARGEST: Cell<usize> = const { Cell::new(0) };
+}
+
+// SAFETY: every call is forwarded unchanged to the system allocator; the only addition is a
+// thread-local maximum (a const-initialised `Cell`, which never allocates).
+unsafe impl GlobalAlloc for Largest {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        LARGEST.with(|c| c.set(c.get().max(layout.size())));
+        // SAFETY: same contract as ours, forwarded.
+        unsafe { System.alloc(layout) }
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        // SAFETY: `ptr` came from `System.alloc` with this layout.
+        unsafe { System.dealloc(ptr, layout) }
+    }
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        LARGEST.with(|c| c.set(c.get().max(new_size)));
+        // SAFETY: forwarded with the caller's guarantees.
+        unsafe { System.realloc(ptr, layout, new_size) }
+    }
+}
+
+#[global_allocator]
+static GLOBAL: Largest = Largest;
+
+/// Runs `parse` on `input` and checks its largest allocation is within a bound linear in
+/// the input (a parsed value may hold a few times the input: floats from text digits).
+fn bounded(input_len: usize, parse: impl FnOnce()) {
+    LARGEST.with(|c| c.set(0));
+    parse();
+    let largest = LARGEST.with(Cell::get);
+    let bound = 64 * input_len + 64 * 1024;
+    assert!(
+        largest <= bound,
+        "a {input_len}-byte input allocated {largest} bytes at once"
+    );
+}
+
+fn idx_images(count: u32, rows: u32, cols: u32, pixels: &[u8]) -> Vec<u8> {
+    let mut f = vec![0, 0, 8, 3];
+    for v in [count, rows, cols] {
+        f.extend(v.to_be_bytes());
+    }
+    f.extend_from_slice(pixels);
+    f
+}
+
+fn idx_labels(ls: &[u8]) -> Vec<u8> {
+    let mut f = vec![0, 0, 8, 1];
+    f.extend((ls.len() as u32).to_be_bytes());
+    f.extend_from_slice(ls);
+    f
+}
+
+/// A valid file's bytes changed by one of: truncation, bit flips, overwritten bytes.
+fn mutate(mut bytes: Vec<u8>, how: u8, at: usize, bits: u8) -> Vec<u8> {
+    if bytes.is_empty() {
+        return bytes;
+    }
+    let i = at % bytes.len();
+    match how % 3 {
+        0 => bytes.truncate(i),
+        1 => bytes[i] ^= bits | 1,
+        _ => bytes[i] = bits,
+    }
+    bytes
+}
+
+fn checkpoint_bytes() -> Vec<u8> {
+    let model = Dense::<3, 4>::new().then(Relu).then(Dense::<4, 2>::new());
+    to_bytes(&model.init(0)).unwrap()
+}
+
+/// Cases per property (recorded in `docs/BENCHMARKS.md`).
+const CASES: u32 = 2000;
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(CASES))]
+
+    #[test]
+    fn idx_readers_take_any_bytes(bytes in proptest::collection::vec(any::<u8>(), 0..512)) {
+        bounded(bytes.len(), || {
+            let _ = parse_idx_images(&bytes, "fuzz");
+            let _ = parse_idx_labels(&bytes, "fuzz");
+        });
+    }
+
+    #[test]
+    fn idx_readers_take_mutated_files(how in any::<u8>(), at in any::<usize>(), bits in any::<u8>()) {
+        let images = mutate(idx_images(2, 3, 2, &[7; 12]), how, at, bits);
+        let labels = mutate(idx_labels(&[1, 2, 3]), how, at, bits);
+        bounded(images.len().max(labels.len()), || {
+            let _ = parse_idx_images(&images, "fuzz");
+            let _ = parse_idx_labels(&labels, "fuzz");
+        });
+    }
+
+    #[test]
+    fn idx_headers_claiming_huge_sizes_are_refused_before_allocating(
+        count in any::<u32>(), rows in any::<u32>(), cols in any::<u32>(), pixels in 0usize..64,
+    ) {
+        let f = idx_images(count, rows, cols, &vec![0; pixels]);
+        let mut ok = false;
+        bounded(f.len(), || ok = parse_idx_images(&f, "fuzz").is_ok());
+        let claimed = u128::from(count) * u128::from(rows) * u128::from(cols);
+        prop_assert_eq!(ok, claimed == pixels as u128);
+    }
+
+    #[test]
+    fn text_readers_take_any_text(text in "[0-9,.\\-a-z\\n ]{0,400}") {
+        bounded(text.len(), || {
+            let _ = parse_digits(&text);
+            let _ = parse_iris(&text);
+        });
+    }
+
+    #[test]
+    fn checkpoint_reader_takes_mutated_files(how in any::<u8>(), at in any::<usize>(), bits in any::<u8>()) {
+        let bytes = mutate(checkpoint_bytes(), how, at, bits);
+        let model = Dense::<3, 4>::new().then(Relu).then(Dense::<4, 2>::new());
+        let mut p = model.init(1);
+        let before = p.clone();
+        bounded(bytes.len(), || {
+            if from_bytes(&bytes, &mut p).is_err() {
+                assert_eq!(p, before, "a refused load changed the parameters");
+            }
+        });
+    }
+
+    #[test]
+    fn checkpoint_reader_takes_any_bytes(bytes in proptest::collection::vec(any::<u8>(), 0..512)) {
+        let model = Dense::<3, 4>::new();
+        let mut p = model.init(1);
+        bounded(bytes.len(), || {
+            let _ = from_bytes(&bytes, &mut p);
+        });
+    }
+}
+
+#[test]
+fn a_header_claiming_a_trillion_pixels_is_refused_at_once() {
+    // 10^4 x 10^4 x 10^4 = 10^12 pixels claimed, 16 bytes given.
+    let f = idx_images(10_000, 10_000, 10_000, &[0; 16]);
+    bounded(f.len(), || {
+        let e = parse_idx_images(&f, "huge").unwrap_err();
+        assert!(!e.to_string().is_empty());
+    });
+}
