@@ -65,5 +65,5 @@ pub fn run(
 }
 
 fn main() {
-    shared::main("mnist_cnn", 4, run);
+    shared::main("mnist_cnn", 4, model, 2e-3, 2);
 }

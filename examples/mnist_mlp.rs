@@ -46,5 +46,5 @@ pub fn run(
 }
 
 fn main() {
-    shared::main("mnist_mlp", 9, run);
+    shared::main("mnist_mlp", 9, model, 2e-3, 4);
 }

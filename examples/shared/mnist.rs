@@ -6,15 +6,31 @@ use rand::{SeedableRng, rngs::StdRng, seq::SliceRandom};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-/// `--data DIR` and `--epochs N` from the command line; exits with `usage` on a bad argument.
-pub fn args(usage: &str, default_epochs: usize) -> (PathBuf, usize) {
+/// The command line of an MNIST example.
+pub struct Args {
+    /// `--data DIR`.
+    pub dir: PathBuf,
+    /// `--epochs N`.
+    pub epochs: usize,
+    /// `--save PATH`: write the trained parameters as a safetensors checkpoint.
+    pub save: Option<PathBuf>,
+    /// `--load PATH`: predict with saved parameters instead of training.
+    pub load: Option<PathBuf>,
+}
+
+/// `--data DIR`, `--epochs N`, `--save PATH` and `--load PATH` from the command line; exits
+/// with `usage` on a bad argument.
+pub fn args(usage: &str, default_epochs: usize) -> Args {
     let mut data = None;
     let mut epochs = default_epochs;
+    let (mut save, mut load) = (None, None);
     let mut it = std::env::args().skip(1);
     while let Some(a) = it.next() {
         match a.as_str() {
             "--data" => data = it.next().map(PathBuf::from),
             "--epochs" => epochs = it.next().and_then(|v| v.parse().ok()).unwrap_or(epochs),
+            "--save" => save = it.next().map(PathBuf::from),
+            "--load" => load = it.next().map(PathBuf::from),
             other => {
                 eprintln!("error: unknown argument `{other}`\nusage: {usage}");
                 std::process::exit(2);
@@ -27,7 +43,12 @@ pub fn args(usage: &str, default_epochs: usize) -> (PathBuf, usize) {
         );
         std::process::exit(2);
     };
-    (dir, epochs)
+    Args {
+        dir,
+        epochs,
+        save,
+        load,
+    }
 }
 
 /// Pixels scaled to `0..=1`.
@@ -90,6 +111,23 @@ where
         + Init<Param = <M as Para<HeapMatrix<f32, 784, B>>>::Param>,
     <M as Para<HeapMatrix<f32, 784, B>>>::Param: Flat<f32>,
 {
+    train_batched_keep(model, m, epochs, lr, decay_every, verbose).0
+}
+
+/// [`train_batched`], returning the trained parameters too.
+pub fn train_batched_keep<M, const B: usize>(
+    model: M,
+    m: &Mnist,
+    epochs: usize,
+    lr: f32,
+    decay_every: usize,
+    verbose: bool,
+) -> (f64, <M as Para<HeapMatrix<f32, 784, B>>>::Param)
+where
+    M: Para<HeapMatrix<f32, 784, B>, Out = HeapMatrix<f32, 10, B>>
+        + Init<Param = <M as Para<HeapMatrix<f32, 784, B>>>::Param>,
+    <M as Para<HeapMatrix<f32, 784, B>>>::Param: Flat<f32>,
+{
     let (xs, ts) = (inputs(&m.train_images), inputs(&m.test_images));
     let ys: Vec<usize> = m.train_labels.iter().map(|&l| l as usize).collect();
     let ty: Vec<usize> = m.test_labels.iter().map(|&l| l as usize).collect();
@@ -116,23 +154,56 @@ where
             );
         }
     }
-    batch_accuracy(learner.model(), learner.params(), &ts, &ty)
+    let acc = batch_accuracy(learner.model(), learner.params(), &ts, &ty);
+    (acc, learner.params().clone())
 }
 
-/// An MNIST example's `main`: reads `--data DIR [--epochs N]`, runs `run(dir, epochs,
-/// verbose)` and prints the test accuracy, or the error and exits 1.
-pub fn main(
+/// An MNIST example's `main`: reads `--data DIR [--epochs N] [--save PATH | --load PATH]`,
+/// trains `model()` (or loads its parameters and only predicts) and prints the test
+/// accuracy, or the error and exits 1.
+pub fn main<M, const B: usize>(
     name: &str,
     default_epochs: usize,
-    run: fn(&Path, usize, bool) -> Result<f64, DataError>,
-) {
-    let (dir, epochs) = args(&format!("{name} --data DIR [--epochs N]"), default_epochs);
-    match run(&dir, epochs, true) {
-        Ok(acc) => println!("test accuracy {acc:.4}"),
-        Err(e) => {
-            eprintln!("error: {e}");
-            std::process::exit(1);
-        }
+    model: fn() -> M,
+    lr: f32,
+    decay_every: usize,
+) where
+    M: Para<HeapMatrix<f32, 784, B>, Out = HeapMatrix<f32, 10, B>>
+        + Init<Param = <M as Para<HeapMatrix<f32, 784, B>>>::Param>,
+    <M as Para<HeapMatrix<f32, 784, B>>>::Param:
+        Flat<f32> + Clone + paralens::checkpoint::Tensors<f32>,
+{
+    let a = args(
+        &format!("{name} --data DIR [--epochs N] [--save PATH | --load PATH]"),
+        default_epochs,
+    );
+    let fail = |e: &dyn std::fmt::Display| -> ! {
+        eprintln!("error: {e}");
+        std::process::exit(1)
+    };
+    let m = load(&a.dir).unwrap_or_else(|e| fail(&e));
+    if let Some(path) = &a.load {
+        let model = model();
+        let mut params = model.init(0);
+        paralens::checkpoint::load(path, &mut params)
+            .unwrap_or_else(|e| fail(&format!("{}: {e}", path.display())));
+        let (ts, ty) = (
+            inputs(&m.test_images),
+            m.test_labels
+                .iter()
+                .map(|&l| l as usize)
+                .collect::<Vec<_>>(),
+        );
+        let acc = batch_accuracy(&model, &params, &ts, &ty);
+        println!("loaded {}; test accuracy {acc:.4}", path.display());
+        return;
+    }
+    let (acc, params) = train_batched_keep(model(), &m, a.epochs, lr, decay_every, true);
+    println!("test accuracy {acc:.4}");
+    if let Some(path) = &a.save {
+        paralens::checkpoint::save(path, &params)
+            .unwrap_or_else(|e| fail(&format!("{}: {e}", path.display())));
+        println!("saved the parameters to {}", path.display());
     }
 }
 
