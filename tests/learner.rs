@@ -194,3 +194,44 @@ fn iris_recipe_reaches_95_percent_on_average() {
     // And training makes progress.
     assert!(a.epoch_losses[4] < a.epoch_losses[0]);
 }
+
+#[test]
+fn a_refused_step_leaves_no_change_behind() {
+    // The change buffer is cleared by the optimizer as it reads it, so a refused step (whose
+    // change was never read) must clear it too: the next good step is the same as on a
+    // learner that never saw the bad input.
+    let model = mlp();
+    let mut a = Learner::new(model, model.init(0), SoftmaxCrossEntropy, Adam::new(0.01));
+    let mut b = Learner::new(model, model.init(0), SoftmaxCrossEntropy, Adam::new(0.01));
+    let mut bad = x(0.5);
+    bad[1] = f32::INFINITY;
+    assert!(a.try_step(&bad, &2).is_err());
+    for k in 0..5 {
+        let (la, lb) = (
+            a.step(&x(k as f32), &(k % 3)),
+            b.step(&x(k as f32), &(k % 3)),
+        );
+        assert_eq!(la.to_bits(), lb.to_bits());
+    }
+    assert_eq!(a.params(), b.params());
+}
+
+#[test]
+fn clearing_while_reading_is_the_same_update() {
+    use paralens::optim::{AdamW, Optimizer};
+    // Adam's and AdamW's one-pass update-and-clear against update, then clear.
+    let p0 = (SVector::<f64, 5>::from_fn(|i, _| i as f64 - 2.0), 0.3);
+    let dp = (SVector::<f64, 5>::from_fn(|i, _| (i as f64).sin()), -0.7);
+    for opt in [AdamW::new(0.01, 0.0), AdamW::new(0.01, 0.1)] {
+        let (mut p1, mut p2) = (p0, p0);
+        let (mut s1, mut s2) = (opt.init_state(&p1), opt.init_state(&p2));
+        for _ in 0..3 {
+            opt.update(&mut s1, &mut p1, &dp);
+            let mut d = dp;
+            opt.update_and_clear(&mut s2, &mut p2, &mut d);
+            assert_eq!(d, (SVector::zeros(), 0.0));
+        }
+        assert_eq!(p1, p2);
+        assert_eq!(s1, s2);
+    }
+}

@@ -38,7 +38,8 @@ where
     // Parameters, their change and the optimizer state are boxed: a 784x128 layer is 400 KB,
     // and a learner must fit on an ordinary stack wherever the caller keeps it.
     params: Box<M::Param>,
-    /// The parameter change of a step: the pullbacks add into it (zeroed before each step).
+    /// The parameter change of a step: the pullbacks add into it. Zero between steps: built
+    /// as zeros, cleared by the optimizer as it reads it (or after a refused step).
     change: Box<M::Param>,
     loss: L,
     optimizer: O,
@@ -142,7 +143,7 @@ where
         let rate = self.optimizer.rate();
         let ((), pull_rate) = rate.apply_vjp(loss);
         // Backward: the learning rate emits -eta, which lands on the parameter port.
-        zero(&mut self.change, &self.params);
+        // The change buffer is zero here: built as zeros, and cleared after every step.
         pull_model(pull_loss(pull_rate(())), &mut self.change);
         self.put(loss)?;
         Ok(loss)
@@ -201,7 +202,6 @@ where
             total += l;
             pull_loss(dl)
         });
-        zero(&mut self.change, &self.params);
         pull_model(dys, &mut self.change);
         let loss = total * mean;
         self.put(loss)?;
@@ -278,18 +278,24 @@ where
         Ok(x)
     }
 
-    /// Lets the optimizer put the step's change (in `self.change`) onto the parameters.
+    /// Lets the optimizer put the step's change (in `self.change`) onto the parameters, and
+    /// leaves the change buffer at zero for the next step (on a refused step too).
     fn put(&mut self, loss: T) -> Result<(), StepError> {
-        if !loss.finite() {
-            return Err(StepError::NonFiniteLoss {
+        let refused = if !loss.finite() {
+            Some(StepError::NonFiniteLoss {
                 loss: loss.to_f64(),
-            });
-        }
-        if !self.change.all_finite() {
-            return Err(StepError::NonFiniteGradient);
+            })
+        } else if !self.change.all_finite() {
+            Some(StepError::NonFiniteGradient)
+        } else {
+            None
+        };
+        if let Some(e) = refused {
+            zero(&mut self.change, &self.params);
+            return Err(e);
         }
         self.optimizer
-            .update(&mut self.state, &mut self.params, &self.change);
+            .update_and_clear(&mut self.state, &mut self.params, &mut self.change);
         Ok(())
     }
 }

@@ -62,8 +62,28 @@ impl<T: Real> Adam<T> {
         }
     }
 
+    /// [`Adam::adam_update`] that sets each change to zero as it reads it.
     #[inline]
-    fn adam_update<P: Flat<T>>(&self, s: &mut AdamState<P, T>, p: &mut P, dp: &P) {
+    fn adam_update_clear<P: Flat<T>>(&self, s: &mut AdamState<P, T>, p: &mut P, dp: &mut P) {
+        let k = self.constants(s);
+        let slices = p
+            .slices_mut()
+            .zip(dp.slices_mut())
+            .zip(s.m.slices_mut())
+            .zip(s.v.slices_mut());
+        for (((sp, sd), sm), sv) in slices {
+            // Equal lengths stated up front let the loop vectorise without bounds checks.
+            let n = sp.len();
+            let (sd, sm, sv) = (&mut sd[..n], &mut sm[..n], &mut sv[..n]);
+            for i in 0..n {
+                let d = core::mem::replace(&mut sd[i], T::zero());
+                k.apply(&mut sp[i], d, &mut sm[i], &mut sv[i]);
+            }
+        }
+    }
+
+    /// Advances the step count and returns the step's constants.
+    fn constants<P>(&self, s: &mut AdamState<P, T>) -> AdamStep<T> {
         let Self {
             lr,
             beta1,
@@ -74,34 +94,29 @@ impl<T: Real> Adam<T> {
         s.beta2_t *= beta2;
         // Fold both bias corrections into the step and epsilon: one division per entry.
         let c2 = (T::one() - s.beta2_t).sqrt();
-        let step = lr * c2 / (T::one() - s.beta1_t);
-        let eps_hat = eps * c2;
         let (k1, k2) = (T::one() - beta1, T::one() - beta2);
-        let tiny = T::MIN_NORMAL;
         // Below this, (1 - b2) d^2 is subnormal.
         let tiny_change = if k2 > T::zero() {
-            (tiny / k2).sqrt()
+            (T::MIN_NORMAL / k2).sqrt()
         } else {
-            tiny.sqrt()
+            T::MIN_NORMAL.sqrt()
         };
-        let tiny_square = tiny_change * tiny_change;
-        zip4(p, dp, &mut s.m, &mut s.v, |x, d, m, v| {
-            // Subnormal arithmetic is slow (a confident model's changes square into it, and
-            // averages of zero changes decay into it). A change below sqrt(MIN_NORMAL / (1 -
-            // b2)) (3e-18 in f32) moves p by at most lr * change / eps, far below rounding,
-            // so it is taken as zero; so are averages whose update (at most lr m / eps) or
-            // denominator term (sqrt v, against eps) is as small.
-            let d = if d.abs() < tiny_change { T::zero() } else { d };
-            let m1 = beta1 * *m + k1 * d;
-            let v1 = beta2 * *v + k2 * d * d;
-            *m = if m1.abs() < tiny_change {
-                T::zero()
-            } else {
-                m1
-            };
-            *v = if v1 < tiny_square { T::zero() } else { v1 };
-            *x += step * *m / (v.sqrt() + eps_hat);
-        });
+        AdamStep {
+            beta1,
+            beta2,
+            k1,
+            k2,
+            step: lr * c2 / (T::one() - s.beta1_t),
+            eps_hat: eps * c2,
+            tiny_change,
+            tiny_square: tiny_change * tiny_change,
+        }
+    }
+
+    #[inline]
+    fn adam_update<P: Flat<T>>(&self, s: &mut AdamState<P, T>, p: &mut P, dp: &P) {
+        let k = self.constants(s);
+        zip4(p, dp, &mut s.m, &mut s.v, |x, d, m, v| k.apply(x, d, m, v));
     }
 }
 
@@ -120,6 +135,12 @@ impl<T: Real, P: Flat<T>> Optimizer<P> for Adam<T> {
     #[inline]
     fn update(&self, s: &mut Self::State, p: &mut P, dp: &P) {
         self.adam_update(s, p, dp);
+    }
+
+    /// One pass: each change is read, used and set to zero.
+    #[inline]
+    fn update_and_clear(&self, s: &mut Self::State, p: &mut P, dp: &mut P) {
+        self.adam_update_clear(s, p, dp);
     }
 }
 
@@ -160,5 +181,50 @@ impl<T: Real, P: Flat<T>> Optimizer<P> for AdamW<T> {
         let keep = T::one() - self.adam.lr * self.weight_decay;
         zip2(p, dp, |x, _| *x *= keep);
         self.adam.adam_update(s, p, dp);
+    }
+
+    #[inline]
+    fn update_and_clear(&self, s: &mut Self::State, p: &mut P, dp: &mut P) {
+        let keep = T::one() - self.adam.lr * self.weight_decay;
+        zip2(p, dp, |x, _| *x *= keep);
+        self.adam.adam_update_clear(s, p, dp);
+    }
+}
+
+/// The constants of one Adam step, and its update of one entry.
+#[derive(Clone, Copy)]
+struct AdamStep<T> {
+    beta1: T,
+    beta2: T,
+    k1: T,
+    k2: T,
+    step: T,
+    eps_hat: T,
+    tiny_change: T,
+    tiny_square: T,
+}
+
+impl<T: Real> AdamStep<T> {
+    #[inline(always)]
+    fn apply(&self, x: &mut T, d: T, m: &mut T, v: &mut T) {
+        // Subnormal arithmetic is slow (a confident model's changes square into it, and
+        // averages of zero changes decay into it). A change below sqrt(MIN_NORMAL / (1 - b2))
+        // (3e-18 in f32) moves p by at most lr * change / eps, far below rounding, so it is
+        // taken as zero; so are averages whose update (at most lr m / eps) or denominator
+        // term (sqrt v, against eps) is as small.
+        let d = if d.abs() < self.tiny_change {
+            T::zero()
+        } else {
+            d
+        };
+        let m1 = self.beta1 * *m + self.k1 * d;
+        let v1 = self.beta2 * *v + self.k2 * d * d;
+        *m = if m1.abs() < self.tiny_change {
+            T::zero()
+        } else {
+            m1
+        };
+        *v = if v1 < self.tiny_square { T::zero() } else { v1 };
+        *x += self.step * *m / (v.sqrt() + self.eps_hat);
     }
 }

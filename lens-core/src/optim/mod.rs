@@ -53,6 +53,19 @@ pub trait Optimizer<P> {
 
     /// Puts the change `dp` (already scaled by [`Optimizer::rate`]) onto `p` and the state.
     fn update(&self, state: &mut Self::State, p: &mut P, dp: &P);
+
+    /// [`Optimizer::update`], then sets `dp` to zero, ready for the next step's pullbacks to
+    /// add into. Optimizers that read each change once clear it as they read it: one pass
+    /// over the change buffer instead of two (the learner's buffer is as large as the model).
+    fn update_and_clear(&self, state: &mut Self::State, p: &mut P, dp: &mut P)
+    where
+        P: Flat<Self::Scalar>,
+    {
+        self.update(state, p, dp);
+        for s in dp.slices_mut() {
+            s.fill(Self::Scalar::cst(0.0));
+        }
+    }
 }
 
 /// Applies `f` to corresponding scalars of `a` (mutable) and `b`.
