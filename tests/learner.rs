@@ -235,3 +235,16 @@ fn clearing_while_reading_is_the_same_update() {
         assert_eq!(s1, s2);
     }
 }
+
+#[test]
+fn a_step_on_an_owned_input_is_the_same_step() {
+    let model = mlp();
+    let mut a = Learner::new(model, model.init(0), SoftmaxCrossEntropy, Adam::new(0.01));
+    let mut b = Learner::new(model, model.init(0), SoftmaxCrossEntropy, Adam::new(0.01));
+    for k in 0..4 {
+        let x = x(k as f32);
+        assert_eq!(a.step(&x, &(k % 3)).to_bits(), b.step_owned(x, &(k % 3)).to_bits());
+    }
+    assert_eq!(a.params(), b.params());
+    assert!(b.try_step_owned(x(0.0), &7).is_err());
+}

@@ -143,7 +143,7 @@ where
         let mut total = 0.0;
         for k in 0..steps {
             let (x, y) = batch::<B>(&xs, &ys, &order, k);
-            total += learner.step(&x, &y);
+            total += learner.step_owned(x, &y);
         }
         if verbose {
             println!(
