@@ -147,3 +147,25 @@ fn the_digits_example_predicts_from_a_saved_model() {
     let acc = digits_cnn::test_accuracy(&model, &params, 0);
     assert_eq!(acc, t.report.test_accuracy);
 }
+
+#[test]
+fn matrices_on_the_heap_are_stored_as_static_ones() {
+    #[derive(Clone, Debug, PartialEq, Tangent)]
+    struct Heavy {
+        h: HeapMatrix<f64, 3, 2>,
+        b: SVector<f64, 2>,
+    }
+    let a = Heavy {
+        h: HeapMatrix::from_fn(|i, j| (i * 2 + j) as f64),
+        b: SVector::<f64, 2>::new(0.5, -0.5),
+    };
+    let bytes = to_bytes(&a).unwrap();
+    let file = SafeTensors::deserialize(&bytes).unwrap();
+    assert_eq!(file.tensor("h").unwrap().shape(), &[3, 2]);
+    let mut b = Heavy {
+        h: HeapMatrix::from_fn(|_, _| 0.0),
+        b: SVector::<f64, 2>::zeros(),
+    };
+    from_bytes(&bytes, &mut b).unwrap();
+    assert_eq!(a, b);
+}

@@ -243,7 +243,10 @@ fn a_step_on_an_owned_input_is_the_same_step() {
     let mut b = Learner::new(model, model.init(0), SoftmaxCrossEntropy, Adam::new(0.01));
     for k in 0..4 {
         let x = x(k as f32);
-        assert_eq!(a.step(&x, &(k % 3)).to_bits(), b.step_owned(x, &(k % 3)).to_bits());
+        assert_eq!(
+            a.step(&x, &(k % 3)).to_bits(),
+            b.step_owned(x, &(k % 3)).to_bits()
+        );
     }
     assert_eq!(a.params(), b.params());
     assert!(b.try_step_owned(x(0.0), &7).is_err());

@@ -291,3 +291,17 @@ fn lens_functions_with_parameters_are_sub_models() {
     assert!((dp.score.0 - x * s).amax() < 1e-12);
     assert!((dx - p.score.0 * s).amax() < 1e-12);
 }
+
+para! {
+    /// A forward on one line (its braces once drew an `unused_braces` warning).
+    pub struct OneLine { l: Dense<2, 2, f64> }
+    fn forward(&self, x: SVector<f64, 2>) -> SVector<f64, 2> { self.l(x) }
+}
+
+#[test]
+fn a_one_line_forward_compiles_without_warnings() {
+    let m = OneLine { l: Dense::new() };
+    let p = m.init(0);
+    let x = SVector::<f64, 2>::new(1.0, -1.0);
+    assert_eq!(m.forward(&p, x), *p.l.w * x + p.l.b);
+}

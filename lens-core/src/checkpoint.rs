@@ -235,6 +235,16 @@ fn shape(r: usize, c: usize) -> Vec<usize> {
     if c == 1 { vec![r] } else { vec![r, c] }
 }
 
+/// A matrix kept on the heap, stored as the static matrix it holds.
+impl<T: Stored, const R: usize, const C: usize> Tensors<T> for crate::HeapMatrix<T, R, C> {
+    fn tensors(&self, path: &str, out: &mut Vec<Tensor<T>>) {
+        (**self).tensors(path, out);
+    }
+    fn load_from(&mut self, path: &str, src: &mut Source<'_>) -> Result<(), CheckpointError> {
+        (**self).load_from(path, src)
+    }
+}
+
 impl<T: Stored, X: Tensors<T>> Tensors<T> for Box<X> {
     fn tensors(&self, path: &str, out: &mut Vec<Tensor<T>>) {
         (**self).tensors(path, out);

@@ -183,6 +183,7 @@ pub fn allows() -> TokenStream {
         unused_variables,
         unused_mut,
         unused_parens,
+        unused_braces,
         unused_assignments,
         clippy::all,
         clippy::pedantic

@@ -124,7 +124,7 @@ pub fn para(def: ParaDef, errors: &mut Errors) -> TokenStream {
     let vars = std::mem::take(&mut an.vars);
     drop(an);
     if !errors.is_empty() {
-        return item.to_token_stream();
+        return without_markers(&item);
     }
     let name = &item.ident;
     let params_name = format_ident!("{}Params", name);
@@ -276,4 +276,14 @@ pub fn para(def: ParaDef, errors: &mut Errors) -> TokenStream {
             }
         }
     }
+}
+
+/// The struct as written minus the `#[nodiff]` markers of its fields, emitted when the model
+/// has errors, so that its callers still compile and no second error names the marker.
+fn without_markers(item: &syn::ItemStruct) -> TokenStream {
+    let mut item = item.clone();
+    for f in item.fields.iter_mut() {
+        f.attrs.retain(|a| !a.path().is_ident("nodiff"));
+    }
+    item.to_token_stream()
 }
