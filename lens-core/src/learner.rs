@@ -104,6 +104,11 @@ where
         &self.state
     }
 
+    /// The optimizer's state, to restore it (from a checkpoint) or reset it.
+    pub fn optimizer_state_mut(&mut self) -> &mut O::State {
+        &mut self.state
+    }
+
     /// Gives back the model and the parameters.
     pub fn into_parts(self) -> (M, M::Param) {
         (self.model, *self.params)
