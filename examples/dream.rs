@@ -25,9 +25,7 @@ const CLASSES: usize = 10;
 
 /// The classifier's probabilities for an image.
 fn probabilities(t: &digits_cnn::Trained, x: SVector<f32, 64>) -> SVector<f32, 10> {
-    let y = t.model.forward(&t.params, x);
-    let e = y.map(|v| (v - y.max()).exp());
-    e / e.sum()
+    softmax(t.model.forward(&t.params, x))
 }
 
 /// The ten dreams and the classifier's confidence in each one's target.
@@ -64,6 +62,8 @@ pub fn dream(t: &digits_cnn::Trained, steps: usize, rate: f32) -> Dreams {
 pub fn flipped_share(t: &digits_cnn::Trained, eps: f32, steps: usize) -> f64 {
     let (xs, ys) = &t.test;
     let (mut correct, mut flipped) = (0, 0);
+    // The parameters are fixed: their change goes to one buffer nobody reads.
+    let mut unused = <digits_cnn::DigitsCnnParams as Tangent>::zeros();
     for (x0, &label) in xs.iter().zip(ys) {
         if probabilities(t, *x0).argmax().0 != label {
             continue;
@@ -73,8 +73,6 @@ pub fn flipped_share(t: &digits_cnn::Trained, eps: f32, steps: usize) -> f64 {
         for _ in 0..steps {
             let (y, pull_model) = t.model.vjp(&t.params, x);
             let (_, pull_loss) = SoftmaxCrossEntropy.vjp(y, &label);
-            // The parameters are fixed: their change goes to a buffer nobody reads.
-            let mut unused = <digits_cnn::DigitsCnnParams as Tangent>::zeros();
             let dx = pull_model(pull_loss(1.0), &mut unused);
             x = x.zip_map(&dx, |v, g| v + eps / 4.0 * g.signum());
             x = x.zip_map(x0, |v, o| v.clamp(o - eps, o + eps).clamp(0.0, 1.0));

@@ -96,3 +96,26 @@ fn rayleigh_quotient_descends_to_the_smallest_eigenvector() {
     let u = eig.eigenvectors.column(k);
     assert!(1.0 - p.0.dot(&u).abs() < 1e-9);
 }
+
+#[test]
+fn riemannian_adam_descends_to_the_smallest_eigenvector_too() {
+    let b = SMatrix::<f64, 4, 4>::from_fn(|i, j| noise(4 * i + j + 200));
+    let a = b.transpose() * b + SMatrix::identity();
+    let opt = RiemannianAdam::new(0.01);
+    let mut p = Sphere::new(SVector::<f64, 4>::repeat(1.0));
+    let mut s = opt.init_state(&p);
+    for k in 0..20_000 {
+        // Adam's rate lens emits -1: the change is minus the gradient.
+        let g = rayleigh_rev(p, a, 1.0);
+        let mut lr = opt;
+        lr.lr = 0.01 / (1.0 + k as f64 / 2000.0);
+        lr.update(&mut s, &mut p, &Sphere(-g.0));
+    }
+    let smallest = a.symmetric_eigen().eigenvalues.min();
+    assert!(
+        (rayleigh(p, a) - smallest).abs() < 1e-4,
+        "{} against {smallest}",
+        rayleigh(p, a)
+    );
+    assert!(p.off_manifold() < 1e-12);
+}

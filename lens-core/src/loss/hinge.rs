@@ -28,11 +28,7 @@ impl<T: Real, const N: usize> Loss<SVector<T, N>> for Hinge {
     type Scalar = T;
 
     fn check_label(&self, &label: &usize) -> Result<(), LabelError> {
-        if label < N {
-            Ok(())
-        } else {
-            Err(LabelError::OutOfRange { label, classes: N })
-        }
+        super::check_class::<N>(label)
     }
 
     fn vjp(&self, y: SVector<T, N>, &c: &usize) -> (T, impl FnOnce(T) -> SVector<T, N>) {

@@ -47,3 +47,12 @@ pub trait Loss<Y: Clone> {
     /// The loss value and its pullback: a change of the loss to a change of the prediction.
     fn vjp(&self, y: Y, label: &Self::Label) -> (Self::Scalar, impl FnOnce(Self::Scalar) -> Y);
 }
+
+/// The check of a class-index label against `N` classes, shared by the losses that take one.
+pub(crate) fn check_class<const N: usize>(label: usize) -> Result<(), LabelError> {
+    if label < N {
+        Ok(())
+    } else {
+        Err(LabelError::OutOfRange { label, classes: N })
+    }
+}
