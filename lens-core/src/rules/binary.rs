@@ -1,5 +1,6 @@
 //! `+ - * /` and unary `-`, on scalars and nalgebra matrices.
 
+use super::entrywise;
 use crate::Real;
 use nalgebra::SMatrix;
 
@@ -147,14 +148,25 @@ impl<T: Real, const R: usize, const C: usize> SubRule for SMatrix<T, R, C> {
     type Out = Self;
     #[inline]
     fn sub_vjp(self, y: Self) -> (Self, impl FnOnce(Self) -> (Self, Self)) {
-        (self - y, |d: Self| (d, -d))
+        (
+            self - y,
+            #[inline(always)]
+            |d: Self| {
+                let n = entrywise::neg(&d);
+                (d, n)
+            },
+        )
     }
 }
 
 impl<T: Real, const R: usize, const C: usize> NegRule for SMatrix<T, R, C> {
     #[inline]
     fn neg_vjp(self) -> (Self, impl FnOnce(Self) -> Self) {
-        (-self, |d: Self| -d)
+        (
+            entrywise::neg(&self),
+            #[inline(always)]
+            |d: Self| entrywise::neg(&d),
+        )
     }
 }
 

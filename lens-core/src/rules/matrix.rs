@@ -1,5 +1,6 @@
 //! nalgebra operations used by models: transpose, dot, component-wise product, sum.
 
+use super::entrywise;
 use crate::Real;
 use core::borrow::Borrow;
 use nalgebra::SMatrix;
@@ -42,9 +43,9 @@ pub fn component_mul<T: Real, const R: usize, const C: usize>(
 ) {
     let b = *b.borrow();
     (
-        a.component_mul(&b),
+        entrywise::mul(&a, &b),
         #[inline(always)]
-        move |d: SMatrix<T, R, C>| (d.component_mul(&b), d.component_mul(&a)),
+        move |d: SMatrix<T, R, C>| (entrywise::mul(&d, &b), entrywise::mul(&d, &a)),
     )
 }
 
@@ -78,9 +79,9 @@ pub fn component_square<T: Real, const R: usize, const C: usize>(
     impl FnOnce(SMatrix<T, R, C>) -> SMatrix<T, R, C>,
 ) {
     (
-        a.component_mul(&a),
+        entrywise::mul(&a, &a),
         #[inline(always)]
-        move |d: SMatrix<T, R, C>| d.component_mul(&a) * (T::one() + T::one()),
+        move |d: SMatrix<T, R, C>| entrywise::mul(&d, &a) * (T::one() + T::one()),
     )
 }
 
@@ -95,13 +96,13 @@ pub fn component_div<T: Real, const R: usize, const C: usize>(
     impl FnOnce(SMatrix<T, R, C>) -> (SMatrix<T, R, C>, SMatrix<T, R, C>),
 ) {
     let b = *b.borrow();
-    let q = a.component_div(&b);
+    let q = entrywise::div(&a, &b);
     (
         q,
         #[inline(always)]
         move |d: SMatrix<T, R, C>| {
-            let da = d.component_div(&b);
-            (da, -da.component_mul(&q))
+            let da = entrywise::div(&d, &b);
+            (da, entrywise::neg(&entrywise::mul(&da, &q)))
         },
     )
 }

@@ -31,6 +31,7 @@
 
 pub mod activation;
 mod binary;
+mod entrywise;
 mod float;
 mod index;
 mod matrix;
