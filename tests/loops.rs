@@ -4,7 +4,7 @@
 //! and loops inside `para!`. Every gradient is checked against central finite differences in
 //! f64. Generated code must not warn.
 #![deny(warnings)]
-#![allow(clippy::assign_op_pattern)]
+#![allow(clippy::assign_op_pattern, clippy::needless_range_loop)]
 
 use paralens::prelude::*;
 use paralens::{GradCheck, check_gradient};
@@ -375,4 +375,120 @@ fn labelled_loops_and_inner_breaks() {
     let expect = (((x * x + 1.0) * x + 2.0) * x + 3.0) * x + 4.0;
     assert!((labelled(x) - expect).abs() < 1e-12);
     ok("labelled", check_gradient(labelled, labelled_rev, x, H));
+}
+
+// Recomputation (the reverse runs a loop's body again instead of keeping its pullbacks) is
+// used only where a second run is the same computation; these check both sides of that line.
+
+// The reverse reads no carried value here (a sum), so nothing is kept per iteration: the
+// pullback holds the input, the range and the trip count, not 63 iterations' intermediates.
+#[lens]
+fn chained<const N: usize>(x: nalgebra::SVector<f64, N>) -> f64 {
+    let mut f = 0.0;
+    for i in 0..N - 1 {
+        let t = x[i + 1] - x[i] * x[i];
+        let s = 1.0 - x[i];
+        f = f + 100.0 * t * t + s * s;
+    }
+    f
+}
+
+#[test]
+fn a_recomputed_loop_keeps_no_per_iteration_state() {
+    let x = nalgebra::SVector::<f64, 64>::from_fn(|i, _| (i as f64 * 0.37).sin());
+    let (_, pb) = chained_vjp(x);
+    let size = std::mem::size_of_val(&pb);
+    assert!(
+        size < 64 * 8 + 64,
+        "the pullback holds {size} bytes: more than the input and the range"
+    );
+    let small = nalgebra::SVector::<f64, 5>::new(0.3, -0.7, 1.1, 0.4, -0.2);
+    ok("chained", check_gradient(chained, chained_rev, small, H));
+    // Against the hand-written gradient.
+    let g = chained_rev(x, 1.0);
+    for i in 0..64 {
+        let mut want = 0.0;
+        if i + 1 < 64 {
+            want += -400.0 * x[i] * (x[i + 1] - x[i] * x[i]) - 2.0 * (1.0 - x[i]);
+        }
+        if i > 0 {
+            want += 200.0 * (x[i] - x[i - 1] * x[i - 1]);
+        }
+        assert!(
+            (g[i] - want).abs() < 1e-9,
+            "entry {i}: {} against {want}",
+            g[i]
+        );
+    }
+}
+
+// The reverse reads the carried value (a product, and a condition on it): it is kept.
+#[lens]
+fn carried_read_by_the_reverse(x: f64) -> f64 {
+    let mut p = 1.0;
+    for _ in 0..6 {
+        if p > 2.0 {
+            p = p * 0.5 + x;
+        } else {
+            p = p * x;
+        }
+    }
+    p
+}
+
+#[test]
+fn carried_values_the_reverse_reads_are_kept() {
+    for x in [1.3, 1.9, 0.7] {
+        ok(
+            "carried_read_by_the_reverse",
+            check_gradient(
+                carried_read_by_the_reverse,
+                carried_read_by_the_reverse_rev,
+                x,
+                H,
+            ),
+        );
+    }
+}
+
+// A body with an effect runs once per iteration, forward and reverse together.
+thread_local! {
+    static RUNS: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
+#[lens]
+fn counted(x: f64) -> f64 {
+    let mut acc = 0.0;
+    for _ in 0..4 {
+        RUNS.with(|r| r.set(r.get() + 1));
+        acc = acc + x * x;
+    }
+    acc
+}
+
+// A forward-only value from outside that is not `Copy`, read in the body and used after it:
+// the loop is not recomputed (that would move it into the pullback).
+#[lens]
+fn reads_a_vec(x: f64, #[nodiff] w: Vec<f64>) -> f64 {
+    let mut acc = 0.0;
+    for i in 0..3 {
+        acc = acc + x * w[i];
+    }
+    let n = w.len() as f64;
+    acc * n
+}
+
+#[test]
+fn bodies_with_effects_or_outside_values_are_not_run_twice() {
+    RUNS.with(|r| r.set(0));
+    let (_, pb) = counted_vjp(0.5);
+    assert!((pb(1.0) - 4.0).abs() < 1e-12);
+    assert_eq!(
+        RUNS.with(|r| r.get()),
+        4,
+        "the body ran again in the reverse"
+    );
+    let w = vec![1.0, 2.0, 3.0];
+    assert!((reads_a_vec(0.5, w.clone()) - 9.0).abs() < 1e-12);
+    assert!((reads_a_vec_rev(0.5, w, 1.0) - 18.0).abs() < 1e-12);
 }

@@ -8,7 +8,7 @@
 //! pullback, a closure that maps an output change to the input (and parameter) changes.
 //! Composition is closure composition, which the compiler inlines: no dynamic dispatch, no
 //! allocation, and no tape except the fixed-size one a differentiated loop keeps on the stack
-//! (one pullback per iteration).
+//! (per iteration, the carried values its reverse reads, or its pullback).
 //!
 //! ```
 //! use lens_core::{Dense, Init, Para, ParaExt, Relu, Tangent};

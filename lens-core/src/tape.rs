@@ -1,5 +1,6 @@
-//! The fixed-size storage of a differentiated loop: one pullback per iteration, kept in the
-//! order the forward pass ran them and handed back last first for the reverse pass.
+//! The fixed-size storage of a differentiated loop: one entry per iteration (the carried
+//! values the reverse reads, when it runs the body again, or else the iteration's pullback),
+//! kept in the order the forward pass ran them and handed back last first for the reverse.
 //!
 //! `#[lens]` and `para!` bound the trip count of every differentiated `for` loop by a
 //! constant read from the range (`0..N`, `1..=N`, `0..N - 1`, `(0..8).rev()`), so the tape is

@@ -3,10 +3,11 @@
 //! A loop is a block run once per iteration. The `let mut` bindings its body assigns are
 //! loop-carried: the body starts from fresh bindings of them (the value the last iteration
 //! left) and hands on their new values, so an iteration is a function from the carried values
-//! (and the differentiated values it reads from outside) to the carried values. The forward
-//! pass keeps each iteration's pullback on a tape of fixed size (`Tape<_, N>`, `N` read from
-//! the range), and the reverse pass runs them last first, handing the carried changes from one
-//! to the one before and adding the changes of the outside values.
+//! (and the differentiated values it reads from outside) to the carried values. The reverse
+//! pass runs the iterations last first, handing the carried changes from one to the one before
+//! and adding the changes of the outside values; it either runs each body again from the
+//! carried values kept for it (see `recompute.rs`) or pops the pullbacks the forward pass kept
+//! on a tape of fixed size (`Tape<_, N>`, `N` read from the range).
 
 use super::{Analyser, Block, Op, Operand, Stmt, StmtKind, VarId};
 use proc_macro2::TokenStream;

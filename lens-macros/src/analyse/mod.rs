@@ -6,8 +6,10 @@
 //! differentiate is an error at that expression, saying what to write instead.
 
 mod loops;
+mod recompute;
 
 pub use loops::Loop;
+pub use recompute::plan as recompute_plan;
 
 use crate::errors::Errors;
 use crate::primitives;

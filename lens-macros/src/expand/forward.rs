@@ -176,6 +176,82 @@ fn loop_expr(cx: &Cx, l: &Loop, witness: &TokenStream) -> TokenStream {
         Some(params) => (quote!(, __dp: &mut #params), quote!(, &mut *__dp)),
         None => (quote!(), quote!()),
     };
+    let plan = crate::analyse::recompute_plan(l, cx.vars);
+    if plan.recompute {
+        // Recomputation (see `analyse/recompute.rs`): the tape keeps only the carried values
+        // the reverse reads, the reverse finds each iteration's counter again with `nth`
+        // (constant time on ranges), and runs the body again just before its pullback.
+        let kept: Vec<&syn::Ident> = carried
+            .iter()
+            .zip(&plan.needed)
+            .filter_map(|(c, n)| n.then_some(c))
+            .collect();
+        let tape = (!kept.is_empty())
+            .then(|| quote!(let mut __tape = ::paralens::__private::Tape::<_, #bound>::new();));
+        let push = (!kept.is_empty())
+            .then(|| quote!(__tape.push((#(::core::clone::Clone::clone(&#kept),)*));));
+        let pop = (!kept.is_empty()).then(|| {
+            quote!(let (#(#kept,)*) = match __tape.pop() {
+                ::core::option::Option::Some(__c) => __c,
+                ::core::option::Option::None => ::core::unreachable!(),
+            };)
+        });
+        // A carried value the reverse does not read starts each recomputed iteration at
+        // zero: it only fixes the types.
+        let starts: Vec<TokenStream> = carried
+            .iter()
+            .zip(&plan.needed)
+            .enumerate()
+            .map(|(k, (c, n))| {
+                if *n {
+                    quote!(#c)
+                } else {
+                    let k = syn::Index::from(k);
+                    quote!(::paralens::__private::zeros_of(__wc.#k))
+                }
+            })
+            .collect();
+        return quote!({
+            let __wc = (#(::paralens::__private::witness(&#init),)*);
+            let __r = #range;
+            let mut __n: usize = 0;
+            #tape
+            let mut __carry = (#(#init,)*);
+            for __item in ::core::clone::Clone::clone(&__r) {
+                __n += 1;
+                let #pat = __item;
+                let (#(#carried,)*) = __carry;
+                #push
+                let (__v, _) = #body;
+                __carry = __v;
+            }
+            let __pb = ::paralens::__private::#helper(
+                &__carry,
+                #witness,
+                move |__d, __acc #buf_param| {
+                    let (#(#slots,)*) = __acc;
+                    let mut __dc = __d;
+                    let mut __k = __n;
+                    while __k > 0 {
+                        __k -= 1;
+                        let #pat = match ::core::iter::Iterator::nth(
+                            &mut ::core::clone::Clone::clone(&__r),
+                            __k,
+                        ) {
+                            ::core::option::Option::Some(__item) => __item,
+                            ::core::option::Option::None => ::core::unreachable!(),
+                        };
+                        #pop
+                        let (#(#carried,)*) = (#(#starts,)*);
+                        let (_, __b) = #body;
+                        __dc = __b(__dc, (#(&mut *#slots,)*) #buf);
+                    }
+                    __dc
+                }
+            );
+            (__carry, __pb)
+        });
+    }
     quote!({
         let mut __carry = (#(#init,)*);
         let mut __tape = ::paralens::__private::Tape::<_, #bound>::new();

@@ -1,0 +1,359 @@
+//! Whether a differentiated loop may run its iterations a second time in the reverse pass,
+//! and which carried values that second run needs.
+//!
+//! A tape of pullbacks keeps every intermediate of every iteration behind a closure, which
+//! LLVM cannot see through. Recomputing instead keeps, per iteration, only the carried values
+//! whose value the reverse reads (none for a sum `f = f + ...`), and runs the body again from
+//! them just before its pullback: the chained Rosenbrock gradient then costs what the
+//! hand-written one does. It is sound only when a second run computes the same values and
+//! does nothing else, so the check is a whitelist, and anything it does not recognise keeps
+//! the tape of pullbacks:
+//! - forward-only code in the body is `let` bindings, indices, conditions and constant
+//!   arguments, with no macro, no assignment, no `&mut`, and no call other than the pure
+//!   methods listed here and the differentiated operations;
+//! - the names it reads are its own bindings, the loop counter, differentiated values,
+//!   `self` and the parameters, constants (upper-case) and paths: a forward-only binding from
+//!   outside could be a value the reverse would have to move (a `Vec`) or that later code
+//!   changes.
+
+use super::{Block, BranchHead, Loop, Op, Operand, StmtKind, Var, VarId};
+use crate::primitives::METHODS;
+use proc_macro2::{Delimiter, Spacing, TokenStream, TokenTree};
+use std::collections::HashSet;
+
+/// Calls a recomputed body may make besides the differentiated methods: pure functions of
+/// their operands.
+const PURE_CALLS: &[&str] = &[
+    "len",
+    "clone",
+    "min",
+    "max",
+    "abs",
+    "pow",
+    "powi",
+    "signum",
+    "floor",
+    "ceil",
+    "round",
+    "trunc",
+    "is_nan",
+    "is_finite",
+    "rem_euclid",
+    "div_euclid",
+    "wrapping_add",
+    "wrapping_sub",
+    "saturating_sub",
+    "saturating_add",
+    "from",
+    "into",
+    "nrows",
+    "ncols",
+    "new",
+    "zeros",
+    "repeat",
+    "from_element",
+    "identity",
+];
+
+/// Words that are not variables.
+const KEYWORDS: &[&str] = &[
+    "as", "if", "else", "match", "let", "in", "true", "false", "self", "__p", "usize", "isize",
+    "u8", "u16", "u32", "u64", "u128", "i8", "i16", "i32", "i64", "i128", "f32", "f64", "bool",
+    "crate", "super",
+];
+
+/// What [`plan`] found: whether to recompute, and for each carried value whether the
+/// reverse reads it.
+pub struct Plan {
+    pub recompute: bool,
+    pub needed: Vec<bool>,
+}
+
+/// The plan for loop `l`.
+pub fn plan(l: &Loop, vars: &[Var]) -> Plan {
+    let mut known: HashSet<String> = HashSet::new();
+    for p in pattern_names(&l.pat) {
+        known.insert(p);
+    }
+    for v in l.carried.iter().chain(&l.free) {
+        known.insert(vars[*v].ident.to_string());
+    }
+    let mut walk = Walk {
+        vars,
+        known,
+        pure: true,
+        mentioned: HashSet::new(),
+        roots: HashSet::new(),
+        edges: Vec::new(),
+    };
+    walk.block(&l.body);
+    if !walk.pure {
+        return Plan {
+            recompute: false,
+            needed: vec![true; l.carried.len()],
+        };
+    }
+    // Values the reverse reads: the roots, and what they are computed from.
+    let mut needed = walk.roots.clone();
+    for (id, v) in vars.iter().enumerate() {
+        if walk.mentioned.contains(&v.ident.to_string()) {
+            needed.insert(id);
+        }
+    }
+    loop {
+        let before = needed.len();
+        for (target, from) in &walk.edges {
+            if needed.contains(target) {
+                needed.extend(from.iter().copied());
+            }
+        }
+        if needed.len() == before {
+            break;
+        }
+    }
+    Plan {
+        recompute: true,
+        needed: l.carried.iter().map(|c| needed.contains(c)).collect(),
+    }
+}
+
+fn pattern_names(pat: &TokenStream) -> Vec<String> {
+    pat.clone()
+        .into_iter()
+        .filter_map(|t| match t {
+            TokenTree::Ident(i) if i != "mut" => Some(i.to_string()),
+            _ => None,
+        })
+        .collect()
+}
+
+struct Walk<'a> {
+    vars: &'a [Var],
+    /// Names the body may read: its own bindings and the loop's inputs.
+    known: HashSet<String>,
+    pure: bool,
+    /// Names that forward-only code reads (their values are needed, whatever they are).
+    mentioned: HashSet<String>,
+    /// Values a pullback reads.
+    roots: HashSet<VarId>,
+    /// `target` computed from these values.
+    edges: Vec<(VarId, Vec<VarId>)>,
+}
+
+impl Walk<'_> {
+    fn block(&mut self, b: &Block) {
+        for s in &b.stmts {
+            match &s.kind {
+                StmtKind::Verbatim(ts) => self.verbatim(ts),
+                StmtKind::Destructure { src, targets, .. } => {
+                    for t in targets.iter().flatten() {
+                        self.bind(*t);
+                        self.edges.push((*t, vec![*src]));
+                    }
+                }
+                StmtKind::Let { target, op, .. } => {
+                    self.op(*target, op);
+                    self.bind(*target);
+                }
+            }
+        }
+        if let Operand::Const(ts) = &b.result {
+            self.tokens(ts);
+        }
+    }
+
+    fn bind(&mut self, id: VarId) {
+        self.known.insert(self.vars[id].ident.to_string());
+    }
+
+    fn operands(&mut self, ops: &[Operand]) -> Vec<VarId> {
+        let mut ids = Vec::new();
+        for o in ops {
+            match o {
+                Operand::Var(id) => ids.push(*id),
+                Operand::Const(ts) => self.tokens(ts),
+            }
+        }
+        ids
+    }
+
+    fn op(&mut self, target: VarId, op: &Op) {
+        match op {
+            Op::Alias(o) => {
+                let from = self.operands(std::slice::from_ref(o));
+                self.edges.push((target, from));
+            }
+            Op::Tuple(xs) | Op::Array(xs) | Op::Build { args: xs, .. } => {
+                let from = self.operands(xs);
+                self.edges.push((target, from));
+            }
+            Op::Struct { fields, .. } => {
+                let xs: Vec<Operand> = fields.iter().map(|(_, o)| o.clone()).collect();
+                let from = self.operands(&xs);
+                self.edges.push((target, from));
+            }
+            Op::Field { base, .. } => {
+                let from = self.operands(std::slice::from_ref(base));
+                self.edges.push((target, from));
+            }
+            Op::Index { base, index } => {
+                self.tokens(index);
+                let from = self.operands(std::slice::from_ref(base));
+                self.edges.push((target, from));
+            }
+            Op::Rule { func, args, extra } => {
+                for e in extra {
+                    self.tokens(e);
+                }
+                let from = self.operands(args);
+                // The pullbacks of sums, differences and negations read no operand.
+                let name = func.to_string();
+                let linear = ["add_vjp", "sub_vjp", "neg_vjp"]
+                    .iter()
+                    .any(|n| name.ends_with(n));
+                if !linear {
+                    self.roots.extend(from.iter().copied());
+                }
+                self.edges.push((target, from));
+            }
+            Op::Call { args, .. } | Op::Sub { args, .. } => {
+                let from = self.operands(args);
+                self.roots.extend(from.iter().copied());
+                self.edges.push((target, from));
+            }
+            Op::Branch(b) => {
+                match &b.head {
+                    BranchHead::Plain => {}
+                    BranchHead::If(c) => self.tokens(c),
+                    BranchHead::Match { scrutinee, arms } => {
+                        self.tokens(scrutinee);
+                        for a in arms {
+                            // The arms' patterns bind names; their guards read.
+                            for n in pattern_names(a) {
+                                self.known.insert(n);
+                            }
+                            self.tokens(a);
+                        }
+                    }
+                }
+                self.roots.extend(b.free.iter().copied());
+                for blk in &b.blocks {
+                    self.block(blk);
+                }
+            }
+            Op::Loop(l) => {
+                self.tokens(&l.range);
+                for p in pattern_names(&l.pat) {
+                    self.known.insert(p);
+                }
+                self.roots.extend(l.free.iter().chain(&l.init).copied());
+                for c in &l.carried {
+                    self.bind(*c);
+                }
+                self.block(&l.body);
+            }
+        }
+    }
+
+    /// A forward-only statement: only `let pattern = expression;` is allowed.
+    fn verbatim(&mut self, ts: &TokenStream) {
+        let toks: Vec<TokenTree> = ts.clone().into_iter().collect();
+        // Attributes first (`#[...]`), then `let`.
+        let mut k = 0;
+        while k + 1 < toks.len()
+            && matches!(&toks[k], TokenTree::Punct(p) if p.as_char() == '#')
+            && matches!(&toks[k + 1], TokenTree::Group(_))
+        {
+            k += 2;
+        }
+        if !matches!(toks.get(k), Some(TokenTree::Ident(i)) if i == "let") {
+            self.pure = false;
+            return;
+        }
+        // The pattern runs to the first lone `=`.
+        let Some(eq) = (k + 1..toks.len())
+            .find(|&j| matches!(&toks[j], TokenTree::Punct(p) if p.as_char() == '=' && p.spacing() == Spacing::Alone))
+        else {
+            self.pure = false;
+            return;
+        };
+        let init: TokenStream = toks[eq + 1..].iter().cloned().collect();
+        self.tokens(&init);
+        let pat: TokenStream = toks[k + 1..eq].iter().cloned().collect();
+        // A type annotation's names are types, not reads.
+        let pat: TokenStream = pat
+            .into_iter()
+            .take_while(|t| !matches!(t, TokenTree::Punct(p) if p.as_char() == ':'))
+            .collect();
+        for n in pattern_names(&pat) {
+            self.known.insert(n);
+        }
+    }
+
+    /// Forward-only tokens: refuses effects and reads of unknown names, and records the
+    /// names read.
+    fn tokens(&mut self, ts: &TokenStream) {
+        let toks: Vec<TokenTree> = ts.clone().into_iter().collect();
+        for (j, t) in toks.iter().enumerate() {
+            let prev = j.checked_sub(1).map(|p| &toks[p]);
+            let next = toks.get(j + 1);
+            match t {
+                TokenTree::Group(g) => {
+                    // A closure's parameters are its own names.
+                    self.tokens(&g.stream());
+                }
+                TokenTree::Punct(p) => match p.as_char() {
+                    '=' if p.spacing() == Spacing::Alone => {
+                        // `==`, `<=`, `>=`, `!=` end in a lone `=` after a joint punct.
+                        let comparison = matches!(prev, Some(TokenTree::Punct(q))
+                            if q.spacing() == Spacing::Joint && matches!(q.as_char(), '=' | '<' | '>' | '!'));
+                        let compound = matches!(prev, Some(TokenTree::Punct(q))
+                            if q.spacing() == Spacing::Joint && !matches!(q.as_char(), '=' | '<' | '>' | '!'));
+                        if !comparison || compound {
+                            self.pure = false;
+                        }
+                    }
+                    '&' if matches!(next, Some(TokenTree::Ident(i)) if i == "mut") => {
+                        self.pure = false;
+                    }
+                    '!' if matches!(prev, Some(TokenTree::Ident(i)) if !KEYWORDS.contains(&i.to_string().as_str()))
+                        && matches!(next, Some(TokenTree::Group(_))) =>
+                    {
+                        self.pure = false; // a macro
+                    }
+                    '|' => {
+                        // `|a, b| ...`: a closure's parameters.
+                        if let Some(TokenTree::Ident(i)) = next {
+                            self.known.insert(i.to_string());
+                        }
+                    }
+                    _ => {}
+                },
+                TokenTree::Ident(i) => {
+                    let name = i.to_string();
+                    let after_dot = matches!(prev, Some(TokenTree::Punct(q)) if q.as_char() == '.' || q.as_char() == ':');
+                    let path_head = matches!(next, Some(TokenTree::Punct(q)) if q.as_char() == ':');
+                    let called = matches!(next, Some(TokenTree::Group(g)) if g.delimiter() == Delimiter::Parenthesis);
+                    if called {
+                        let pure = PURE_CALLS.contains(&name.as_str())
+                            || METHODS.iter().any(|m| m.name == name)
+                            || name.starts_with(char::is_uppercase);
+                        if !pure {
+                            self.pure = false;
+                        }
+                    } else if !after_dot
+                        && !path_head
+                        && !KEYWORDS.contains(&name.as_str())
+                        && !name.starts_with(|c: char| c.is_uppercase())
+                    {
+                        if !self.known.contains(&name) {
+                            self.pure = false;
+                        }
+                        self.mentioned.insert(name);
+                    }
+                }
+                TokenTree::Literal(_) => {}
+            }
+        }
+    }
+}
