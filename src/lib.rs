@@ -82,8 +82,10 @@
 //! `v[i]` of vectors, `m[(r, c)]` and `m[i]` of matrices, `a[i]` of arrays (of scalars,
 //! vectors, tuples). The reverse adds the entry's change into the adjoint at that place, so a
 //! loop reading `N` entries costs `N` additions: the chained Rosenbrock function is
-//! `for i in 0..N - 1 { let t = x[i + 1] - x[i] * x[i]; ... }`. Assigning to an entry
-//! (`x[i] = e`) is not supported. Data is built and taken apart too: `SVector::new(a, b, c)`
+//! `for i in 0..N - 1 { let t = x[i + 1] - x[i] * x[i]; ... }`. Entries of a `let mut`
+//! binding can be assigned (`y[i] = e`, `m[(r, c)] += e`, `a[i] *= e`): `y` is rebound to a
+//! copy with the entry replaced, whose reverse gives the entry's change to `e` and nothing to
+//! the value it overwrote. Data is built and taken apart too: `SVector::new(a, b, c)`
 //! and the other nalgebra constructors from entries (`Vector3::new`, `Matrix2x3::new`, row by
 //! row), array literals `[a, b, c]`, arrays as arguments and results, and `let [a, b, c] = v`;
 //! structs deriving [`Tangent`] as arguments (field access `p.w`, `t.0` of tuples, the

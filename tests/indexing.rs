@@ -181,3 +181,62 @@ fn a_recurrence_over_an_indexed_sequence_in_para() {
     }
     assert!(worst < 1e-7, "largest error {worst}");
 }
+
+// Writing entries: `v[i] = e` rebinds `v` to a copy with the entry replaced (the entry's old
+// value gets no change from what follows), `+=` and friends read it first.
+
+/// A prefix sum written in place: y_i = sum_{j <= i} x_j^2, then a weighted total.
+#[lens]
+fn prefix_squares<const N: usize>(x: SVector<f64, N>) -> f64 {
+    let mut y = SVector::<f64, N>::zeros();
+    y[0] = x[0] * x[0];
+    for i in 1..N {
+        y[i] = y[i - 1] + x[i] * x[i];
+    }
+    let mut total = 0.0;
+    for i in 0..N {
+        total = total + (i as f64 + 1.0) * y[i];
+    }
+    total
+}
+
+#[test]
+fn entries_written_in_a_loop() {
+    let x = SVector::<f64, 5>::new(0.3, -0.7, 1.1, 0.4, -0.2);
+    ok(
+        "prefix_squares",
+        check_gradient(prefix_squares, prefix_squares_rev, x, H),
+    );
+}
+
+/// An overwritten entry passes no change to its old value; `*=` and `-=` on entries of a
+/// matrix and an array; a forward-only vector that becomes differentiated when written.
+#[lens]
+fn overwrite(v: SVector<f64, 3>, m: SMatrix<f64, 2, 2>, s: f64) -> f64 {
+    let mut v = v;
+    v[1] = s * 2.0; // the old v[1] no longer matters
+    v[2] *= s;
+    let mut m = m;
+    m[(0, 1)] -= v[0] * s;
+    let mut a = [s, s * s];
+    a[1] += v[2];
+    let mut w = SVector::<f64, 2>::zeros();
+    w[1] = a[1] * m[(0, 1)];
+    v.dot(&v) + m.sum() + w[1] + a[0]
+}
+
+#[test]
+fn entries_overwritten_and_updated_in_place() {
+    let f = |(v, m, s): (SVector<f64, 3>, SMatrix<f64, 2, 2>, f64)| overwrite(v, m, s);
+    let r =
+        |(v, m, s): (SVector<f64, 3>, SMatrix<f64, 2, 2>, f64), d: f64| overwrite_rev(v, m, s, d);
+    let p = (
+        SVector::<f64, 3>::new(0.5, -1.2, 0.8),
+        SMatrix::<f64, 2, 2>::new(0.3, -0.4, 1.5, 0.9),
+        0.7,
+    );
+    ok("overwrite", check_gradient(f, r, p, H));
+    // The old v[1] is overwritten: its change is exactly zero.
+    let (dv, _, _) = overwrite_rev(p.0, p.1, p.2, 1.0);
+    assert_eq!(dv[1], 0.0);
+}

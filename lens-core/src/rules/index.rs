@@ -1,6 +1,7 @@
 //! Indexing: `v[i]`, `m[(r, c)]` and `a[i]` read one entry; the reverse adds the entry's
 //! change into the adjoint at that place, so reading `N` entries costs `N` additions, not `N`
-//! vectors of zeros.
+//! vectors of zeros. `v[i] = e` writes one: the value is `v` with that entry replaced, and
+//! the reverse hands the entry's change to `e` and the rest to the old `v`.
 
 use crate::{Real, Tangent};
 use nalgebra::SMatrix;
@@ -37,5 +38,61 @@ impl<X: Tangent, const N: usize> IndexRule<usize> for [X; N] {
     #[inline]
     fn add_at(&mut self, index: usize, d: X) {
         self[index].accumulate(&d);
+    }
+}
+
+/// Reverse rule of `x[index] = value`, as a value: `x` with the entry at `index` replaced.
+/// `R(x, value; d) = (d with zero at index, d[index])`.
+pub trait SetRule<I>: Sized {
+    /// The type of one entry.
+    type Entry;
+    /// The new value and its pullback.
+    fn set_at_vjp(
+        self,
+        value: Self::Entry,
+        index: I,
+    ) -> (Self, impl FnOnce(Self) -> (Self, Self::Entry));
+}
+
+macro_rules! set_matrix {
+    ($index:ty) => {
+        impl<T: Real, const R: usize, const C: usize> SetRule<$index> for SMatrix<T, R, C> {
+            type Entry = T;
+            #[inline]
+            fn set_at_vjp(
+                mut self,
+                value: T,
+                index: $index,
+            ) -> (Self, impl FnOnce(Self) -> (Self, T)) {
+                self[index] = value;
+                (
+                    self,
+                    #[inline(always)]
+                    move |mut d: Self| {
+                        let e = core::mem::replace(&mut d[index], T::zero());
+                        (d, e)
+                    },
+                )
+            }
+        }
+    };
+}
+set_matrix!(usize);
+set_matrix!((usize, usize));
+
+/// An element of an array.
+impl<X: Tangent, const N: usize> SetRule<usize> for [X; N] {
+    type Entry = X;
+    #[inline]
+    fn set_at_vjp(mut self, value: X, index: usize) -> (Self, impl FnOnce(Self) -> (Self, X)) {
+        self[index] = value;
+        (
+            self,
+            #[inline(always)]
+            move |mut d: Self| {
+                let e = core::mem::replace(&mut d[index], X::zeros());
+                (d, e)
+            },
+        )
     }
 }

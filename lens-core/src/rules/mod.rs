@@ -24,6 +24,7 @@
 //! | `transpose`, `dot`, `component_mul`, `sum` | nalgebra | transpose; `(d y, d x)`; `(d∘y, d∘x)`; broadcast |
 //! | `map(f)` | entry-wise `f` | entry-wise `f_rev` |
 //! | `x[i]`, `m[(r, c)]`, `a[i]` | the entry | `d` added into the adjoint at that place |
+//! | `x[i] = e` (also `m[(r, c)]`, `a[i]`, and `+=` ...) | `x` with the entry replaced | `(d` with zero there, `d[i])` |
 //! | activations | see [`activation`] | |
 //! | `x ^ y`, `x & y`, `x \| y`, `!x` on `u64` | Z2 words | `(d, d)`, `(y&d, x&d)`, `(!y&d, !x&d)`, `d` |
 //!
@@ -40,7 +41,7 @@ mod z2;
 
 pub use binary::{AddRule, DivRule, MulRule, NegRule, SquareRule, SubRule};
 pub use float::{Atan2Rule, ClampRule, HypotRule, MulAddRule};
-pub use index::IndexRule;
+pub use index::{IndexRule, SetRule};
 pub use matrix::{
     component_div, component_mul, component_square, dot, dot_self, max_entry, mean, min_entry,
     norm, norm_squared, sum, transpose,

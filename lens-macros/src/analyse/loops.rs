@@ -388,6 +388,11 @@ impl<'a> syn::visit::Visit<'a> for Assigned {
             Expr::Binary(b) if super::compound_op(&b.op).is_some() => Some(&*b.left),
             _ => None,
         };
+        // `v[i] = e` assigns `v`.
+        let left = match left {
+            Some(Expr::Index(ix)) => Some(&*ix.expr),
+            other => other,
+        };
         if let Some(Expr::Path(p)) = left
             && let Some(i) = p.path.get_ident()
             && !self.0.contains(i)
