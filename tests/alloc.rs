@@ -320,3 +320,22 @@ fn a_recurrent_training_step_allocates_nothing() {
     });
     assert_eq!(n, 0, "LSTM steps allocated {n} times");
 }
+
+#[test]
+fn gan_steps_allocate_nothing() {
+    use paralens::gan::Adversarial;
+    use paralens::optim::RmsProp;
+    let g = Dense::<4, 16>::new().then(Relu).then(Dense::<16, 2>::new());
+    let d = Dense::<2, 16>::new().then(Relu).then(Dense::<16, 1>::new());
+    let mut gan = Adversarial::new(g, d, RmsProp::new(1e-3), RmsProp::new(1e-3), 0.1, 0);
+    let z = SMatrix::<f32, 4, 32>::from_fn(|i, j| ((i * 32 + j) as f32 * 0.37).sin());
+    let real = SMatrix::<f32, 2, 32>::from_fn(|i, j| ((i * 32 + j) as f32 * 0.91).cos());
+    gan.step(z, real).unwrap();
+    let n = allocations_during(|| {
+        for _ in 0..5 {
+            std::hint::black_box(gan.step_critic(z, real).unwrap());
+            std::hint::black_box(gan.step(z, real).unwrap());
+        }
+    });
+    assert_eq!(n, 0, "GAN steps allocated {n} times");
+}

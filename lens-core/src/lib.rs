@@ -39,6 +39,7 @@ pub mod data;
 mod dense;
 mod error;
 pub mod fns;
+pub mod gan;
 pub mod gemm;
 pub mod gradcheck;
 mod heap;
