@@ -1341,6 +1341,13 @@ impl<'e> Analyser<'e> {
         let Some((si, ei)) = self.lookup_slot(&name.to_string()) else {
             return unit;
         };
+        if matches!(&*ix.index, Expr::Range(_)) {
+            self.errors.at(
+                &ix.index,
+                "assigning to a slice of a value is not supported; assign the entries one by one (`w[i] = e` in a `for` loop)",
+            );
+            return unit;
+        }
         if let Operand::Var(_) = self.expr(&ix.index, out) {
             self.errors.at(
                 &ix.index,

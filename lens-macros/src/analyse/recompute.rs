@@ -10,7 +10,9 @@
 //! the tape of pullbacks:
 //! - forward-only code in the body is `let` bindings, indices, conditions and constant
 //!   arguments, with no macro, no assignment, no `&mut`, and no call other than the pure
-//!   methods listed here and the differentiated operations;
+//!   methods listed here, constructors (`Some(x)`, a tuple struct) and the differentiated
+//!   primitives; a call of another `#[lens]` function keeps the tape (it could have an
+//!   effect, or read state that changes between the two runs);
 //! - the names it reads are its own bindings, the loop counter, differentiated values,
 //!   `self` and the parameters, constants (upper-case) and paths: a forward-only binding from
 //!   outside could be a value the reverse would have to move (a `Vec`) or that later code
@@ -25,7 +27,6 @@ use std::collections::HashSet;
 /// their operands.
 const PURE_CALLS: &[&str] = &[
     "len",
-    "clone",
     "min",
     "max",
     "abs",
@@ -44,11 +45,8 @@ const PURE_CALLS: &[&str] = &[
     "wrapping_sub",
     "saturating_sub",
     "saturating_add",
-    "from",
-    "into",
     "nrows",
     "ncols",
-    "new",
     "zeros",
     "repeat",
     "from_element",
@@ -206,17 +204,27 @@ impl Walk<'_> {
                     self.tokens(e);
                 }
                 let from = self.operands(args);
-                // The pullbacks of sums, differences and negations read no operand.
-                let name = func.to_string();
-                let linear = ["add_vjp", "sub_vjp", "neg_vjp"]
-                    .iter()
-                    .any(|n| name.ends_with(n));
+                // The pullbacks of sums, differences and negations read no operand (named in
+                // full: `MulAddRule::mul_add_vjp` ends in `add_vjp` too, and reads them).
+                let name: String = func.to_string().split_whitespace().collect();
+                let linear = [
+                    "::AddRule::add_vjp",
+                    "::SubRule::sub_vjp",
+                    "::NegRule::neg_vjp",
+                ]
+                .iter()
+                .any(|n| name.ends_with(n));
                 if !linear {
                     self.roots.extend(from.iter().copied());
                 }
                 self.edges.push((target, from));
             }
-            Op::Call { args, .. } | Op::Sub { args, .. } => {
+            Op::Call { args, .. } => {
+                self.pure = false;
+                let from = self.operands(args);
+                self.edges.push((target, from));
+            }
+            Op::Sub { args, .. } => {
                 let from = self.operands(args);
                 self.roots.extend(from.iter().copied());
                 self.edges.push((target, from));
@@ -228,11 +236,18 @@ impl Walk<'_> {
                     BranchHead::Match { scrutinee, arms } => {
                         self.tokens(scrutinee);
                         for a in arms {
-                            // The arms' patterns bind names; their guards read.
-                            for n in pattern_names(a) {
+                            // An arm's pattern binds names; its guard (after `if`) reads.
+                            let toks: Vec<TokenTree> = a.clone().into_iter().collect();
+                            let cut = toks
+                                .iter()
+                                .position(|t| matches!(t, TokenTree::Ident(i) if i == "if"))
+                                .unwrap_or(toks.len());
+                            let pat: TokenStream = toks[..cut].iter().cloned().collect();
+                            let guard: TokenStream = toks[cut..].iter().cloned().collect();
+                            for n in pattern_names(&pat) {
                                 self.known.insert(n);
                             }
-                            self.tokens(a);
+                            self.tokens(&guard);
                         }
                     }
                 }
@@ -321,10 +336,21 @@ impl Walk<'_> {
                     {
                         self.pure = false; // a macro
                     }
-                    '|' => {
-                        // `|a, b| ...`: a closure's parameters.
-                        if let Some(TokenTree::Ident(i)) = next {
-                            self.known.insert(i.to_string());
+                    '|' if p.spacing() == Spacing::Alone
+                        && (prev.is_none()
+                            || matches!(prev, Some(TokenTree::Punct(q)) if q.as_char() != '|')
+                            || matches!(prev, Some(TokenTree::Ident(i)) if i == "move")) =>
+                    {
+                        // `|a, b| ...` where an expression starts: a closure's parameters,
+                        // up to the next `|` (not `a | b`, not `a || b`).
+                        for t in toks[j + 1..].iter() {
+                            match t {
+                                TokenTree::Punct(q) if q.as_char() == '|' => break,
+                                TokenTree::Ident(i) => {
+                                    self.known.insert(i.to_string());
+                                }
+                                _ => {}
+                            }
                         }
                     }
                     _ => {}

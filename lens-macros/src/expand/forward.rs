@@ -167,7 +167,18 @@ fn loop_expr(cx: &Cx, l: &Loop, witness: &TokenStream) -> TokenStream {
     let init: Vec<syn::Ident> = l.init.iter().map(ident).collect();
     let carried: Vec<syn::Ident> = l.carried.iter().map(ident).collect();
     let free = cx.wanted(&l.free);
-    let rets: Vec<Ret> = l.carried.iter().map(|v| Ret::Var(*v, None)).collect();
+    // The carried values' zeros are typed by a witness of their values before the loop: the
+    // forward pass of a recomputed loop drops the body's pullback, which would otherwise
+    // leave a zero for a start value that is never read without a type.
+    let rets: Vec<Ret> = l
+        .carried
+        .iter()
+        .enumerate()
+        .map(|(k, v)| {
+            let k = syn::Index::from(k);
+            Ret::Zero(*v, quote!(__wc.#k))
+        })
+        .collect();
     let body = block(cx, &l.body, &rets, Some((&free, witness)), None, true);
     let (pat, range, bound) = (&l.pat, &l.range, &l.bound);
     let slots: Vec<syn::Ident> = (0..free.len()).map(|k| format_ident!("__a{}", k)).collect();
@@ -253,6 +264,7 @@ fn loop_expr(cx: &Cx, l: &Loop, witness: &TokenStream) -> TokenStream {
         });
     }
     quote!({
+        let __wc = (#(::paralens::__private::witness(&#init),)*);
         let mut __carry = (#(#init,)*);
         let mut __tape = ::paralens::__private::Tape::<_, #bound>::new();
         for #pat in #range {

@@ -53,6 +53,9 @@ impl Cx<'_> {
 pub enum Ret<'a> {
     /// The change of a variable; zero of the given type (or inferred) if it got none.
     Var(VarId, Option<&'a Type>),
+    /// The change of a variable; zero of the type the witness names if it got none (a
+    /// loop's carried value whose value before the iteration is never read).
+    Zero(VarId, TokenStream),
     /// `()` for a slot that is not differentiated.
     Unit,
 }
@@ -96,12 +99,13 @@ pub fn block(
         .iter()
         .map(|r| match r {
             Ret::Unit => quote!(()),
-            Ret::Var(id, _) if sweep.have.contains(id) => {
+            Ret::Var(id, _) | Ret::Zero(id, _) if sweep.have.contains(id) => {
                 let d = adjoint(cx, *id);
                 quote!(#d)
             }
             Ret::Var(_, Some(ty)) => quote!(<#ty as ::paralens::__private::Tangent>::zeros()),
             Ret::Var(_, None) => quote!(::paralens::__private::Tangent::zeros()),
+            Ret::Zero(_, w) => quote!(::paralens::__private::zeros_of(#w)),
         })
         .collect();
     let changes = match (tuple, changes.as_slice()) {
