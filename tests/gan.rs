@@ -79,3 +79,33 @@ fn a_non_finite_step_changes_nothing() {
     real[(1, 2)] = 1.0;
     gan.step(z, real).unwrap();
 }
+
+#[allow(dead_code)]
+#[path = "../examples/gan_digits.rs"]
+mod gan_digits;
+
+/// The digits GAN, shortened: its samples are digits of many kinds that the classifier is
+/// fairly sure of, and the grid it writes is a PNG of 10 x 10 tiles.
+#[test]
+#[cfg_attr(
+    debug_assertions,
+    ignore = "trains for seconds in release; minutes in debug"
+)]
+fn gan_digits_samples_are_varied_digits() {
+    let dir = std::env::temp_dir().join(format!("paralens-gan-digits-{}", std::process::id()));
+    let r = gan_digits::run(1500, 0, Some(&dir));
+    println!("{r:?}");
+    assert!(r.entropy.0 > 2.0, "samples' class entropy {}", r.entropy.0);
+    assert!(
+        r.confidence.0 > 0.8,
+        "samples' mean confidence {}",
+        r.confidence.0
+    );
+    let file = std::fs::File::open(dir.join("gan_digits.png")).expect("the grid was written");
+    let reader = png::Decoder::new(std::io::BufReader::new(file))
+        .read_info()
+        .expect("a PNG");
+    let info = reader.info();
+    assert_eq!((info.width, info.height), (10 * 34 + 2, 10 * 34 + 2));
+    std::fs::remove_dir_all(&dir).ok();
+}
