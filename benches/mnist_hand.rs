@@ -14,7 +14,7 @@ const O: usize = 10;
 pub const B: usize = 32;
 
 /// A column-major matrix as `sgemm` sees it: values, row stride, column stride, rows, columns.
-struct Mat<'a> {
+pub(crate) struct Mat<'a> {
     v: &'a [f32],
     rs: isize,
     cs: isize,
@@ -22,7 +22,7 @@ struct Mat<'a> {
     cols: usize,
 }
 
-fn mat<const R: usize, const C: usize>(m: &SMatrix<f32, R, C>) -> Mat<'_> {
+pub(crate) fn mat<const R: usize, const C: usize>(m: &SMatrix<f32, R, C>) -> Mat<'_> {
     Mat {
         v: m.as_slice(),
         rs: 1,
@@ -32,7 +32,7 @@ fn mat<const R: usize, const C: usize>(m: &SMatrix<f32, R, C>) -> Mat<'_> {
     }
 }
 
-fn tr<const R: usize, const C: usize>(m: &SMatrix<f32, R, C>) -> Mat<'_> {
+pub(crate) fn tr<const R: usize, const C: usize>(m: &SMatrix<f32, R, C>) -> Mat<'_> {
     Mat {
         v: m.as_slice(),
         rs: R as isize,
@@ -100,14 +100,46 @@ fn gemm<const R: usize, const C: usize>(how: Product, a: Mat, b: Mat, c: &mut SM
     }
 }
 
+/// `c = a b + beta c` by `matrixmultiply::sgemm`.
+pub(crate) fn gemm_beta<const R: usize, const C: usize>(
+    a: Mat,
+    b: Mat,
+    c: &mut SMatrix<f32, R, C>,
+    beta: f32,
+) {
+    assert!(a.rows == R && b.cols == C && a.cols == b.rows, "shapes");
+    let last = |m: &Mat| (m.rows - 1) as isize * m.rs + (m.cols - 1) as isize * m.cs;
+    assert!(last(&a) < a.v.len() as isize && last(&b) < b.v.len() as isize);
+    // SAFETY: as in `gemm`: the shapes and the last offsets read are checked above, `c` is a
+    // whole `R x C` column-major matrix borrowed mutably (no aliasing).
+    unsafe {
+        matrixmultiply::sgemm(
+            R,
+            a.cols,
+            C,
+            1.0,
+            a.v.as_ptr(),
+            a.rs,
+            a.cs,
+            b.v.as_ptr(),
+            b.rs,
+            b.cs,
+            beta,
+            c.as_mut_ptr(),
+            1,
+            R as isize,
+        );
+    }
+}
+
 /// Adam's moments for one array.
-struct Moments<const R: usize, const C: usize> {
+pub(crate) struct Moments<const R: usize, const C: usize> {
     m: Box<SMatrix<f32, R, C>>,
     v: Box<SMatrix<f32, R, C>>,
 }
 
 impl<const R: usize, const C: usize> Moments<R, C> {
-    fn new() -> Self {
+    pub(crate) fn new() -> Self {
         Self {
             m: Box::new(SMatrix::zeros()),
             v: Box::new(SMatrix::zeros()),
@@ -119,7 +151,13 @@ impl<const R: usize, const C: usize> Moments<R, C> {
     /// on repeated data the averages decay into subnormals, whose arithmetic is many times
     /// slower.
     #[inline]
-    fn update(&mut self, p: &mut SMatrix<f32, R, C>, g: &SMatrix<f32, R, C>, step: f32, eps: f32) {
+    pub(crate) fn update(
+        &mut self,
+        p: &mut SMatrix<f32, R, C>,
+        g: &SMatrix<f32, R, C>,
+        step: f32,
+        eps: f32,
+    ) {
         let tiny = (f32::MIN_POSITIVE / 0.001).sqrt();
         let tiny_square = tiny * tiny;
         let (m, v) = (self.m.as_mut_slice(), self.v.as_mut_slice());

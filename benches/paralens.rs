@@ -9,6 +9,7 @@ use criterion::criterion_group;
 mod circuits;
 mod generated;
 mod iris_step;
+mod lstm_hand;
 mod mnist_hand;
 mod mnist_steps;
 mod spans;
@@ -19,6 +20,7 @@ criterion_group!(
     generated::bench,
     circuits::bench,
     spans::bench,
-    mnist_steps::bench
+    mnist_steps::bench,
+    lstm_hand::bench
 );
 criterion::criterion_main!(benches);

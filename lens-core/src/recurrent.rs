@@ -1,5 +1,7 @@
 //! Recurrent cells: an Elman cell, a GRU cell and an LSTM cell, each a `para!` model of dense
-//! layers and activations for one step of a sequence. A sequence model calls its cell in a
+//! layers and activations for one step of a sequence, on one example (`SVector`s) or on a
+//! batch of `B` examples as the columns of matrices (`SMatrix<T, I, B>`, through the dense
+//! layers' matrix products). A sequence model calls its cell in a
 //! differentiated loop over a constant number of steps; the cell's parameters are shared by
 //! the steps, and the reverse adds the steps' changes (see `examples/sequence_digits.rs`):
 //!
@@ -29,7 +31,7 @@
 
 use crate::fns::{sigmoid, sigmoid_vjp, tanh, tanh_vjp};
 use crate::{Dense, Real};
-use nalgebra::SVector;
+use nalgebra::SMatrix;
 
 crate::para! {
     /// One input-to-hidden affine map and one hidden-to-hidden map, added: the pre-activation
@@ -39,7 +41,7 @@ crate::para! {
         x: Dense<I, H, T>,
         h: Dense<H, H, T>,
     }
-    fn forward(&self, x: SVector<T, I>, h: SVector<T, H>) -> SVector<T, H> {
+    fn forward<const B: usize>(&self, x: SMatrix<T, I, B>, h: SMatrix<T, H, B>) -> SMatrix<T, H, B> {
         self.x(x) + self.h(h)
     }
 }
@@ -61,7 +63,7 @@ crate::para! {
     pub struct ElmanCell<const I: usize, const H: usize, T: Real> {
         a: Gate<I, H, T>,
     }
-    fn forward(&self, x: SVector<T, I>, h: SVector<T, H>) -> SVector<T, H> {
+    fn forward<const B: usize>(&self, x: SMatrix<T, I, B>, h: SMatrix<T, H, B>) -> SMatrix<T, H, B> {
         tanh(self.a(x, h))
     }
 }
@@ -85,11 +87,11 @@ crate::para! {
         nx: Dense<I, H, T>,
         nh: Dense<H, H, T>,
     }
-    fn forward(&self, x: SVector<T, I>, h: SVector<T, H>) -> SVector<T, H> {
+    fn forward<const B: usize>(&self, x: SMatrix<T, I, B>, h: SMatrix<T, H, B>) -> SMatrix<T, H, B> {
         let z = sigmoid(self.z(x, h));
         let r = sigmoid(self.r(x, h));
         let n = tanh(self.nx(x) + r.component_mul(&self.nh(h)));
-        (SVector::<T, H>::repeat(T::one()) - z).component_mul(&n) + z.component_mul(&h)
+        (SMatrix::<T, H, B>::repeat(T::one()) - z).component_mul(&n) + z.component_mul(&h)
     }
 }
 
@@ -117,12 +119,12 @@ crate::para! {
         o: Gate<I, H, T>,
         g: Gate<I, H, T>,
     }
-    fn forward(
+    fn forward<const B: usize>(
         &self,
-        x: SVector<T, I>,
-        h: SVector<T, H>,
-        c: SVector<T, H>,
-    ) -> (SVector<T, H>, SVector<T, H>) {
+        x: SMatrix<T, I, B>,
+        h: SMatrix<T, H, B>,
+        c: SMatrix<T, H, B>,
+    ) -> (SMatrix<T, H, B>, SMatrix<T, H, B>) {
         let i = sigmoid(self.i(x, h));
         let f = sigmoid(self.f(x, h));
         let o = sigmoid(self.o(x, h));

@@ -1,0 +1,135 @@
+//! MNIST read row by row: an LSTM with 128 hidden units reads the 28 rows of 28 pixels of a
+//! batch of 32 images (one row per step of a differentiated loop, the cell's parameters
+//! shared by the steps), and a dense layer scores the last hidden state.
+//!
+//! ```text
+//! cargo run --release --example mnist_lstm -- --data ../shared/data/mnist
+//! ```
+
+use paralens::prelude::*;
+use paralens::recurrent::LstmCell;
+use rand::{SeedableRng, rngs::StdRng, seq::SliceRandom};
+use std::time::Instant;
+
+#[path = "shared/mnist.rs"]
+#[allow(dead_code)]
+mod shared;
+
+/// Images per step.
+pub const BATCH: usize = 32;
+/// Hidden units.
+pub const HIDDEN: usize = 128;
+
+/// The rows of a batch: step `t` reads row `t` of every image, one image per column.
+pub type Rows = [SMatrix<f32, 28, BATCH>; 28];
+
+para! {
+    /// An LSTM over the 28 rows, then 10 digit scores from its last hidden state.
+    pub struct RowLstm { cell: LstmCell<28, HIDDEN, f32>, out: Dense<HIDDEN, 10> }
+    fn forward(&self, rows: Rows) -> SMatrix<f32, 10, BATCH> {
+        let mut h = SMatrix::<f32, HIDDEN, BATCH>::zeros();
+        let mut c = SMatrix::<f32, HIDDEN, BATCH>::zeros();
+        for t in 0..28 {
+            let (h2, c2) = self.cell(rows[t], h, c);
+            h = h2;
+            c = c2;
+        }
+        self.out(h)
+    }
+}
+
+/// The model, ready for `init`.
+#[must_use]
+pub fn model() -> RowLstm {
+    RowLstm {
+        cell: LstmCell::new(),
+        out: Dense::glorot(),
+    }
+}
+
+/// The rows of the images `idx` (pixels in `0..=1`), in the batch layout.
+pub fn rows(images: &[SVector<f32, 784>], idx: &[usize]) -> Rows {
+    std::array::from_fn(|t| SMatrix::from_fn(|c, j| images[idx[j]][t * 28 + c]))
+}
+
+/// Test accuracy over whole batches of the test set.
+pub fn accuracy(
+    model: &RowLstm,
+    params: &RowLstmParams,
+    xs: &[SVector<f32, 784>],
+    ys: &[usize],
+) -> f64 {
+    let mut right = 0;
+    let batches = xs.len() / BATCH;
+    for k in 0..batches {
+        let idx: Vec<usize> = (k * BATCH..(k + 1) * BATCH).collect();
+        let scores = model.forward(params, rows(xs, &idx));
+        for (j, &i) in idx.iter().enumerate() {
+            if scores.column(j).argmax().0 == ys[i] {
+                right += 1;
+            }
+        }
+    }
+    f64::from(right) / (batches * BATCH) as f64
+}
+
+/// Trains for `epochs` epochs (Adam, step size divided by 3 after every two epochs) and
+/// returns the test accuracy.
+///
+/// # Errors
+/// The data cannot be read.
+pub fn run(
+    dir: &std::path::Path,
+    epochs: usize,
+    verbose: bool,
+) -> Result<f64, paralens::data::DataError> {
+    let m = shared::load(dir)?;
+    let (xs, ts) = (
+        shared::inputs(&m.train_images),
+        shared::inputs(&m.test_images),
+    );
+    let ys: Vec<usize> = m.train_labels.iter().map(|&l| l as usize).collect();
+    let ty: Vec<usize> = m.test_labels.iter().map(|&l| l as usize).collect();
+    let model = model();
+    let lr = 2e-3;
+    let mut learner = Learner::new(
+        model,
+        model.init(0),
+        PerColumn(SoftmaxCrossEntropy),
+        Adam::new(lr),
+    );
+    let mut order: Vec<usize> = (0..xs.len()).collect();
+    let mut rng = StdRng::seed_from_u64(0);
+    let steps = xs.len() / BATCH;
+    for epoch in 1..=epochs {
+        learner.optimizer_mut().lr = lr / 3f32.powi(((epoch - 1) / 2) as i32);
+        order.shuffle(&mut rng);
+        let start = Instant::now();
+        let mut total = 0.0;
+        for k in 0..steps {
+            let idx = &order[k * BATCH..(k + 1) * BATCH];
+            let labels: [usize; BATCH] = std::array::from_fn(|j| ys[idx[j]]);
+            total += learner.step_owned(rows(&xs, idx), &labels);
+        }
+        if verbose {
+            println!(
+                "epoch {epoch}  train loss {:.4}  test accuracy {:.4}  ({:.1} s)",
+                total / steps as f32,
+                accuracy(learner.model(), learner.params(), &ts, &ty),
+                start.elapsed().as_secs_f64()
+            );
+        }
+    }
+    Ok(accuracy(learner.model(), learner.params(), &ts, &ty))
+}
+
+fn main() {
+    let a = shared::args("mnist_lstm --data DIR [--epochs N]", 4);
+    match run(&a.dir, a.epochs, true) {
+        Ok(acc) => println!("test accuracy {acc:.4}"),
+        Err(e) => {
+            eprintln!("error: {e}");
+            std::process::exit(1);
+        }
+    }
+}
