@@ -8,8 +8,7 @@
 
 use paralens::prelude::*;
 use paralens::recurrent::LstmCell;
-use rand::{SeedableRng, rngs::StdRng, seq::SliceRandom};
-use std::time::Instant;
+use paralens::train::{Control, Eval, Fit, fit};
 
 #[path = "shared/mnist.rs"]
 #[allow(dead_code)]
@@ -73,8 +72,8 @@ pub fn accuracy(
     f64::from(right) / (batches * BATCH) as f64
 }
 
-/// Trains for `epochs` epochs (Adam, step size divided by 3 after every two epochs) and
-/// returns the test accuracy.
+/// Trains for `epochs` epochs with the library's loop (`train::fit`: seeded shuffles, Adam,
+/// step size divided by 3 after every two epochs) and returns the test accuracy.
 ///
 /// # Errors
 /// The data cannot be read.
@@ -98,28 +97,35 @@ pub fn run(
         PerColumn(SoftmaxCrossEntropy),
         Adam::new(lr),
     );
-    let mut order: Vec<usize> = (0..xs.len()).collect();
-    let mut rng = StdRng::seed_from_u64(0);
-    let steps = xs.len() / BATCH;
-    for epoch in 1..=epochs {
-        learner.optimizer_mut().lr = lr / 3f32.powi(((epoch - 1) / 2) as i32);
-        order.shuffle(&mut rng);
-        let start = Instant::now();
-        let mut total = 0.0;
-        for k in 0..steps {
-            let idx = &order[k * BATCH..(k + 1) * BATCH];
-            let labels: [usize; BATCH] = std::array::from_fn(|j| ys[idx[j]]);
-            total += learner.step_owned(rows(&xs, idx), &labels);
-        }
-        if verbose {
-            println!(
-                "epoch {epoch}  train loss {:.4}  test accuracy {:.4}  ({:.1} s)",
-                total / steps as f32,
-                accuracy(learner.model(), learner.params(), &ts, &ty),
-                start.elapsed().as_secs_f64()
-            );
-        }
-    }
+    let cfg = Fit {
+        epochs,
+        batch: BATCH,
+        seed: 0,
+        patience: None,
+        keep_best: false,
+        progress: verbose,
+    };
+    fit(
+        &mut learner,
+        xs.len(),
+        &cfg,
+        |idx| (rows(&xs, idx), std::array::from_fn(|j| ys[idx[j]])),
+        |l| Eval {
+            loss: f64::NAN,
+            accuracy: accuracy(l.model(), l.params(), &ts, &ty),
+        },
+        |l, e| {
+            l.optimizer_mut().lr = lr / 3f32.powi((e.epoch / 2) as i32);
+            if verbose {
+                println!(
+                    "epoch {}  train loss {:.4}  test accuracy {:.4}  ({:.1} s)",
+                    e.epoch, e.train_loss, e.eval.accuracy, e.seconds
+                );
+            }
+            Control::Continue
+        },
+    )
+    .unwrap_or_else(|e| panic!("training stopped: {e}"));
     Ok(accuracy(learner.model(), learner.params(), &ts, &ty))
 }
 

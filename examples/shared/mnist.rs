@@ -2,9 +2,8 @@
 
 use paralens::data::{DataError, Images, Mnist, load_mnist};
 use paralens::prelude::*;
-use rand::{SeedableRng, rngs::StdRng, seq::SliceRandom};
+use paralens::train::{Control, Eval, Fit, fit};
 use std::path::{Path, PathBuf};
-use std::time::Instant;
 
 /// The command line of an MNIST example.
 pub struct Args {
@@ -58,18 +57,18 @@ pub fn inputs(images: &Images) -> Vec<SVector<f32, 784>> {
         .collect()
 }
 
-/// Columns `order[k * B .. (k + 1) * B]` of `xs` as one batch matrix (zeros past the end)
-/// and their labels. The batch lives on the heap (100 KB at 32 images), as do the models'
-/// activations.
+/// The examples `order[at[j]]` as the columns of one batch matrix (zeros where `at[j]` is past
+/// the end of `order`) and their labels. The batch lives on the heap (100 KB at 32 images), as
+/// do the models' activations.
 fn batch<const B: usize>(
     xs: &[SVector<f32, 784>],
     ys: &[usize],
     order: &[usize],
-    k: usize,
+    at: &[usize],
 ) -> (HeapMatrix<f32, 784, B>, [usize; B]) {
-    let at = |j: usize| order.get(k * B + j).copied();
-    let x = HeapMatrix::<f32, 784, B>::from_fn(|r, j| at(j).map_or(0.0, |i| xs[i][r]));
-    let y = core::array::from_fn(|j| at(j).map_or(0, |i| ys[i]));
+    let pick = |j: usize| order.get(at[j]).copied();
+    let x = HeapMatrix::<f32, 784, B>::from_fn(|r, j| pick(j).map_or(0.0, |i| xs[i][r]));
+    let y = core::array::from_fn(|j| pick(j).map_or(0, |i| ys[i]));
     (x, y)
 }
 
@@ -86,7 +85,8 @@ where
     let order: Vec<usize> = (0..ts.len()).collect();
     let mut right = 0;
     for k in 0..ts.len().div_ceil(B) {
-        let (x, y) = batch::<B>(ts, ty, &order, k);
+        let at: Vec<usize> = (k * B..(k + 1) * B).collect();
+        let (x, y) = batch::<B>(ts, ty, &order, &at);
         let out = model.forward(params, x);
         right += (0..B)
             .filter(|&j| k * B + j < ts.len() && out.column(j).argmax().0 == y[j])
@@ -133,27 +133,38 @@ where
     let ty: Vec<usize> = m.test_labels.iter().map(|&l| l as usize).collect();
     let params = model.init(0);
     let mut learner = Learner::new(model, params, PerColumn(SoftmaxCrossEntropy), Adam::new(lr));
-    let mut order: Vec<usize> = (0..xs.len()).collect();
-    let mut rng = StdRng::seed_from_u64(0);
-    let steps = xs.len() / B;
-    for epoch in 1..=epochs {
-        learner.optimizer_mut().lr = lr / 3f32.powi(((epoch - 1) / decay_every) as i32);
-        order.shuffle(&mut rng);
-        let start = Instant::now();
-        let mut total = 0.0;
-        for k in 0..steps {
-            let (x, y) = batch::<B>(&xs, &ys, &order, k);
-            total += learner.step_owned(x, &y);
-        }
-        if verbose {
-            println!(
-                "epoch {epoch}  train loss {:.4}  test accuracy {:.4}  ({:.1} s)",
-                total / steps as f32,
-                batch_accuracy(learner.model(), learner.params(), &ts, &ty),
-                start.elapsed().as_secs_f64()
-            );
-        }
-    }
+    // The library's loop: seeded shuffles, whole batches (60,000 is 1,875 of 32), the test
+    // accuracy after each epoch, the step size divided by 3 every `decay_every` epochs.
+    let cfg = Fit {
+        epochs,
+        batch: B,
+        seed: 0,
+        patience: None,
+        keep_best: false,
+        progress: verbose,
+    };
+    let all: Vec<usize> = (0..B).collect();
+    fit(
+        &mut learner,
+        xs.len(),
+        &cfg,
+        |idx| batch::<B>(&xs, &ys, idx, &all),
+        |l| Eval {
+            loss: f64::NAN,
+            accuracy: batch_accuracy(l.model(), l.params(), &ts, &ty),
+        },
+        |l, e| {
+            l.optimizer_mut().lr = lr / 3f32.powi((e.epoch / decay_every) as i32);
+            if verbose {
+                println!(
+                    "epoch {}  train loss {:.4}  test accuracy {:.4}  ({:.1} s)",
+                    e.epoch, e.train_loss, e.eval.accuracy, e.seconds
+                );
+            }
+            Control::Continue
+        },
+    )
+    .unwrap_or_else(|e| panic!("training stopped: {e}"));
     let acc = batch_accuracy(learner.model(), learner.params(), &ts, &ty);
     (acc, learner.params().clone())
 }

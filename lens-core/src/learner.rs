@@ -89,6 +89,13 @@ where
         &mut self.params
     }
 
+    /// Puts the optimizer's state back to where it starts (moments and step counts at zero),
+    /// keeping the parameters: a new phase of training, or after loading parameters saved
+    /// without their optimizer state.
+    pub fn reset_optimizer(&mut self) {
+        *self.state = self.optimizer.init_state(&self.params);
+    }
+
     /// The model.
     pub fn model(&self) -> &M {
         &self.model

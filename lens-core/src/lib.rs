@@ -58,6 +58,7 @@ pub mod rules;
 pub mod span;
 mod tangent;
 mod tape;
+pub mod train;
 
 pub use activation::{Gelu, LeakyRelu, LogSoftmax, Relu, Sigmoid, Softmax, Softplus, Tanh};
 pub use compose::{Batch, Par, ParaExt, Reparam, Share, Then};

@@ -1,0 +1,259 @@
+//! The training loop every example used to write for itself: epochs of seeded, shuffled
+//! batches, a held-out evaluation after each epoch, the best parameters on it kept, early
+//! stopping, and the caller told of every epoch (and able to change the learner between
+//! epochs: a step-size schedule, a checkpoint).
+//!
+//! Batches have the model's static shape, so an epoch runs `examples / batch` whole batches
+//! and **drops the last, incomplete one**: a padded batch would need a mask through the loss.
+//! The shuffle is a new permutation of the example indices per epoch, drawn from one
+//! `StdRng` seeded by [`Fit::seed`], so a run is repeatable. With the `progress` feature (on by
+//! default) a progress bar shows the steps of each epoch when [`Fit::progress`] is set and
+//! standard error is a terminal; it is silent otherwise.
+//!
+//! ```
+//! use lens_core::train::{fit, Control, Eval, Fit};
+//! use lens_core::{optim::Adam, Dense, Init, Learner, Mse};
+//! use nalgebra::SVector;
+//! type V = SVector<f64, 1>;
+//!
+//! // y = 2x - 1 from 64 points; batches of one example.
+//! let xs: Vec<f64> = (0..64).map(|i| i as f64 / 64.0).collect();
+//! let model = Dense::<1, 1, f64>::new();
+//! let mut learner = Learner::new(model, model.init(0), Mse, Adam::new(0.05));
+//! let eval = |l: &Learner<_, _, _, _>| {
+//!     let loss = xs
+//!         .iter()
+//!         .map(|&x| l.try_loss(&V::new(x), &V::new(2.0 * x - 1.0)).unwrap())
+//!         .sum::<f64>()
+//!         / 64.0;
+//!     Eval { loss, accuracy: -loss }
+//! };
+//! let history = fit(
+//!     &mut learner,
+//!     xs.len(),
+//!     &Fit { epochs: 40, batch: 1, seed: 0, patience: Some(5), keep_best: true, progress: false },
+//!     |idx| (V::new(xs[idx[0]]), V::new(2.0 * xs[idx[0]] - 1.0)),
+//!     eval,
+//!     |_, _| Control::Continue,
+//! )
+//! .unwrap();
+//! assert!(history.best().unwrap().eval.loss < 1e-4);
+//! ```
+
+use crate::optim::Optimizer;
+use crate::{Flat, Learner, Loss, Para, Real, StepError};
+use rand::SeedableRng;
+use rand::rngs::StdRng;
+use rand::seq::SliceRandom;
+use std::time::Instant;
+
+/// How to train.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Fit {
+    /// Passes over the training examples.
+    pub epochs: usize,
+    /// Examples per step (the model's batch shape); the last incomplete batch of an epoch is
+    /// dropped.
+    pub batch: usize,
+    /// Seed of the shuffles.
+    pub seed: u64,
+    /// Stop after this many epochs in a row without a better evaluation.
+    pub patience: Option<usize>,
+    /// At the end, put back the parameters of the epoch with the best evaluation.
+    pub keep_best: bool,
+    /// Show a progress bar (with the `progress` feature, and only on a terminal).
+    pub progress: bool,
+}
+
+/// A held-out evaluation: better is higher accuracy, then lower loss.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Eval {
+    /// The mean loss.
+    pub loss: f64,
+    /// The share classified right (or any score where higher is better).
+    pub accuracy: f64,
+}
+
+impl Eval {
+    /// Whether `self` is better than `other`.
+    #[must_use]
+    pub fn better_than(&self, other: &Eval) -> bool {
+        self.accuracy > other.accuracy
+            || (self.accuracy == other.accuracy && self.loss < other.loss)
+    }
+}
+
+/// What happened in one epoch.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct EpochReport {
+    /// The epoch, from 1.
+    pub epoch: usize,
+    /// The mean training loss over its steps (each taken before its step).
+    pub train_loss: f64,
+    /// The evaluation after it.
+    pub eval: Eval,
+    /// Whether this is the best evaluation so far.
+    pub best: bool,
+    /// Its training time in seconds (without the evaluation).
+    pub seconds: f64,
+}
+
+/// What the caller answers after each epoch.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Control {
+    /// Go on.
+    Continue,
+    /// Stop now.
+    Stop,
+}
+
+/// Every epoch's report, and why the loop ended.
+#[derive(Clone, Debug, PartialEq)]
+pub struct History {
+    /// One report per epoch run.
+    pub epochs: Vec<EpochReport>,
+    /// The loop stopped on [`Fit::patience`].
+    pub stopped_early: bool,
+}
+
+impl History {
+    /// The report of the best epoch.
+    #[must_use]
+    pub fn best(&self) -> Option<&EpochReport> {
+        self.epochs.iter().rev().find(|e| e.best)
+    }
+}
+
+/// Trains `learner` on `examples` examples for [`Fit::epochs`] epochs.
+///
+/// `batch` builds one step's input and label from the indices of its examples (always
+/// [`Fit::batch`] of them); `evaluate` scores the learner on held-out data after each epoch;
+/// `on_epoch` sees the learner and the epoch's report and may stop the loop or change the
+/// learner (its step size, say) before the next epoch.
+///
+/// # Errors
+/// The first step the learner refuses (a label out of range, a non-finite loss); the
+/// learner keeps the parameters it had before that step.
+pub fn fit<M, X, L, O, T>(
+    learner: &mut Learner<M, X, L, O>,
+    examples: usize,
+    cfg: &Fit,
+    mut batch: impl FnMut(&[usize]) -> (X, L::Label),
+    mut evaluate: impl FnMut(&Learner<M, X, L, O>) -> Eval,
+    mut on_epoch: impl FnMut(&mut Learner<M, X, L, O>, &EpochReport) -> Control,
+) -> Result<History, StepError>
+where
+    T: Real,
+    X: Clone,
+    M: Para<X>,
+    M::Out: Clone,
+    M::Param: Flat<T> + Clone,
+    L: Loss<M::Out, Scalar = T>,
+    O: Optimizer<M::Param, Scalar = T>,
+{
+    let size = cfg.batch.max(1);
+    let steps = examples / size;
+    let mut order: Vec<usize> = (0..examples).collect();
+    let mut rng = StdRng::seed_from_u64(cfg.seed);
+    let mut history = History {
+        epochs: Vec::with_capacity(cfg.epochs),
+        stopped_early: false,
+    };
+    let mut best: Option<Eval> = None;
+    // The best epoch's parameters, when they are to be put back (allocated once).
+    let mut kept: Option<Box<M::Param>> = None;
+    let mut since_best = 0;
+    for epoch in 1..=cfg.epochs {
+        order.shuffle(&mut rng);
+        let bar = progress::Bar::new(cfg.progress, steps as u64, epoch, cfg.epochs);
+        let start = Instant::now();
+        let mut total = 0.0;
+        for k in 0..steps {
+            let (x, label) = batch(&order[k * size..(k + 1) * size]);
+            total += learner.try_step_owned(x, &label)?.to_f64();
+            bar.step();
+        }
+        let seconds = start.elapsed().as_secs_f64();
+        bar.finish();
+        let eval = evaluate(learner);
+        let improved = best.is_none_or(|b| eval.better_than(&b));
+        if improved {
+            best = Some(eval);
+            since_best = 0;
+            if cfg.keep_best {
+                match &mut kept {
+                    Some(p) => p.as_mut().clone_from(learner.params()),
+                    None => kept = Some(Box::new(learner.params().clone())),
+                }
+            }
+        } else {
+            since_best += 1;
+        }
+        let report = EpochReport {
+            epoch,
+            train_loss: total / steps.max(1) as f64,
+            eval,
+            best: improved,
+            seconds,
+        };
+        history.epochs.push(report);
+        if on_epoch(learner, &report) == Control::Stop {
+            break;
+        }
+        if cfg.patience.is_some_and(|p| since_best >= p) {
+            history.stopped_early = true;
+            break;
+        }
+    }
+    if let Some(p) = kept {
+        learner.params_mut().clone_from(&p);
+    }
+    Ok(history)
+}
+
+/// The progress bar: `indicatif`'s with the `progress` feature, nothing without it.
+mod progress {
+    /// One epoch's bar (hidden when not asked for or not on a terminal).
+    pub struct Bar {
+        #[cfg(feature = "progress")]
+        bar: Option<indicatif::ProgressBar>,
+    }
+
+    impl Bar {
+        #[cfg_attr(not(feature = "progress"), allow(unused_variables))]
+        pub fn new(show: bool, steps: u64, epoch: usize, epochs: usize) -> Self {
+            #[cfg(feature = "progress")]
+            {
+                use std::io::IsTerminal;
+                let bar = (show && std::io::stderr().is_terminal()).then(|| {
+                    let bar = indicatif::ProgressBar::new(steps);
+                    if let Ok(style) = indicatif::ProgressStyle::with_template(
+                        "epoch {msg} [{bar:30}] {pos}/{len} steps, {eta} left",
+                    ) {
+                        bar.set_style(style.progress_chars("=> "));
+                    }
+                    bar.set_message(format!("{epoch}/{epochs}"));
+                    bar
+                });
+                Self { bar }
+            }
+            #[cfg(not(feature = "progress"))]
+            Self {}
+        }
+
+        #[inline]
+        pub fn step(&self) {
+            #[cfg(feature = "progress")]
+            if let Some(b) = &self.bar {
+                b.inc(1);
+            }
+        }
+
+        pub fn finish(&self) {
+            #[cfg(feature = "progress")]
+            if let Some(b) = &self.bar {
+                b.finish_and_clear();
+            }
+        }
+    }
+}

@@ -1,0 +1,201 @@
+//! The training loop `train::fit`: seeded shuffles, whole batches only, early stopping, the
+//! best epoch's parameters put back, the caller stopping the loop, a refused step reported,
+//! and `Learner::reset_optimizer`.
+
+use paralens::StepError;
+use paralens::prelude::*;
+use paralens::train::{Control, Eval, Fit, fit};
+use std::cell::RefCell;
+
+type V = SVector<f64, 1>;
+
+fn learner() -> Learner<Dense<1, 1, f64>, V, Mse, Adam<f64>> {
+    let model = Dense::<1, 1, f64>::new();
+    Learner::new(model, model.init(0), Mse, Adam::new(0.05))
+}
+
+fn cfg(epochs: usize, batch: usize, seed: u64) -> Fit {
+    Fit {
+        epochs,
+        batch,
+        seed,
+        patience: None,
+        keep_best: false,
+        progress: false,
+    }
+}
+
+/// `y = 2x - 1` at `x = i / n`.
+fn example(i: usize, n: usize) -> (V, V) {
+    let x = i as f64 / n as f64;
+    (V::new(x), V::new(2.0 * x - 1.0))
+}
+
+fn loss_on(l: &Learner<Dense<1, 1, f64>, V, Mse, Adam<f64>>, n: usize) -> f64 {
+    (0..n)
+        .map(|i| {
+            let (x, y) = example(i, n);
+            l.try_loss(&x, &y).unwrap()
+        })
+        .sum::<f64>()
+        / n as f64
+}
+
+#[test]
+fn shuffles_are_seeded_and_epochs_see_every_whole_batch_once() {
+    // 10 examples in batches of 3: three steps an epoch, the tenth example's batch dropped.
+    let run = |seed| {
+        let seen = RefCell::new(Vec::new());
+        let mut l = learner();
+        fit(
+            &mut l,
+            10,
+            &cfg(2, 3, seed),
+            |idx| {
+                assert_eq!(idx.len(), 3);
+                seen.borrow_mut().extend_from_slice(idx);
+                example(idx[0], 10)
+            },
+            |_| Eval {
+                loss: 0.0,
+                accuracy: 0.0,
+            },
+            |_, _| Control::Continue,
+        )
+        .unwrap();
+        (seen.into_inner(), *l.params().w)
+    };
+    let (a, wa) = run(7);
+    let (b, wb) = run(7);
+    let (c, _) = run(8);
+    assert_eq!(a.len(), 18);
+    assert_eq!((&a, wa), (&b, wb), "the same seed gives the same run");
+    assert_ne!(a, c, "another seed, another order");
+    for epoch in a.chunks(9) {
+        let mut e = epoch.to_vec();
+        e.sort_unstable();
+        e.dedup();
+        assert_eq!(e.len(), 9, "an example twice in one epoch: {epoch:?}");
+    }
+}
+
+#[test]
+fn it_learns_and_reports_every_epoch() {
+    let mut l = learner();
+    let mut reports = Vec::new();
+    let h = fit(
+        &mut l,
+        64,
+        &cfg(30, 1, 0),
+        |idx| example(idx[0], 64),
+        |l| {
+            let loss = loss_on(l, 64);
+            Eval {
+                loss,
+                accuracy: -loss,
+            }
+        },
+        |_, e| {
+            reports.push(*e);
+            Control::Continue
+        },
+    )
+    .unwrap();
+    assert_eq!(reports, h.epochs);
+    assert_eq!(h.epochs.len(), 30);
+    assert!(h.epochs[29].eval.loss < 1e-3, "{:?}", h.epochs[29]);
+    assert!(h.epochs[29].train_loss < h.epochs[0].train_loss);
+}
+
+#[test]
+fn early_stopping_and_the_best_parameters_put_back() {
+    // The evaluation is best after epoch 2 and worse after: with patience 2 the loop stops
+    // after epoch 4, and the parameters are those after epoch 2.
+    let mut l = learner();
+    let mut at_two = None;
+    let scores = [0.1, 0.5, 0.4, 0.3, 0.2, 0.1];
+    let epoch = RefCell::new(0);
+    let h = fit(
+        &mut l,
+        16,
+        &Fit {
+            patience: Some(2),
+            keep_best: true,
+            ..cfg(6, 4, 1)
+        },
+        |idx| example(idx[0], 16),
+        |_| {
+            let mut e = epoch.borrow_mut();
+            *e += 1;
+            Eval {
+                loss: 1.0,
+                accuracy: scores[*e - 1],
+            }
+        },
+        |l, e| {
+            if e.epoch == 2 {
+                at_two = Some(l.params().clone());
+            }
+            Control::Continue
+        },
+    )
+    .unwrap();
+    assert!(h.stopped_early);
+    assert_eq!(h.epochs.len(), 4);
+    assert_eq!(h.best().unwrap().epoch, 2);
+    let at_two = at_two.unwrap();
+    assert_eq!((*l.params().w, l.params().b), (*at_two.w, at_two.b));
+}
+
+#[test]
+fn the_caller_can_stop_and_a_refused_step_is_reported() {
+    let mut l = learner();
+    let h = fit(
+        &mut l,
+        8,
+        &cfg(10, 2, 0),
+        |idx| example(idx[0], 8),
+        |_| Eval {
+            loss: 0.0,
+            accuracy: 0.0,
+        },
+        |_, e| {
+            if e.epoch == 3 {
+                Control::Stop
+            } else {
+                Control::Continue
+            }
+        },
+    )
+    .unwrap();
+    assert_eq!(h.epochs.len(), 3);
+    assert!(!h.stopped_early);
+    let before = l.params().clone();
+    let e = fit(
+        &mut l,
+        8,
+        &cfg(1, 2, 0),
+        |_| (V::new(f64::NAN), V::new(0.0)),
+        |_| Eval {
+            loss: 0.0,
+            accuracy: 0.0,
+        },
+        |_, _| Control::Continue,
+    )
+    .unwrap_err();
+    assert!(matches!(e, StepError::NonFiniteLoss { .. }), "{e}");
+    assert_eq!(*l.params().w, *before.w, "a refused step changes nothing");
+}
+
+#[test]
+fn the_optimizer_state_resets() {
+    let mut l = learner();
+    let (x, y) = example(3, 8);
+    l.step(&x, &y);
+    assert!(l.optimizer_state().beta1_t < 1.0);
+    let p = l.params().clone();
+    l.reset_optimizer();
+    assert_eq!(l.optimizer_state().beta1_t, 1.0);
+    assert_eq!(l.optimizer_state().m.b, SVector::<f64, 1>::zeros());
+    assert_eq!(*l.params().w, *p.w, "the parameters stay");
+}
