@@ -144,3 +144,39 @@ fn unrolled_elman_backwards() {
     };
     check_model("elman backwards", &m, m.init(6), sequence());
 }
+
+/// `m(seed)`: a 3-example batch as matrix columns.
+fn m<const N: usize>(seed: f64) -> SMatrix<f64, N, 3> {
+    SMatrix::<f64, N, 3>::from_fn(|i, j| ((i as f64 + 1.0) * seed + j as f64 * 0.9).sin())
+}
+
+/// The cells on batches (examples as the columns of matrices, through the dense layers'
+/// matrix products): the same checks, and each column equal to the cell on that example.
+#[test]
+fn cells_on_batches() {
+    let elman = ElmanCell::<3, 4, f64>::new();
+    check_model(
+        "elman batch",
+        &elman,
+        elman.init(1),
+        (m::<3>(0.7), m::<4>(0.3)),
+    );
+    let gru = GruCell::<3, 4, f64>::new();
+    check_model("gru batch", &gru, gru.init(2), (m::<3>(0.7), m::<4>(0.3)));
+    let lstm = LstmCell::<3, 4, f64>::new();
+    let p = lstm.init(3);
+    let (x, h, c) = (m::<3>(0.7), m::<4>(0.3), m::<4>(-0.5));
+    check_model("lstm batch", &lstm, p.clone(), (x, h, c));
+    let (hb, cb) = lstm.forward(&p, (x, h, c));
+    for j in 0..3 {
+        let (h1, c1) = lstm.forward(
+            &p,
+            (
+                x.column(j).into_owned(),
+                h.column(j).into_owned(),
+                c.column(j).into_owned(),
+            ),
+        );
+        assert!((hb.column(j) - h1).amax() < 1e-12 && (cb.column(j) - c1).amax() < 1e-12);
+    }
+}
