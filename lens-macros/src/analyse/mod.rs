@@ -680,6 +680,7 @@ impl<'e> Analyser<'e> {
             }
             Expr::Cast(_) => self.refuse(e, e, "`as` casts of differentiated values are not supported; keep one float type through the lens (for an index, round first: `x.floor() as usize` is forward-only data)"),
             Expr::Reference(r) => self.refuse(r, e, "references to differentiated values are only supported as method arguments (`x.dot(&y)`)"),
+            Expr::Repeat(r) => self.refuse(r, e, "`[x; N]` of a differentiated value is not supported; write the elements out (`[x, x, x]`): each use of `x` then receives its change"),
             _ => self.refuse(e, e, "this expression cannot be differentiated; compute it from non-differentiated values, or move it into a `#[lens]` function"),
         }
     }
