@@ -72,32 +72,7 @@ fn gemm<const R: usize, const C: usize>(how: Product, a: Mat, b: Mat, c: &mut SM
         );
         return;
     }
-    assert!(a.rows == R && b.cols == C && a.cols == b.rows, "shapes");
-    // The largest offset each operand is read at must be inside its slice.
-    let last = |m: &Mat| (m.rows - 1) as isize * m.rs + (m.cols - 1) as isize * m.cs;
-    assert!(last(&a) < a.v.len() as isize && last(&b) < b.v.len() as isize);
-    // SAFETY: `a` is `R x k`, `b` is `k x C` and `c` is `R x C`, checked above; every offset
-    // `i * rs + j * cs` they are read or written at is at most the last one, which is inside
-    // its slice (checked above for `a` and `b`; `c` is a whole `R x C` column-major matrix).
-    // `c` is borrowed mutably, so it does not alias `a` or `b`.
-    unsafe {
-        matrixmultiply::sgemm(
-            R,
-            a.cols,
-            C,
-            1.0,
-            a.v.as_ptr(),
-            a.rs,
-            a.cs,
-            b.v.as_ptr(),
-            b.rs,
-            b.cs,
-            0.0,
-            c.as_mut_ptr(),
-            1,
-            R as isize,
-        );
-    }
+    gemm_beta(a, b, c, 0.0);
 }
 
 /// `c = a b + beta c` by `matrixmultiply::sgemm`.
@@ -110,8 +85,10 @@ pub(crate) fn gemm_beta<const R: usize, const C: usize>(
     assert!(a.rows == R && b.cols == C && a.cols == b.rows, "shapes");
     let last = |m: &Mat| (m.rows - 1) as isize * m.rs + (m.cols - 1) as isize * m.cs;
     assert!(last(&a) < a.v.len() as isize && last(&b) < b.v.len() as isize);
-    // SAFETY: as in `gemm`: the shapes and the last offsets read are checked above, `c` is a
-    // whole `R x C` column-major matrix borrowed mutably (no aliasing).
+    // SAFETY: `a` is `R x k`, `b` is `k x C` and `c` is `R x C`, checked above; every offset
+    // `i * rs + j * cs` they are read or written at is at most the last one, which is inside
+    // its slice (checked above for `a` and `b`; `c` is a whole `R x C` column-major matrix).
+    // `c` is borrowed mutably, so it does not alias `a` or `b`.
     unsafe {
         matrixmultiply::sgemm(
             R,

@@ -36,8 +36,8 @@ thread_local! {
     static POOL: RefCell<Pool> = const { RefCell::new(Pool(Vec::new())) };
 }
 
-/// A block for `layout`: a recycled one, or a new allocation.
-fn take(layout: Layout) -> NonNull<u8> {
+/// A block for `layout` (of non-zero size): a recycled one, or a new allocation.
+pub(crate) fn take(layout: Layout) -> NonNull<u8> {
     let recycled = POOL
         .try_with(|p| {
             p.borrow_mut()
@@ -50,14 +50,15 @@ fn take(layout: Layout) -> NonNull<u8> {
         .flatten();
     recycled.unwrap_or_else(|| {
         // SAFETY: `layout` has a non-zero size (`HeapMatrix` is only made for `R * C > 0`
-        // entries of a non-zero-sized scalar, checked in `HeapMatrix::block`).
+        // entries of a non-zero-sized scalar, checked in `HeapMatrix::block`; `Tape` takes
+        // no block for a zero-sized layout).
         let p = unsafe { std::alloc::alloc(layout) };
         NonNull::new(p).unwrap_or_else(|| std::alloc::handle_alloc_error(layout))
     })
 }
 
 /// Gives a block back to this thread's pool (or frees it while the thread shuts down).
-fn give(block: NonNull<u8>, layout: Layout) {
+pub(crate) fn give(block: NonNull<u8>, layout: Layout) {
     let kept = POOL.try_with(|p| {
         let mut pool = p.borrow_mut();
         match pool.0.iter_mut().find(|(l, _)| *l == layout) {
