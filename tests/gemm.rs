@@ -170,3 +170,24 @@ fn the_peak_probe_runs_every_chain() {
     assert_eq!(three, 16.0 * 24.0 * 0.875);
     assert_eq!(paralens::gemm::fma_peak_probe(0), Some(0.0));
 }
+
+#[test]
+fn a_forced_kernel_holds_inside_the_call_only_and_is_put_back_after_a_panic() {
+    use paralens::gemm::with_kernel;
+    assert_eq!(Kernel::current(), Kernel::best());
+    for k in Kernel::ALL {
+        let inside = with_kernel(k, Kernel::current);
+        assert_eq!(inside, k.available().then_some(k), "{k:?}");
+        // Nested: the inner choice holds inside, the outer one comes back.
+        let nested = with_kernel(k, || {
+            let inner = with_kernel(Kernel::Portable, Kernel::current);
+            (inner, Kernel::current())
+        });
+        assert_eq!(nested, k.available().then_some((Some(Kernel::Portable), k)));
+    }
+    let caught = std::panic::catch_unwind(|| {
+        with_kernel(Kernel::Portable, || panic!("inside a forced kernel"));
+    });
+    assert!(caught.is_err());
+    assert_eq!(Kernel::current(), Kernel::best());
+}

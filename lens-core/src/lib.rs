@@ -36,7 +36,7 @@ pub mod activation;
 pub mod checkpoint;
 pub mod compose;
 pub mod data;
-mod dense;
+
 mod error;
 pub mod fns;
 pub mod gan;
@@ -62,7 +62,6 @@ pub mod train;
 
 pub use activation::{Gelu, LeakyRelu, LogSoftmax, Relu, Sigmoid, Softmax, Softplus, Tanh};
 pub use compose::{Batch, Par, ParaExt, Reparam, Share, Then};
-pub use dense::{Dense, DenseParams};
 pub use error::{LabelError, StepError};
 pub use gradcheck::{GradCheck, check_gradient};
 pub use heap::HeapMatrix;
@@ -78,6 +77,7 @@ pub use para::Para;
 pub use rand;
 pub use rate::LearningRate;
 pub use real::Real;
+pub use span::{Dense, DenseParams};
 pub use tangent::{Flat, Tangent};
 
 /// Derives [`Tangent`] and [`Flat`] for a parameter struct, field by field.

@@ -35,6 +35,7 @@ pub use simd::SimdScalar;
 pub use view::{View, ViewMut};
 
 use crate::Real;
+use core::cell::Cell;
 
 /// A matrix read in panels: `X(wide, deep)` for `wide < wide()` and `deep < deep()`.
 pub trait Panels<T> {
@@ -162,7 +163,7 @@ pub fn gemm<T: Real, A: Panels<T>, B: Panels<T>, C: Sink<T>>(a: &A, bt: &B, c: &
     if a.wide() == 0 || bt.wide() == 0 || a.deep() == 0 {
         return;
     }
-    kernel::run(Kernel::best(), a, bt, c);
+    kernel::run(Kernel::current(), a, bt, c);
 }
 
 fn check<T, A: Panels<T>, B: Panels<T>, C: Sink<T>>(a: &A, bt: &B, c: &C) {
@@ -197,6 +198,16 @@ impl Kernel {
         kernel::level()
     }
 
+    /// The kernel [`gemm`] uses on this thread: the one [`with_kernel`] forces, else
+    /// [`Kernel::best`].
+    #[must_use]
+    pub fn current() -> Self {
+        FORCED.with(Cell::get).unwrap_or_else(Self::best)
+    }
+
+    /// Every kernel, widest first.
+    pub const ALL: [Self; 3] = [Self::Avx512, Self::Avx2Fma, Self::Portable];
+
     /// Whether this CPU runs the kernel.
     #[must_use]
     pub fn available(self) -> bool {
@@ -205,6 +216,38 @@ impl Kernel {
             (Self::Portable, _) | (_, Self::Avx512) | (Self::Avx2Fma, Self::Avx2Fma)
         )
     }
+}
+
+std::thread_local! {
+    /// The kernel forced on this thread by [`with_kernel`], if any.
+    static FORCED: Cell<Option<Kernel>> = const { Cell::new(None) };
+}
+
+/// Runs `f` with every product on this thread (those inside layers included: `Dense`,
+/// the convolution's matrix-product path) computed by `kernel`, packing included; `None`,
+/// without running `f`, if this CPU lacks the kernel. For tests and benchmarks that compare
+/// the paths, e.g. the AVX2 path measured on an AVX-512 machine. The previous choice is put
+/// back when `f` returns or panics.
+///
+/// ```
+/// use lens_core::gemm::{Kernel, with_kernel};
+/// let inside = with_kernel(Kernel::Portable, Kernel::current);
+/// assert_eq!(inside, Some(Kernel::Portable)); // every CPU runs the portable kernel
+/// assert_eq!(Kernel::current(), Kernel::best()); // and the choice ends with the call
+/// ```
+pub fn with_kernel<R>(kernel: Kernel, f: impl FnOnce() -> R) -> Option<R> {
+    /// Puts the previous choice back, also on unwinding.
+    struct Restore(Option<Kernel>);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            FORCED.with(|c| c.set(self.0));
+        }
+    }
+    if !kernel.available() {
+        return None;
+    }
+    let _restore = Restore(FORCED.with(|c| c.replace(Some(kernel))));
+    Some(f())
 }
 
 /// [`gemm`] with a chosen kernel (for tests and benchmarks that compare kernels).
@@ -235,13 +278,5 @@ pub fn gemm_with<T: Real, A: Panels<T>, B: Panels<T>, C: Sink<T>>(
     bt: &B,
     c: &mut C,
 ) -> Result<(), Kernel> {
-    if !kernel.available() {
-        return Err(kernel);
-    }
-    check(a, bt, c);
-    if a.wide() == 0 || bt.wide() == 0 || a.deep() == 0 {
-        return Ok(());
-    }
-    kernel::run(kernel, a, bt, c);
-    Ok(())
+    with_kernel(kernel, || gemm(a, bt, c)).ok_or(kernel)
 }

@@ -84,7 +84,7 @@ impl<T: Real> Panels<T> for View<'_, T> {
 
     #[inline]
     fn pack(&self, w0: usize, n: usize, width: usize, k0: usize, kc: usize, out: &mut [T]) {
-        let simd = super::Kernel::best() == super::Kernel::Avx512;
+        let simd = super::Kernel::current() == super::Kernel::Avx512;
         self.pack_with(simd, (w0, n, width, k0, kc), out);
     }
 }
@@ -107,9 +107,10 @@ impl<T: Real> View<'_, T> {
                 super::copy_short(&mut o[..n], &self.data[start..start + n]);
                 o[n..].fill(T::zero());
             }
-        } else if cs == 1 && simd && super::Kernel::best() == super::Kernel::Avx512 {
+        } else if cs == 1 && simd && super::Kernel::current() == super::Kernel::Avx512 {
             #[cfg(target_arch = "x86_64")]
-            // SAFETY: the best kernel is AVX-512 only on a CPU with AVX-512F.
+            // SAFETY: the current kernel is AVX-512 only on a CPU with AVX-512F (`best` detects
+            // it, and `with_kernel` forces only an available kernel).
             unsafe {
                 T::transpose_pack_avx512(&self.data[w0 * rs + k0..], rs, n, kc, width, out);
             }

@@ -3,7 +3,7 @@
 
 use super::K_MAX;
 use crate::Real;
-use crate::span::conv::ConvGeometry;
+use crate::span::ConvGeometry;
 
 /// A padded buffer layout: `planes` planes of rows of `cols` values, `stride` values apart
 /// (rows of zeros below the source and up to the next plane), the source's `h x w` planes

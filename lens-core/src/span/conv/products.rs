@@ -1,295 +1,12 @@
-//! The fast path of the 2-D convolution span, over a whole batch per pass: the direct
-//! kernels (`super::direct`) where the CPU has AVX-512 and the shape suits them, otherwise
-//! one matrix product per pass, with the patches packed straight from the images (implicit
-//! im2col) and the input changes scattered straight back.
-//! Same parameter layout and results as `instances::conv2d` (tested equal, both paths).
+//! The operands and results of a convolution's matrix products, read and written straight
+//! on the images: the patch matrix packed from the input (implicit im2col), the output
+//! planes, and the input change scattered back through the kernel.
 
-use super::instances::conv_out;
+use super::ConvGeometry;
 use crate::Real;
-use crate::gemm::{Panels, Sink, View, ViewMut, copy_short, gemm};
-
-/// A 2-D convolution from `c` channels of `h x w` to `co` channels, square kernel `k`,
-/// stride, zero padding and dilation, as a [`crate::Para`] from `I` to `O` values with `P`
-/// parameters (`w[((o * c + i) * k + ky) * k + kx]`, like the span).
-///
-/// ```
-/// use lens_core::span::{Conv2d, SpanLayer};
-/// use lens_core::{Init, Para};
-/// use nalgebra::SVector;
-/// let fast = Conv2d::<f64, 64, 144, 36>::new::<1, 8, 8, 4, 3, 1, 0>();
-/// let span = SpanLayer::<f64, 64, 144, 36>::conv2d::<1, 8, 8, 4, 3, 1, 0>();
-/// let (w, x) = (fast.init(1), SVector::<f64, 64>::from_fn(|i, _| (i as f64).sin()));
-/// assert!((fast.forward(&w, x) - span.forward(&w, x)).norm() < 1e-12);
-/// ```
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Conv2d<T, const I: usize, const O: usize, const P: usize> {
-    g: ConvGeometry,
-    _t: core::marker::PhantomData<fn() -> T>,
-}
-
-/// The geometry of a 2-D convolution and its three passes on slices, for any [`Real`].
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct ConvGeometry {
-    pub(super) c: usize,
-    pub(super) h: usize,
-    pub(super) w: usize,
-    pub(super) co: usize,
-    pub(super) k: usize,
-    pub(super) stride: usize,
-    pub(super) pad: usize,
-    pub(super) dil: usize,
-    pub(super) oh: usize,
-    pub(super) ow: usize,
-    /// Whether the passes may take the direct kernels (`super::direct`).
-    direct: bool,
-}
+use crate::gemm::{Panels, Sink, copy_short};
 
 impl ConvGeometry {
-    /// `c` channels of `h x w` to `co` channels, kernel `k`, stride, zero padding and
-    /// dilation; `None` if the kernel does not fit or the stride is 0.
-    #[must_use]
-    #[allow(clippy::too_many_arguments)] // the geometry of a convolution
-    pub fn new(
-        c: usize,
-        h: usize,
-        w: usize,
-        co: usize,
-        k: usize,
-        stride: usize,
-        pad: usize,
-        dil: usize,
-    ) -> Option<Self> {
-        let oh = conv_out(h, k, stride, pad, dil)?;
-        let ow = conv_out(w, k, stride, pad, dil)?;
-        Some(Self {
-            c,
-            h,
-            w,
-            co,
-            k,
-            stride,
-            pad,
-            dil,
-            oh,
-            ow,
-            direct: true,
-        })
-    }
-
-    /// The same geometry computed with matrix products only, never the direct kernels
-    /// (which are taken, where the CPU has AVX-512 and the shapes allow, by default); for
-    /// tests and benchmarks that compare the two.
-    ///
-    /// ```
-    /// use lens_core::span::ConvGeometry;
-    /// let g = ConvGeometry::new(1, 6, 6, 2, 3, 1, 0, 1).unwrap();
-    /// let (x, w) = ([0.5f64; 36], [0.25f64; 18]);
-    /// let (mut a, mut b) = ([0.0; 32], [0.0; 32]);
-    /// g.forward(&x, &w, &mut a);
-    /// g.products_only().forward(&x, &w, &mut b);
-    /// assert!(a.iter().zip(&b).all(|(p, q)| (p - q).abs() < 1e-12));
-    /// ```
-    #[must_use]
-    pub fn products_only(self) -> Self {
-        Self {
-            direct: false,
-            ..self
-        }
-    }
-
-    /// The number of taps feeding one output: `c k^2` (the fan-in, for initialisation).
-    #[must_use]
-    pub fn fan_in(&self) -> usize {
-        self.c * self.k * self.k
-    }
-
-    /// (inputs, outputs, parameters).
-    #[must_use]
-    pub fn sizes(&self) -> (usize, usize, usize) {
-        (
-            self.c * self.h * self.w,
-            self.co * self.oh * self.ow,
-            self.co * self.c * self.k * self.k,
-        )
-    }
-}
-
-impl<T: Real, const I: usize, const O: usize, const P: usize> Conv2d<T, I, O, P> {
-    /// The geometry.
-    #[must_use]
-    pub fn geometry(&self) -> &ConvGeometry {
-        &self.g
-    }
-
-    /// The convolution of `C` channels of `H x W` to `CO` channels, kernel `K`, stride `S`,
-    /// zero padding `PAD` (dilation 1), sizes checked at compile time.
-    #[must_use]
-    pub fn new<
-        const C: usize,
-        const H: usize,
-        const W: usize,
-        const CO: usize,
-        const K: usize,
-        const S: usize,
-        const PAD: usize,
-    >() -> Self {
-        const {
-            if let Some(why) =
-                super::instances::conv2d_sizes_wrong([I, O, P], [C, H, W, CO, K, S, PAD])
-            {
-                panic!("{}", why);
-            }
-        };
-        Self::with_dilation(C, H, W, CO, K, S, PAD, 1)
-    }
-
-    /// Any geometry, dilation included, checked at run time.
-    ///
-    /// # Panics
-    /// If the sizes do not match `I`, `O`, `P` or the kernel does not fit.
-    #[must_use]
-    #[allow(clippy::too_many_arguments)] // the geometry of a convolution
-    pub fn with_dilation(
-        c: usize,
-        h: usize,
-        w: usize,
-        co: usize,
-        k: usize,
-        stride: usize,
-        pad: usize,
-        dil: usize,
-    ) -> Self {
-        let g = ConvGeometry::new(c, h, w, co, k, stride, pad, dil)
-            .expect("the kernel does not fit the padded input, or the stride is 0");
-        let (i, o, p) = g.sizes();
-        assert!(
-            (i, o, p) == (I, O, P),
-            "this convolution has {i} inputs, {o} outputs and {p} parameters; the type says {I}, {O}, {P}"
-        );
-        Self {
-            g,
-            _t: core::marker::PhantomData,
-        }
-    }
-}
-
-impl ConvGeometry {
-    /// The number of images in `len` values of `per` each.
-    ///
-    /// # Panics
-    /// If `len` is not a whole number of images.
-    fn images(len: usize, per: usize, what: &str) -> usize {
-        assert!(
-            per > 0 && len.is_multiple_of(per),
-            "{what}: {len} values are not a whole number of {per}-value images"
-        );
-        len / per
-    }
-
-    /// `y = conv(x, w)` for a batch of images laid one after the other (`x` holds `n`
-    /// inputs, `y` `n` outputs): the direct kernels where they apply, else one matrix
-    /// product, positions of all images against the output channels, with the patches
-    /// packed straight from the images.
-    ///
-    /// # Panics
-    /// If the slices do not hold the same number of whole images, or `w` is not `P` values.
-    pub fn forward<T: Real>(&self, x: &[T], w: &[T], y: &mut [T]) {
-        let (ni, no, np) = self.sizes();
-        let n = Self::images(x.len(), ni, "conv2d input");
-        assert!(
-            y.len() == n * no && w.len() == np,
-            "conv2d forward: output or kernel of the wrong size"
-        );
-        if self.direct && super::direct::forward(self, x, w, y) {
-            return;
-        }
-        y.fill(T::zero());
-        // Y^T (positions x co) += patches^T (positions x taps) W^T.
-        gemm(
-            &Patches {
-                g: self,
-                x,
-                images: n,
-                taps_wide: false,
-            },
-            &View::strided(w, self.co, self.fan_in(), self.fan_in(), 1),
-            &mut Planes {
-                g: self,
-                y,
-                images: n,
-            },
-        );
-    }
-
-    /// `dx = R_x(dy)` (the transposed convolution) for a batch: the direct kernels where
-    /// they apply, else the product of the output changes with the kernel, scattered back
-    /// onto the images (no patch buffer).
-    ///
-    /// # Panics
-    /// As [`ConvGeometry::forward`].
-    pub fn reverse_input<T: Real>(&self, w: &[T], dy: &[T], dx: &mut [T]) {
-        let (ni, no, np) = self.sizes();
-        let n = Self::images(dy.len(), no, "conv2d output change");
-        assert!(
-            dx.len() == n * ni && w.len() == np,
-            "conv2d reverse: input change or kernel of the wrong size"
-        );
-        if self.direct && super::direct::reverse_input(self, w, dy, dx) {
-            return;
-        }
-        dx.fill(T::zero());
-        // dpatches^T (positions x taps) = dY^T (positions x co) W (co x taps), scattered.
-        gemm(
-            &PlanesRead {
-                g: self,
-                y: dy,
-                images: n,
-                co_wide: false,
-            },
-            &View::col_major(w, self.fan_in(), self.co),
-            &mut Scatter {
-                g: self,
-                dx,
-                images: n,
-            },
-        );
-    }
-
-    /// `dw = R_w(dy)` for a batch: the parameter changes summed over the images (the direct
-    /// kernels where they apply, else one matrix product).
-    ///
-    /// # Panics
-    /// As [`ConvGeometry::forward`].
-    pub fn reverse_param<T: Real>(&self, x: &[T], dy: &[T], dw: &mut [T]) {
-        let (ni, no, np) = self.sizes();
-        let n = Self::images(x.len(), ni, "conv2d input");
-        assert!(
-            dy.len() == n * no && dw.len() == np,
-            "conv2d reverse: output change or kernel change of the wrong size"
-        );
-        if self.direct && super::direct::reverse_param(self, x, dy, dw) {
-            return;
-        }
-        dw.fill(T::zero());
-        // dW^T (taps x co) = patches (taps x positions) dY^T (positions x co).
-        let taps = self.fan_in();
-        gemm(
-            &Patches {
-                g: self,
-                x,
-                images: n,
-                taps_wide: true,
-            },
-            &PlanesRead {
-                g: self,
-                y: dy,
-                images: n,
-                co_wide: true,
-            },
-            &mut ViewMut::col_major(dw, taps, self.co),
-        );
-    }
-
     /// Output positions per image.
     fn positions(&self) -> usize {
         self.oh * self.ow
@@ -525,11 +242,11 @@ enum Meet {
 /// The patch matrix of a batch, read straight from the images: entry (tap, position) is the
 /// input value that tap sees at that position (0 in the padding). `taps_wide` reads it as
 /// (tap, position) panels, otherwise as (position, tap).
-struct Patches<'a, T> {
-    g: &'a ConvGeometry,
-    x: &'a [T],
-    images: usize,
-    taps_wide: bool,
+pub(super) struct Patches<'a, T> {
+    pub(super) g: &'a ConvGeometry,
+    pub(super) x: &'a [T],
+    pub(super) images: usize,
+    pub(super) taps_wide: bool,
 }
 
 /// Writes one tap's values along a run of positions to `out[at(j)]`, `j < run`.
@@ -681,11 +398,11 @@ impl<T: Real> Panels<T> for Patches<'_, T> {
 
 /// A batch of outputs (channel planes, image after image) read as a matrix: entry
 /// (position, channel). `co_wide` reads (channel, position) panels.
-struct PlanesRead<'a, T> {
-    g: &'a ConvGeometry,
-    y: &'a [T],
-    images: usize,
-    co_wide: bool,
+pub(super) struct PlanesRead<'a, T> {
+    pub(super) g: &'a ConvGeometry,
+    pub(super) y: &'a [T],
+    pub(super) images: usize,
+    pub(super) co_wide: bool,
 }
 
 impl<T: Real> Panels<T> for PlanesRead<'_, T> {
@@ -735,10 +452,10 @@ impl<T: Real> Panels<T> for PlanesRead<'_, T> {
 }
 
 /// Adds a (position, channel) product into a batch of outputs.
-struct Planes<'a, T> {
-    g: &'a ConvGeometry,
-    y: &'a mut [T],
-    images: usize,
+pub(super) struct Planes<'a, T> {
+    pub(super) g: &'a ConvGeometry,
+    pub(super) y: &'a mut [T],
+    pub(super) images: usize,
 }
 
 impl<T: Real> Sink<T> for Planes<'_, T> {
@@ -781,10 +498,10 @@ impl<T: Real> Sink<T> for Planes<'_, T> {
 }
 
 /// Adds a (position, tap) product of patch changes back onto a batch of input changes.
-struct Scatter<'a, T> {
-    g: &'a ConvGeometry,
-    dx: &'a mut [T],
-    images: usize,
+pub(super) struct Scatter<'a, T> {
+    pub(super) g: &'a ConvGeometry,
+    pub(super) dx: &'a mut [T],
+    pub(super) images: usize,
 }
 
 impl<T: Real> Scatter<'_, T> {
@@ -858,5 +575,3 @@ impl<T: Real> Sink<T> for Scatter<'_, T> {
         self.add(i0, j0, m, n, tile, ld, 1);
     }
 }
-
-super::linear_layer!(Conv2d, g);

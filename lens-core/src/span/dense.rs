@@ -98,7 +98,7 @@ impl<T: Real, const I: usize, const O: usize, const B: usize> Para<SMatrix<T, I,
 
     #[inline]
     fn forward(&self, p: &Self::Param, x: SMatrix<T, I, B>) -> SMatrix<T, O, B> {
-        let mut y = if Self::batched(B) {
+        let mut y = if Self::takes_gemm(B) {
             let mut y = SMatrix::<T, O, B>::zeros();
             gemm(
                 &View::col_major(p.w.as_slice(), O, I),
@@ -131,7 +131,7 @@ impl<T: Real, const I: usize, const O: usize, const B: usize> Para<SMatrix<T, I,
                 for col in dy.column_iter() {
                     dp.b += col;
                 }
-                if Self::batched(B) {
+                if Self::takes_gemm(B) {
                     // The product adds into the caller's buffer: dW += dY X^T in place.
                     gemm(
                         &View::col_major(dy.as_slice(), O, B),
@@ -172,7 +172,7 @@ impl<T: Real, const I: usize, const O: usize, const B: usize> Para<SMatrix<T, I,
                 for col in dy.column_iter() {
                     dp.b += col;
                 }
-                if Self::batched(B) {
+                if Self::takes_gemm(B) {
                     gemm(
                         &View::col_major(dy.as_slice(), O, B),
                         &View::col_major(x.as_slice(), I, B),
@@ -270,7 +270,7 @@ impl<T: Real, const I: usize, const O: usize> Dense<I, O, T> {
         x: &SMatrix<T, I, B>,
     ) -> HeapMatrix<T, O, B> {
         let mut y = HeapMatrix::<T, O, B>::zeros();
-        if Self::batched(B) {
+        if Self::takes_gemm(B) {
             gemm(
                 &View::col_major(p.w.as_slice(), O, I),
                 &View::col_major(x.as_slice(), I, B).t(),
@@ -287,10 +287,19 @@ impl<T: Real, const I: usize, const O: usize> Dense<I, O, T> {
 }
 
 impl<const I: usize, const O: usize, T> Dense<I, O, T> {
-    /// Whether a batch of `b` goes through [`crate::gemm`] (folded at compile time): the
-    /// packing and the micro-kernel's fixed tile pay off from 8 columns on layers 16 wide.
+    /// Whether a batch of `b` columns goes through [`crate::gemm`] (folded at compile
+    /// time), else through nalgebra's static products: the packing and the micro-kernel's
+    /// fixed tile pay off from 8 columns on layers 16 wide. Public so that a test can tell
+    /// which path a shape takes.
+    ///
+    /// ```
+    /// use lens_core::Dense;
+    /// assert!(Dense::<784, 128, f32>::takes_gemm(32));
+    /// assert!(!Dense::<4, 16, f32>::takes_gemm(1));
+    /// ```
     #[inline(always)]
-    const fn batched(b: usize) -> bool {
+    #[must_use]
+    pub const fn takes_gemm(b: usize) -> bool {
         b >= 8 && I >= 16 && O >= 16
     }
 }

@@ -4,7 +4,7 @@
 use super::layout::{Padded, input_layout};
 use super::{D_MAX, G_MAX, K_MAX, S_MAX, X_MAX, available};
 use crate::Real;
-use crate::span::conv::ConvGeometry;
+use crate::span::ConvGeometry;
 
 /// `dw = sum over images of R_w(x, dy)`, or `false` (nothing written) if the buffers would
 /// be too large: positions in the lanes where the partial sums of all output channels and

@@ -5,7 +5,7 @@ use super::layout::Padded;
 use super::shifted::{Shifted, covered, pack};
 use super::{A_MAX, K_MAX, T_MAX, X_MAX, available};
 use crate::Real;
-use crate::span::conv::ConvGeometry;
+use crate::span::ConvGeometry;
 
 /// `dx = R_x(dy)` for a batch of images, or `false` (nothing written). For each input
 /// channel: its taps against the output channels over the wide positions of the output

@@ -5,7 +5,7 @@ use super::layout::{Crop, input_layout};
 use super::shifted::{Shifted, covered, pack};
 use super::{A_MAX, K_MAX, O_MAX, X_MAX, available};
 use crate::Real;
-use crate::span::conv::ConvGeometry;
+use crate::span::ConvGeometry;
 
 /// `y = conv(x, w)` for a batch of images, or `false` (nothing written) if the geometry does
 /// not suit the direct kernels (a stride above 1, buffers too large, or no AVX-512): output
