@@ -152,38 +152,43 @@ where
     let (m, n, depth) = (a.wide(), b.wide(), a.deep());
     let mut apack_buf = [const { MaybeUninit::<T>::uninit() }; KC * MC];
     let mut bpack_buf = [const { MaybeUninit::<T>::uninit() }; KC * NR_MAX];
+    // How much of each buffer is initialised: a part is zeroed once per call, the first
+    // time a pack needs it, and stays initialised (a pack only writes values). Parts that
+    // only ever hold strips read in place are never touched.
+    let (mut a_init, mut b_init) = (0, 0);
     let mut tile = [T::zero(); MR_MAX * NR_MAX];
     for k0 in (0..depth).step_by(KC) {
         let kc = KC.min(depth - k0);
-        let bpack = zeroed(&mut bpack_buf, nr * kc);
         // A short depth leaves most of the A buffer free: take more rows per block, so
         // that the strips of Bt are packed fewer times (a small convolution's kernel was
         // packed once per 96 positions, as often as the product used it).
         let rows = (KC * MC / kc / mr) * mr;
         for i0 in (0..m).step_by(rows) {
             let mc = rows.min(m - i0);
-            let apack = zeroed(&mut apack_buf, mc.div_ceil(mr) * mr * kc);
             // Strips the operand holds in panel form are read in place, the others packed.
             for s in (0..mc).step_by(mr) {
                 let ms = mr.min(mc - s);
                 if a.strip(i0 + s, ms, mr, k0, kc).is_none() {
-                    a.pack(i0 + s, ms, mr, k0, kc, &mut apack[s * kc..(s + mr) * kc]);
+                    let apack = initialised(&mut apack_buf, &mut a_init, (s + mr) * kc);
+                    a.pack(i0 + s, ms, mr, k0, kc, &mut apack[s * kc..]);
                 }
             }
+            let apack = assume_init(&apack_buf[..a_init]);
             for j0 in (0..n).step_by(nr) {
                 let nn = nr.min(n - j0);
                 let bp = match b.strip(j0, nn, nr, k0, kc) {
                     Some(strip) => strip,
                     None => {
-                        b.pack(j0, nn, nr, k0, kc, &mut bpack[..]);
-                        (&bpack[..], nr)
+                        let bpack = initialised(&mut bpack_buf, &mut b_init, nr * kc);
+                        b.pack(j0, nn, nr, k0, kc, bpack);
+                        (&*bpack, nr)
                     }
                 };
                 for s in (0..mc).step_by(mr) {
                     let ms = mr.min(mc - s);
                     let ap = a
                         .strip(i0 + s, ms, mr, k0, kc)
-                        .unwrap_or((&apack[s * kc..(s + mr) * kc], mr));
+                        .unwrap_or_else(|| (&apack[s * kc..(s + mr) * kc], mr));
                     // A whole tile of a column-major result is added in place (measured: the
                     // round trip through the tile buffer was a tenth of a dense layer's
                     // reverse, whose weight change is a product only 32 deep).
@@ -203,17 +208,35 @@ where
     }
 }
 
-/// The first `len` entries of `buf`, set to zero and seen as initialised.
+/// The first `len` entries of `buf` as initialised values, where `buf[..*init]` already
+/// is: the entries from `*init` to `len` are zeroed (once), then `*init` covers them.
 #[inline]
-fn zeroed<T: Real>(buf: &mut [MaybeUninit<T>], len: usize) -> &mut [T] {
-    let part = &mut buf[..len];
-    for x in part.iter_mut() {
-        x.write(T::zero());
+fn initialised<'b, T: Real>(
+    buf: &'b mut [MaybeUninit<T>],
+    init: &mut usize,
+    len: usize,
+) -> &'b mut [T] {
+    if len > *init {
+        for x in &mut buf[*init..len] {
+            x.write(T::zero());
+        }
+        *init = len;
     }
-    // SAFETY: every entry of `part` was initialised just above, and `MaybeUninit<T>` has the
-    // layout of `T`, so the slice of one is a slice of the other (as `slice_assume_init_mut`
-    // would give). Tested by every product of `tests/gemm.rs`, which reads these buffers.
+    let part = &mut buf[..len];
+    // SAFETY: every entry of `part` is initialised: those before the old `*init` by the
+    // caller's earlier calls (the invariant `*init` records, and a pack only writes values),
+    // the rest just above; `MaybeUninit<T>` has the layout of `T`, so the slice of one is a
+    // slice of the other (as `slice_assume_init_mut` would give). Tested by every product of
+    // `tests/gemm.rs`, which reads these buffers.
     unsafe { &mut *(part as *mut [MaybeUninit<T>] as *mut [T]) }
+}
+
+/// `buf` as values: the caller passes only the prefix [`initialised`] has covered.
+#[inline]
+fn assume_init<T: Real>(buf: &[MaybeUninit<T>]) -> &[T] {
+    // SAFETY: the caller passes `buf[..init]`, every entry of which was written by
+    // `initialised` or by a pack into the slice it returned; layouts as in `initialised`.
+    unsafe { &*(buf as *const [MaybeUninit<T>] as *const [T]) }
 }
 
 /// Plain Rust, `MR x NR` accumulators, separate multiply and add (the baseline has no FMA,
