@@ -8,7 +8,7 @@
 
 use paralens::prelude::*;
 use paralens::recurrent::LstmCell;
-use paralens::train::{Control, Eval, Fit, fit};
+use paralens::train::{Control, Eval, Fit, History, fit};
 
 #[path = "shared/mnist.rs"]
 #[allow(dead_code)]
@@ -73,7 +73,8 @@ pub fn accuracy(
 }
 
 /// Trains for `epochs` epochs with the library's loop (`train::fit`: seeded shuffles, Adam,
-/// step size divided by 3 after every two epochs) and returns the test accuracy.
+/// step size divided by 3 after every two epochs) and returns the test accuracy and the
+/// history of the epochs.
 ///
 /// # Errors
 /// The data cannot be read.
@@ -81,7 +82,7 @@ pub fn run(
     dir: &std::path::Path,
     epochs: usize,
     verbose: bool,
-) -> Result<f64, paralens::data::DataError> {
+) -> Result<(f64, History), paralens::data::DataError> {
     let m = shared::load(dir)?;
     let (xs, ts) = (
         shared::inputs(&m.train_images),
@@ -105,7 +106,7 @@ pub fn run(
         keep_best: false,
         progress: verbose,
     };
-    fit(
+    let history = fit(
         &mut learner,
         xs.len(),
         &cfg,
@@ -126,16 +127,24 @@ pub fn run(
         },
     )
     .unwrap_or_else(|e| panic!("training stopped: {e}"));
-    Ok(accuracy(learner.model(), learner.params(), &ts, &ty))
+    Ok((
+        accuracy(learner.model(), learner.params(), &ts, &ty),
+        history,
+    ))
 }
 
 fn main() {
-    let a = shared::args("mnist_lstm --data DIR [--epochs N]", 4);
-    match run(&a.dir, a.epochs, true) {
-        Ok(acc) => println!("test accuracy {acc:.4}"),
-        Err(e) => {
-            eprintln!("error: {e}");
-            std::process::exit(1);
-        }
+    let a = shared::args("mnist_lstm --data DIR [--epochs N] [--plot PATH]", 4);
+    let fail = |e: &dyn std::fmt::Display| -> ! {
+        eprintln!("error: {e}");
+        std::process::exit(1)
+    };
+    if a.save.is_some() || a.load.is_some() {
+        fail(&"mnist_lstm does not save or load checkpoints; mnist_mlp and mnist_cnn do");
+    }
+    let (acc, history) = run(&a.dir, a.epochs, true).unwrap_or_else(|e| fail(&e));
+    println!("test accuracy {acc:.4}");
+    if let Some(path) = &a.plot {
+        shared::plot(&history, path, "mnist_lstm").unwrap_or_else(|e| fail(&e));
     }
 }

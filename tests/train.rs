@@ -199,3 +199,112 @@ fn the_optimizer_state_resets() {
     assert_eq!(l.optimizer_state().m.b, SVector::<f64, 1>::zeros());
     assert_eq!(*l.params().w, *p.w, "the parameters stay");
 }
+
+/// The points of the SVG polylines drawn in `color` (plotters writes one `<polyline>` per
+/// series), as pixel pairs.
+fn polylines(svg: &str, color: &str) -> Vec<Vec<(f64, f64)>> {
+    svg.lines()
+        .filter(|l| l.starts_with("<polyline") && l.contains(&format!("stroke=\"{color}\"")))
+        .map(|l| {
+            let pts = l
+                .split("points=\"")
+                .nth(1)
+                .unwrap()
+                .split('"')
+                .next()
+                .unwrap();
+            pts.split_whitespace()
+                .map(|p| {
+                    let (x, y) = p.split_once(',').unwrap();
+                    (x.parse().unwrap(), y.parse().unwrap())
+                })
+                .collect()
+        })
+        .collect()
+}
+
+#[test]
+fn curves_are_plotted_one_point_per_epoch_and_bad_histories_are_refused() {
+    use paralens::train::{History, PlotError};
+    let mut l = learner();
+    let h = fit(
+        &mut l,
+        64,
+        &cfg(12, 1, 1),
+        |idx| example(idx[0], 64),
+        |l| {
+            let loss = loss_on(l, 64);
+            Eval {
+                loss,
+                accuracy: 1.0 / (1.0 + loss),
+            }
+        },
+        |_, _| Control::Continue,
+    )
+    .unwrap();
+    let path = std::env::temp_dir().join(format!("paralens_curves_{}.svg", std::process::id()));
+    h.plot(&path, "y = 2x - 1").unwrap();
+    let svg = std::fs::read_to_string(&path).unwrap();
+    std::fs::remove_file(&path).unwrap();
+    assert!(svg.starts_with("<svg") && svg.contains("y = 2x - 1"));
+    // Training loss (blue), held-out loss (red), held-out accuracy (green): one line each,
+    // one point per epoch, epochs left to right.
+    for color in ["#0000FF", "#FF0000", "#00FF00"] {
+        let lines = polylines(&svg, color);
+        let line = lines
+            .iter()
+            .find(|l| l.len() == h.epochs.len())
+            .unwrap_or_else(|| panic!("no {color} curve of {} points: {lines:?}", h.epochs.len()));
+        assert!(
+            line.windows(2).all(|w| w[0].0 < w[1].0),
+            "{color}: {line:?}"
+        );
+    }
+    // The held-out loss falls, so its curve ends lower on the page (larger y) than it starts;
+    // accuracy rises, so its curve ends higher (smaller y).
+    let red = &polylines(&svg, "#FF0000")
+        .into_iter()
+        .find(|l| l.len() == h.epochs.len())
+        .unwrap();
+    let green = &polylines(&svg, "#00FF00")
+        .into_iter()
+        .find(|l| l.len() == h.epochs.len())
+        .unwrap();
+    assert!(h.epochs[11].eval.loss < h.epochs[0].eval.loss);
+    assert!(red[11].1 > red[0].1 && green[11].1 < green[0].1);
+
+    let empty = History {
+        epochs: vec![],
+        stopped_early: false,
+    };
+    assert!(matches!(empty.plot(&path, "t"), Err(PlotError::Empty)));
+    let mut nan = h.clone();
+    nan.epochs[3].eval.loss = f64::NAN;
+    let err = nan.plot(&path, "t").unwrap_err();
+    assert!(matches!(
+        err,
+        PlotError::NotFinite {
+            epoch: 4,
+            curve: "held-out loss"
+        }
+    ));
+    assert_eq!(
+        err.to_string(),
+        "cannot plot: the held-out loss of epoch 4 is not finite"
+    );
+    assert!(!path.exists(), "nothing is written for a refused history");
+    // An evaluation without a loss (NaN at every epoch): that curve is left out.
+    let mut accuracy_only = h.clone();
+    for e in &mut accuracy_only.epochs {
+        e.eval.loss = f64::NAN;
+    }
+    accuracy_only.plot(&path, "t").unwrap();
+    let svg = std::fs::read_to_string(&path).unwrap();
+    std::fs::remove_file(&path).unwrap();
+    assert!(polylines(&svg, "#FF0000").is_empty());
+    assert_eq!(polylines(&svg, "#0000FF")[0].len(), 12);
+    let missing = std::env::temp_dir()
+        .join("no_such_dir_paralens")
+        .join("c.svg");
+    assert!(matches!(h.plot(&missing, "t"), Err(PlotError::Draw(_))));
+}

@@ -2,7 +2,7 @@
 
 use paralens::data::{DataError, Images, Mnist, load_mnist};
 use paralens::prelude::*;
-use paralens::train::{Control, Eval, Fit, fit};
+use paralens::train::{Control, Eval, Fit, History, fit};
 use std::path::{Path, PathBuf};
 
 /// The command line of an MNIST example.
@@ -15,14 +15,17 @@ pub struct Args {
     pub save: Option<PathBuf>,
     /// `--load PATH`: predict with saved parameters instead of training.
     pub load: Option<PathBuf>,
+    /// `--plot PATH`: write the loss and accuracy curves as SVG.
+    pub plot: Option<PathBuf>,
 }
 
-/// `--data DIR`, `--epochs N`, `--save PATH` and `--load PATH` from the command line; exits
+/// `--data DIR`, `--epochs N`, `--save PATH`, `--load PATH` and `--plot PATH` from the
+/// command line; exits
 /// with `usage` on a bad argument.
 pub fn args(usage: &str, default_epochs: usize) -> Args {
     let mut data = None;
     let mut epochs = default_epochs;
-    let (mut save, mut load) = (None, None);
+    let (mut save, mut load, mut plot) = (None, None, None);
     let mut it = std::env::args().skip(1);
     while let Some(a) = it.next() {
         match a.as_str() {
@@ -30,6 +33,7 @@ pub fn args(usage: &str, default_epochs: usize) -> Args {
             "--epochs" => epochs = it.next().and_then(|v| v.parse().ok()).unwrap_or(epochs),
             "--save" => save = it.next().map(PathBuf::from),
             "--load" => load = it.next().map(PathBuf::from),
+            "--plot" => plot = it.next().map(PathBuf::from),
             other => {
                 eprintln!("error: unknown argument `{other}`\nusage: {usage}");
                 std::process::exit(2);
@@ -42,11 +46,23 @@ pub fn args(usage: &str, default_epochs: usize) -> Args {
         );
         std::process::exit(2);
     };
+    // A file to write in a folder that does not exist is refused now, not after training.
+    for path in [&save, &plot].into_iter().flatten() {
+        let parent = path.parent().filter(|p| !p.as_os_str().is_empty());
+        if parent.is_some_and(|p| !p.is_dir()) {
+            eprintln!(
+                "error: cannot write {}: its folder does not exist\nusage: {usage}",
+                path.display()
+            );
+            std::process::exit(2);
+        }
+    }
     Args {
         dir,
         epochs,
         save,
         load,
+        plot,
     }
 }
 
@@ -114,7 +130,7 @@ where
     train_batched_keep(model, m, epochs, lr, decay_every, verbose).0
 }
 
-/// [`train_batched`], returning the trained parameters too.
+/// [`train_batched`], returning the trained parameters and the history too.
 pub fn train_batched_keep<M, const B: usize>(
     model: M,
     m: &Mnist,
@@ -122,7 +138,7 @@ pub fn train_batched_keep<M, const B: usize>(
     lr: f32,
     decay_every: usize,
     verbose: bool,
-) -> (f64, <M as Para<HeapMatrix<f32, 784, B>>>::Param)
+) -> (f64, <M as Para<HeapMatrix<f32, 784, B>>>::Param, History)
 where
     M: Para<HeapMatrix<f32, 784, B>, Out = HeapMatrix<f32, 10, B>>
         + Init<Param = <M as Para<HeapMatrix<f32, 784, B>>>::Param>,
@@ -144,7 +160,7 @@ where
         progress: verbose,
     };
     let all: Vec<usize> = (0..B).collect();
-    fit(
+    let history = fit(
         &mut learner,
         xs.len(),
         &cfg,
@@ -166,10 +182,11 @@ where
     )
     .unwrap_or_else(|e| panic!("training stopped: {e}"));
     let acc = batch_accuracy(learner.model(), learner.params(), &ts, &ty);
-    (acc, learner.params().clone())
+    (acc, learner.params().clone(), history)
 }
 
-/// An MNIST example's `main`: reads `--data DIR [--epochs N] [--save PATH | --load PATH]`,
+/// An MNIST example's `main`: reads `--data DIR [--epochs N] [--save PATH | --load PATH]
+/// [--plot PATH]`,
 /// trains `model()` (or loads its parameters and only predicts) and prints the test
 /// accuracy, or the error and exits 1.
 pub fn main<M, const B: usize>(
@@ -185,7 +202,7 @@ pub fn main<M, const B: usize>(
         Flat<f32> + Clone + paralens::checkpoint::Tensors<f32>,
 {
     let a = args(
-        &format!("{name} --data DIR [--epochs N] [--save PATH | --load PATH]"),
+        &format!("{name} --data DIR [--epochs N] [--save PATH | --load PATH] [--plot PATH]"),
         default_epochs,
     );
     let fail = |e: &dyn std::fmt::Display| -> ! {
@@ -209,13 +226,28 @@ pub fn main<M, const B: usize>(
         println!("loaded {}; test accuracy {acc:.4}", path.display());
         return;
     }
-    let (acc, params) = train_batched_keep(model(), &m, a.epochs, lr, decay_every, true);
+    let (acc, params, history) = train_batched_keep(model(), &m, a.epochs, lr, decay_every, true);
     println!("test accuracy {acc:.4}");
+    if let Some(path) = &a.plot {
+        plot(&history, path, name).unwrap_or_else(|e| fail(&e));
+    }
     if let Some(path) = &a.save {
         paralens::checkpoint::save(path, &params)
             .unwrap_or_else(|e| fail(&format!("{}: {e}", path.display())));
         println!("saved the parameters to {}", path.display());
     }
+}
+
+/// Writes the curves of `history` to `path` and says so.
+///
+/// # Errors
+/// The plot cannot be written (the message names the file).
+pub fn plot(history: &History, path: &Path, name: &str) -> Result<(), String> {
+    history
+        .plot(path, &format!("{name} on MNIST"))
+        .map_err(|e| format!("{}: {e}", path.display()))?;
+    println!("wrote the curves to {}", path.display());
+    Ok(())
 }
 
 /// Loads the folder, or says why not.

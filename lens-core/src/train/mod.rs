@@ -40,6 +40,11 @@
 //! assert!(history.best().unwrap().eval.loss < 1e-4);
 //! ```
 
+#[cfg(feature = "plot")]
+mod plot;
+#[cfg(feature = "plot")]
+pub use plot::PlotError;
+
 use crate::optim::Optimizer;
 use crate::{Flat, Learner, Loss, Para, Real, StepError};
 use rand::SeedableRng;
