@@ -122,11 +122,12 @@ fn adamw_decays_weights_decoupled() {
     assert!(got[2] < three_steps(Adam::new(0.1))[2]);
 }
 
-/// Long parameter slices take a copy of an optimizer's update loop compiled for AVX-512
-/// (where the CPU has it); it must give exactly what the plain loop gives. Each entry of a
-/// 300-long vector (the wide loop) is checked against the same entry updated alone (a slice
-/// of one, the plain loop), bit for bit, over steps whose changes reach Adam's
-/// flushed-to-zero range.
+/// Long parameter slices take a copy of an optimizer's update loop compiled for AVX-512 or
+/// AVX2 (whichever the CPU has); it must give exactly what the plain loop gives. Each entry
+/// of a 300-long vector (the wide loop) is checked against the same entry updated alone (a
+/// slice of one, the plain loop), bit for bit, over steps whose changes reach Adam's
+/// flushed-to-zero range, by `update` and by `update_and_clear` in turn (which must also
+/// leave every change at zero).
 fn wide_update_equals_the_plain_one<O>(opt: O)
 where
     O: Optimizer<nalgebra::SVector<f32, 300>, Scalar = f32>
@@ -146,9 +147,25 @@ where
     for step in 0..5 {
         let scale = [1.0, 1e-3, 1e-19, 0.5, 1e-30][step];
         let dp = SVector::<f32, N>::from_fn(|i, _| scale * ((i * 7 + step) as f32 * 0.11).cos());
-        opt.update(&mut s, &mut p, &dp);
+        let clear = step % 2 == 1;
+        if clear {
+            let mut d = dp;
+            opt.update_and_clear(&mut s, &mut p, &mut d);
+            assert!(
+                d.iter().all(|&v| v == 0.0),
+                "changes left after update_and_clear"
+            );
+        } else {
+            opt.update(&mut s, &mut p, &dp);
+        }
         for (i, (q, st)) in single.iter_mut().enumerate() {
-            opt.update(st, q, &SVector::<f32, 1>::new(dp[i]));
+            let mut d = SVector::<f32, 1>::new(dp[i]);
+            if clear {
+                opt.update_and_clear(st, q, &mut d);
+                assert_eq!(d[0], 0.0);
+            } else {
+                opt.update(st, q, &d);
+            }
             assert_eq!(p[i].to_bits(), q[0].to_bits(), "entry {i}, step {step}");
         }
     }

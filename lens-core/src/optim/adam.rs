@@ -1,6 +1,6 @@
 //! Adam and AdamW.
 
-use super::{Optimizer, zip2, zip4};
+use super::{Optimizer, zip2, zip4, zip4_clear};
 use crate::{Flat, LearningRate, Real};
 
 /// Adam: with `dp = -grad`, `m <- b1 m + (1 - b1) dp`, `v <- b2 v + (1 - b2) dp^2`, and
@@ -66,20 +66,7 @@ impl<T: Real> Adam<T> {
     #[inline]
     fn adam_update_clear<P: Flat<T>>(&self, s: &mut AdamState<P, T>, p: &mut P, dp: &mut P) {
         let k = self.constants(s);
-        let slices = p
-            .slices_mut()
-            .zip(dp.slices_mut())
-            .zip(s.m.slices_mut())
-            .zip(s.v.slices_mut());
-        for (((sp, sd), sm), sv) in slices {
-            // Equal lengths stated up front let the loop vectorise without bounds checks.
-            let n = sp.len();
-            let (sd, sm, sv) = (&mut sd[..n], &mut sm[..n], &mut sv[..n]);
-            for i in 0..n {
-                let d = core::mem::replace(&mut sd[i], T::zero());
-                k.apply(&mut sp[i], d, &mut sm[i], &mut sv[i]);
-            }
-        }
+        zip4_clear(p, dp, &mut s.m, &mut s.v, |x, d, m, v| k.apply(x, d, m, v));
     }
 
     /// Advances the step count and returns the step's constants.

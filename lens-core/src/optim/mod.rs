@@ -91,15 +91,7 @@ pub(crate) fn zip3<T: Real, P: Flat<T>>(
     p.zip3_slices(dp, s, &mut |sp, sd, ss| {
         let n = sp.len();
         let (sd, ss) = (&sd[..n], &mut ss[..n]);
-        #[cfg(target_arch = "x86_64")]
-        if n >= WIDE && std::arch::is_x86_feature_detected!("avx512f") {
-            // SAFETY: AVX-512F was detected on this CPU just above.
-            unsafe { zip3_avx512(sp, sd, ss, &mut f) };
-            return;
-        }
-        for i in 0..n {
-            f(&mut sp[i], sd[i], &mut ss[i]);
-        }
+        wide!(n, loop3(sp, sd, ss, &mut f));
     });
 }
 
@@ -116,64 +108,136 @@ pub(crate) fn zip4<T: Real, P: Flat<T>>(
         // Equal lengths stated up front let the loop vectorise without bounds checks.
         let n = sp.len();
         let (sd, sm, sv) = (&sd[..n], &mut sm[..n], &mut sv[..n]);
-        #[cfg(target_arch = "x86_64")]
-        if n >= WIDE && std::arch::is_x86_feature_detected!("avx512f") {
-            // SAFETY: AVX-512F was detected on this CPU just above.
-            unsafe { zip4_avx512(sp, sd, sm, sv, &mut f) };
-            return;
-        }
-        for i in 0..n {
-            f(&mut sp[i], sd[i], &mut sm[i], &mut sv[i]);
-        }
+        wide!(n, loop4(sp, sd, sm, sv, &mut f));
     });
 }
 
-/// Slices at least this long take the AVX-512 copy of an update loop (shorter ones, as in
-/// the Iris step, are not worth the check).
-#[cfg(target_arch = "x86_64")]
-const WIDE: usize = 256;
-
-/// [`zip3`]'s loop compiled for AVX-512 (RMSprop's and AdaGrad's square root and division),
-/// as [`zip4_avx512`].
-///
-/// # Safety
-/// The CPU has AVX-512F.
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx512f")]
-unsafe fn zip3_avx512<T: Real>(
-    sp: &mut [T],
-    sd: &[T],
-    ss: &mut [T],
-    f: &mut impl FnMut(&mut T, T, &mut T),
+/// [`zip4`] that also sets every change to zero once it is read (Adam's
+/// `update_and_clear`: one pass over the changes instead of two).
+#[inline(always)]
+pub(crate) fn zip4_clear<T: Real, P: Flat<T>>(
+    p: &mut P,
+    dp: &mut P,
+    m: &mut P,
+    v: &mut P,
+    mut f: impl FnMut(&mut T, T, &mut T, &mut T),
 ) {
-    let n = sp.len();
-    let (sd, ss) = (&sd[..n], &mut ss[..n]);
-    for i in 0..n {
-        f(&mut sp[i], sd[i], &mut ss[i]);
+    let slices = p
+        .slices_mut()
+        .zip(dp.slices_mut())
+        .zip(m.slices_mut())
+        .zip(v.slices_mut());
+    for (((sp, sd), sm), sv) in slices {
+        let n = sp.len();
+        let (sd, sm, sv) = (&mut sd[..n], &mut sm[..n], &mut sv[..n]);
+        wide!(n, loop4_clear(sp, sd, sm, sv, &mut f));
     }
 }
 
-/// [`zip4`]'s loop compiled for AVX-512: the update is the same code, vectorised 16 wide
-/// instead of the baseline's 4 (Adam's square root and division included; measured: Adam
-/// was most of the MNIST MLP step outside its matrix products). The results are the same:
-/// the operations are the same IEEE operations, one lane at a time. (The update closure is
-/// inlined into this copy; a loop taking a closure over indices instead was not, and ran
-/// twice as slow.)
+/// Runs `$loop` (a function of this module, with copies compiled for AVX-512 and for AVX2
+/// by [`wide_copies`]) in the widest copy this CPU runs, for slices of at least [`WIDE`]
+/// values; shorter ones (the Iris step's) take the baseline copy without the check.
+macro_rules! wide {
+    ($n:expr, $loop:ident($($arg:expr),*)) => {{
+        #[cfg(target_arch = "x86_64")]
+        {
+            if $n >= WIDE && std::arch::is_x86_feature_detected!("avx512f") {
+                // SAFETY: AVX-512F was detected on this CPU just above.
+                unsafe { avx512::$loop($($arg),*) }
+            } else if $n >= WIDE && std::arch::is_x86_feature_detected!("avx2") {
+                // SAFETY: AVX2 was detected on this CPU just above.
+                unsafe { avx2::$loop($($arg),*) }
+            } else {
+                baseline::$loop($($arg),*)
+            }
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        baseline::$loop($($arg),*);
+    }};
+}
+use wide;
+
+/// Slices at least this long take a wide copy of an update loop.
+#[cfg(target_arch = "x86_64")]
+const WIDE: usize = 256;
+
+/// The update loops, once per instruction set: the same code, vectorised 16 wide (AVX-512)
+/// or 8 wide (AVX2) instead of the baseline's 4 (Adam's square root and division included;
+/// measured: Adam was most of the MNIST MLP step outside its matrix products). The results
+/// are the same bit for bit: the operations are the same IEEE operations, one lane at a
+/// time (no FMA is enabled, so nothing is contracted). The update closure is inlined into
+/// each copy; a loop taking a closure over indices instead was not, and ran twice as slow.
+macro_rules! wide_copies {
+    ([$($attr:meta),*] $($unsafe:ident)?) => {
+        /// Applies `f` entry by entry to `p`, `d` and `s`.
+        $(#[$attr])* pub(super) $($unsafe)? fn loop3<T: Real>(
+            sp: &mut [T],
+            sd: &[T],
+            ss: &mut [T],
+            f: &mut impl FnMut(&mut T, T, &mut T),
+        ) {
+            let n = sp.len();
+            let (sd, ss) = (&sd[..n], &mut ss[..n]);
+            for i in 0..n {
+                f(&mut sp[i], sd[i], &mut ss[i]);
+            }
+        }
+
+        /// Applies `f` entry by entry to `p`, `d`, `m` and `v`.
+        $(#[$attr])* pub(super) $($unsafe)? fn loop4<T: Real>(
+            sp: &mut [T],
+            sd: &[T],
+            sm: &mut [T],
+            sv: &mut [T],
+            f: &mut impl FnMut(&mut T, T, &mut T, &mut T),
+        ) {
+            let n = sp.len();
+            let (sd, sm, sv) = (&sd[..n], &mut sm[..n], &mut sv[..n]);
+            for i in 0..n {
+                f(&mut sp[i], sd[i], &mut sm[i], &mut sv[i]);
+            }
+        }
+
+        /// [`loop4`], setting each change to zero once read.
+        $(#[$attr])* pub(super) $($unsafe)? fn loop4_clear<T: Real>(
+            sp: &mut [T],
+            sd: &mut [T],
+            sm: &mut [T],
+            sv: &mut [T],
+            f: &mut impl FnMut(&mut T, T, &mut T, &mut T),
+        ) {
+            let n = sp.len();
+            let (sd, sm, sv) = (&mut sd[..n], &mut sm[..n], &mut sv[..n]);
+            for i in 0..n {
+                let d = core::mem::replace(&mut sd[i], T::zero());
+                f(&mut sp[i], d, &mut sm[i], &mut sv[i]);
+            }
+        }
+    };
+}
+
+/// The loops for the build's baseline target.
+mod baseline {
+    use crate::Real;
+    wide_copies!([inline(always)]);
+}
+
+/// The loops compiled for AVX-512F.
 ///
 /// # Safety
-/// The CPU has AVX-512F.
+/// Each needs a CPU with AVX-512F.
 #[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx512f")]
-unsafe fn zip4_avx512<T: Real>(
-    sp: &mut [T],
-    sd: &[T],
-    sm: &mut [T],
-    sv: &mut [T],
-    f: &mut impl FnMut(&mut T, T, &mut T, &mut T),
-) {
-    let n = sp.len();
-    let (sd, sm, sv) = (&sd[..n], &mut sm[..n], &mut sv[..n]);
-    for i in 0..n {
-        f(&mut sp[i], sd[i], &mut sm[i], &mut sv[i]);
-    }
+mod avx512 {
+    use crate::Real;
+    wide_copies!([target_feature(enable = "avx512f")] unsafe);
+}
+
+/// The loops compiled for AVX2.
+///
+/// # Safety
+/// Each needs a CPU with AVX2.
+#[cfg(target_arch = "x86_64")]
+mod avx2 {
+    use crate::Real;
+    wide_copies!([target_feature(enable = "avx2")] unsafe);
 }
