@@ -105,6 +105,25 @@ pub trait Flat<T: Copy + 'static>: Tangent {
             f(x, y, z, w);
         }
     }
+    /// Like [`Flat::zip4_slices`], with the second value mutable too (an optimizer that
+    /// clears each change as it reads it).
+    #[inline]
+    fn zip4_slices_mut(
+        &mut self,
+        a: &mut Self,
+        b: &mut Self,
+        c: &mut Self,
+        f: &mut impl FnMut(&mut [T], &mut [T], &mut [T], &mut [T]),
+    ) {
+        let all = self
+            .slices_mut()
+            .zip(a.slices_mut())
+            .zip(b.slices_mut())
+            .zip(c.slices_mut());
+        for (((x, y), z), w) in all {
+            f(x, y, z, w);
+        }
+    }
 
     /// The number of scalars.
     #[must_use]
@@ -192,6 +211,16 @@ macro_rules! single_slice {
             f: &mut impl FnMut(&mut [$t], &[$t], &mut [$t], &mut [$t]),
         ) {
             f($get_mut(self), $get(a), $get_mut(b), $get_mut(c));
+        }
+        #[inline]
+        fn zip4_slices_mut(
+            &mut self,
+            a: &mut Self,
+            b: &mut Self,
+            c: &mut Self,
+            f: &mut impl FnMut(&mut [$t], &mut [$t], &mut [$t], &mut [$t]),
+        ) {
+            f($get_mut(self), $get_mut(a), $get_mut(b), $get_mut(c));
         }
     };
 }
@@ -299,6 +328,15 @@ impl<T: Copy + 'static> Flat<T> for () {
         _: &mut impl FnMut(&mut [T], &[T], &mut [T], &mut [T]),
     ) {
     }
+    #[inline]
+    fn zip4_slices_mut(
+        &mut self,
+        _: &mut Self,
+        _: &mut Self,
+        _: &mut Self,
+        _: &mut impl FnMut(&mut [T], &mut [T], &mut [T], &mut [T]),
+    ) {
+    }
 }
 
 impl<X: Tangent, const N: usize> Tangent for [X; N] {
@@ -358,6 +396,18 @@ impl<T: Copy + 'static, X: Flat<T>, const N: usize> Flat<T> for [X; N] {
             self[i].zip4_slices(&a[i], &mut b[i], &mut c[i], f);
         }
     }
+    #[inline]
+    fn zip4_slices_mut(
+        &mut self,
+        a: &mut Self,
+        b: &mut Self,
+        c: &mut Self,
+        f: &mut impl FnMut(&mut [T], &mut [T], &mut [T], &mut [T]),
+    ) {
+        for i in 0..N {
+            self[i].zip4_slices_mut(&mut a[i], &mut b[i], &mut c[i], f);
+        }
+    }
 }
 
 /// Large parameters live in a `Box`, allocated once at construction.
@@ -408,6 +458,16 @@ impl<T: Copy + 'static, X: Flat<T>> Flat<T> for Box<X> {
     ) {
         (**self).zip4_slices(a, b, c, f);
     }
+    #[inline]
+    fn zip4_slices_mut(
+        &mut self,
+        a: &mut Self,
+        b: &mut Self,
+        c: &mut Self,
+        f: &mut impl FnMut(&mut [T], &mut [T], &mut [T], &mut [T]),
+    ) {
+        (**self).zip4_slices_mut(a, b, c, f);
+    }
 }
 
 macro_rules! tuple_tangent {
@@ -453,6 +513,16 @@ macro_rules! tuple_tangent {
                 f: &mut impl FnMut(&mut [T], &[T], &mut [T], &mut [T]),
             ) {
                 $(self.$idx.zip4_slices(&a.$idx, &mut b.$idx, &mut c.$idx, f);)+
+            }
+            #[inline]
+            fn zip4_slices_mut(
+                &mut self,
+                a: &mut Self,
+                b: &mut Self,
+                c: &mut Self,
+                f: &mut impl FnMut(&mut [T], &mut [T], &mut [T], &mut [T]),
+            ) {
+                $(self.$idx.zip4_slices_mut(&mut a.$idx, &mut b.$idx, &mut c.$idx, f);)+
             }
         }
     };

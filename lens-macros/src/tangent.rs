@@ -153,6 +153,22 @@ pub fn expand(input: &DeriveInput) -> syn::Result<TokenStream> {
                     __f,
                 );)*
             }
+            #[inline]
+            fn zip4_slices_mut(
+                &mut self,
+                __a: &mut Self,
+                __b: &mut Self,
+                __c: &mut Self,
+                __f: &mut impl FnMut(&mut [__S], &mut [__S], &mut [__S], &mut [__S]),
+            ) {
+                #(#p::Flat::<__S>::zip4_slices_mut(
+                    &mut self.#members,
+                    &mut __a.#members,
+                    &mut __b.#members,
+                    &mut __c.#members,
+                    __f,
+                );)*
+            }
         }
     })
 }

@@ -122,16 +122,11 @@ pub(crate) fn zip4_clear<T: Real, P: Flat<T>>(
     v: &mut P,
     mut f: impl FnMut(&mut T, T, &mut T, &mut T),
 ) {
-    let slices = p
-        .slices_mut()
-        .zip(dp.slices_mut())
-        .zip(m.slices_mut())
-        .zip(v.slices_mut());
-    for (((sp, sd), sm), sv) in slices {
+    p.zip4_slices_mut(dp, m, v, &mut |sp, sd, sm, sv| {
         let n = sp.len();
         let (sd, sm, sv) = (&mut sd[..n], &mut sm[..n], &mut sv[..n]);
         wide!(n, loop4_clear(sp, sd, sm, sv, &mut f));
-    }
+    });
 }
 
 /// Runs `$loop` (a function of this module, with copies compiled for AVX-512 and for AVX2
