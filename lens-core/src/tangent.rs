@@ -559,6 +559,38 @@ mod tests {
     }
 
     #[test]
+    fn zip4_slices_mut_walks_the_slices_of_slices_mut_in_order() {
+        type P = (SVector<f32, 3>, [Box<SVector<f32, 2>>; 2], f32);
+        let make = |k: f32| -> P {
+            (
+                SVector::from_fn(|i, _| k + i as f32),
+                [
+                    Box::new(SVector::from_fn(|i, _| k + 10.0 + i as f32)),
+                    Box::new(SVector::from_fn(|i, _| k + 20.0 + i as f32)),
+                ],
+                k + 30.0,
+            )
+        };
+        let (mut p, mut a, mut b, mut c) = (make(0.0), make(100.0), make(200.0), make(300.0));
+        let want: Vec<Vec<f32>> = a.slices().map(<[f32]>::to_vec).collect();
+        let mut seen = Vec::new();
+        p.zip4_slices_mut(&mut a, &mut b, &mut c, &mut |x, y, z, w| {
+            assert!(x.len() == y.len() && y.len() == z.len() && z.len() == w.len());
+            seen.push(y.to_vec());
+            // Every value writable: the second one too.
+            for v in y.iter_mut() {
+                *v = 0.0;
+            }
+            x[0] += z[0] + w[0];
+        });
+        assert_eq!(seen, want);
+        assert!(a.slices().all(|s| s.iter().all(|&v| v == 0.0)));
+        assert_eq!(p.0[0], 500.0);
+        assert_eq!(p.1[1][0], 20.0 + 220.0 + 320.0);
+        assert_eq!(p.2, 30.0 + 230.0 + 330.0);
+    }
+
+    #[test]
     fn all_finite_sees_a_nan_anywhere() {
         let mut p = (SVector::<f32, 3>::zeros(), 0.0_f32);
         assert!(p.all_finite());
