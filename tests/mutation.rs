@@ -383,3 +383,61 @@ fn forward_only_data_from_reads_of_differentiated_values() {
         ok("count_match_and_mut_argument", check_gradient(f, r, p, H));
     }
 }
+
+// Forward-only data chosen by a comparison of a differentiated value: an `i32` exponent by
+// `if`, by `match` and by a block, and a flag set in a branch. Each is data, not
+// differentiated: the derivative is the one of the branch taken (k y^(k-1), ...).
+#[lens]
+fn exponent_by_if(y: f64) -> f64 {
+    let k = if y > 1.0 { 2 } else { 3 };
+    y.powi(k)
+}
+
+#[lens]
+fn exponent_by_match(y: f64) -> f64 {
+    let k = match y > 1.0 {
+        true => 2,
+        false => 3,
+    };
+    let scale = { 0.5 };
+    scale * y.powi(k)
+}
+
+#[lens]
+fn flag_set_in_a_branch(y: f64) -> f64 {
+    let mut big = false;
+    if y > 1.0 {
+        big = true;
+    }
+    if big { y * y } else { 3.0 * y }
+}
+
+#[test]
+fn data_chosen_by_a_comparison_is_not_differentiated() {
+    for y in [0.6f64, 1.7] {
+        let k = if y > 1.0 { 2.0 } else { 3.0 };
+        let want = k * y.powf(k - 1.0);
+        assert!((exponent_by_if_rev(y, 1.0) - want).abs() < 1e-12, "{y}");
+        assert!(
+            (exponent_by_match_rev(y, 1.0) - 0.5 * want).abs() < 1e-12,
+            "{y}"
+        );
+        let want = if y > 1.0 { 2.0 * y } else { 3.0 };
+        assert!(
+            (flag_set_in_a_branch_rev(y, 1.0) - want).abs() < 1e-12,
+            "{y}"
+        );
+        ok(
+            "exponent_by_if",
+            check_gradient(exponent_by_if, exponent_by_if_rev, y, H),
+        );
+        ok(
+            "exponent_by_match",
+            check_gradient(exponent_by_match, exponent_by_match_rev, y, H),
+        );
+        ok(
+            "flag_set_in_a_branch",
+            check_gradient(flag_set_in_a_branch, flag_set_in_a_branch_rev, y, H),
+        );
+    }
+}

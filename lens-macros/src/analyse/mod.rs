@@ -625,6 +625,10 @@ impl<'e> Analyser<'e> {
                 }
                 self.push_op(Op::Array(elems), span, out)
             }
+            Expr::Block(b) if b.label.is_none() && !self.mentions_diff(b.to_token_stream()) => {
+                // A block that never names a differentiated value is forward-only data.
+                Operand::Const(e.to_token_stream())
+            }
             Expr::Block(b) if b.label.is_none() => {
                 let parts = vec![(b.block.clone(), Vec::new())];
                 self.branches(BranchHead::Plain, parts, span, out)
@@ -681,6 +685,7 @@ impl<'e> Analyser<'e> {
             Expr::Cast(_) => self.refuse(e, e, "`as` casts of differentiated values are not supported; keep one float type through the lens (for an index, round first: `x.floor() as usize` is forward-only data)"),
             Expr::Reference(r) => self.refuse(r, e, "references to differentiated values are only supported as method arguments (`x.dot(&y)`)"),
             Expr::Repeat(r) => self.refuse(r, e, "`[x; N]` of a differentiated value is not supported; write the elements out (`[x, x, x]`): each use of `x` then receives its change"),
+            Expr::Closure(c) => self.refuse(c, e, "a closure that reads a differentiated value is not differentiated; write its body where it is called, or make it a `#[lens]` function and call that"),
             _ => self.refuse(e, e, "this expression cannot be differentiated; compute it from non-differentiated values, or move it into a `#[lens]` function"),
         }
     }
@@ -1056,6 +1061,15 @@ impl<'e> Analyser<'e> {
                 (cond.to_token_stream(), Vec::new())
             }
         };
+        // Branches that never name a differentiated value yield forward-only data (an `i32`
+        // chosen by `if y > 1.0`), whatever the condition reads: emitted as written.
+        let arms_mention = self.mentions_diff(i.then_branch.to_token_stream())
+            || i.else_branch
+                .as_ref()
+                .is_some_and(|(_, e)| self.mentions_diff(e.to_token_stream()));
+        if !arms_mention {
+            return Operand::Const(i.to_token_stream());
+        }
         // No `else` is an empty one: the untaken branch keeps every binding as it was.
         let other = match i.else_branch.as_ref().map(|(_, e)| &**e) {
             None => empty_block(),
@@ -1074,13 +1088,23 @@ impl<'e> Analyser<'e> {
             );
             return Operand::Const(m.to_token_stream());
         }
+        for arm in &m.arms {
+            if let Some((_, g)) = &arm.guard {
+                self.check_read(g);
+            }
+        }
+        // Arms that never name a differentiated value (guards only read): forward-only data.
+        if !m
+            .arms
+            .iter()
+            .any(|arm| self.mentions_diff(arm.body.to_token_stream()))
+        {
+            return Operand::Const(m.to_token_stream());
+        }
         let mut arms = Vec::new();
         let mut blocks = Vec::new();
         for arm in &m.arms {
             let pat = &arm.pat;
-            if let Some((_, g)) = &arm.guard {
-                self.check_read(g);
-            }
             let guard = arm.guard.as_ref().map(|(i, g)| quote!(#i #g));
             arms.push(quote!(#pat #guard));
             let names = pattern_bindings(&arm.pat);
@@ -1653,12 +1677,34 @@ struct Effects(
 
 impl<'a> syn::visit::Visit<'a> for Effects {
     fn visit_expr(&mut self, e: &'a Expr) {
+        // A branch may read differentiated values in its condition, scrutinee and guards (it
+        // then chooses forward-only data); its arms must not name them.
+        match e {
+            Expr::If(i) => {
+                self.visit_expr(&i.cond);
+                self.0.push((i.then_branch.to_token_stream(), "a branch"));
+                if let Some((_, other)) = &i.else_branch {
+                    self.0.push((other.to_token_stream(), "a branch"));
+                }
+                return;
+            }
+            Expr::Match(m) => {
+                self.visit_expr(&m.expr);
+                for arm in &m.arms {
+                    if let Some((_, g)) = &arm.guard {
+                        self.visit_expr(g);
+                    }
+                    self.0.push((arm.body.to_token_stream(), "a branch"));
+                }
+                return;
+            }
+            _ => {}
+        }
         let what = match e {
             Expr::Assign(_) => Some("an assignment"),
             Expr::Binary(b) if compound_op(&b.op).is_some() => Some("an assignment"),
             Expr::Reference(r) if r.mutability.is_some() => Some("`&mut`"),
             Expr::Block(_) | Expr::Unsafe(_) => Some("a block"),
-            Expr::If(_) | Expr::Match(_) => Some("a branch"),
             Expr::ForLoop(_) | Expr::While(_) | Expr::Loop(_) => Some("a loop"),
             Expr::Closure(_) => Some("a closure"),
             Expr::Macro(_) => Some("a macro"),
