@@ -152,3 +152,46 @@ fn tuple_structs_built_by_their_constructor() {
         ),
     );
 }
+
+// `from_fn` with a closure reading differentiated values: filled entry by entry (column
+// major, each entry at its own place); one that reads none is forward-only data; a const
+// generic shape.
+#[lens]
+fn matrix_from_fn(x: f64, y: f64) -> f64 {
+    let m = SMatrix::<f64, 2, 3>::from_fn(|r, c| x * (r as f64 + 1.0) + y * y * (c as f64));
+    let v = SVector::<f64, 3>::from_fn(|i, _| x.powi(i as i32 + 1));
+    let weights = SMatrix::<f64, 2, 3>::from_fn(|r: usize, c: usize| (r * 3 + c) as f64);
+    m.component_mul(&weights).sum() + v.dot(&v) * m[(1, 2)]
+}
+
+#[lens]
+fn generic_from_fn<const N: usize>(x: SVector<f64, N>, s: f64) -> f64 {
+    let scaled = SVector::<f64, N>::from_fn(|i, _| x[i] * s * (i as f64 + 1.0));
+    scaled.norm_squared()
+}
+
+#[test]
+fn matrices_built_by_from_fn() {
+    // Exact: d/dx of the weighted sum is sum (r + 1) w_rc = 1*(0+1+2) + 2*(3+4+5) = 27, and
+    // d/dy is sum 2y c w_rc.
+    let (x, y): (f64, f64) = (0.7, -0.4);
+    let m12 = x * 2.0 + y * y * 2.0;
+    let vv = x * x + x.powi(4) + x.powi(6);
+    let dvv = 2.0 * x + 4.0 * x.powi(3) + 6.0 * x.powi(5);
+    let want_x = 27.0 + dvv * m12 + vv * 2.0;
+    let want_y = 2.0 * y * (1.0 + 2.0 * 2.0 + 4.0 + 2.0 * 5.0) + vv * 4.0 * y;
+    let (gx, gy) = matrix_from_fn_rev(x, y, 1.0);
+    assert!(
+        (gx - want_x).abs() < 1e-12 && (gy - want_y).abs() < 1e-12,
+        "{gx} {gy}"
+    );
+    let f = |(x, y): (f64, f64)| matrix_from_fn(x, y);
+    let r = |(x, y): (f64, f64), d: f64| matrix_from_fn_rev(x, y, d);
+    for p in [(0.3, -0.8), (1.1, 0.4)] {
+        ok("matrix_from_fn", check_gradient(f, r, p, H));
+    }
+    let x = SVector::<f64, 4>::new(0.5, -1.0, 2.0, 0.25);
+    let f = |(x, s): (SVector<f64, 4>, f64)| generic_from_fn(x, s);
+    let r = |(x, s): (SVector<f64, 4>, f64), d: f64| generic_from_fn_rev(x, s, d);
+    ok("generic_from_fn", check_gradient(f, r, (x, 1.3), H));
+}

@@ -993,6 +993,13 @@ impl<'e> Analyser<'e> {
             );
             return Operand::Const(c.to_token_stream());
         }
+        // `SMatrix::<T, R, C>::from_fn(|r, c| e)`: filled entry by entry, by the loop a user
+        // would write.
+        if p.path.segments.last().is_some_and(|s| s.ident == "from_fn")
+            && p.path.segments.iter().any(|s| is_nalgebra_type(&s.ident))
+        {
+            return self.build_from_fn(c, &p.path, out);
+        }
         // `SVector::new(a, b, c)`, `Vector3::<f64>::new(..)`, `Matrix2::new(..)`: a nalgebra
         // value built from entries.
         if p.path.segments.last().is_some_and(|s| s.ident == "new")
@@ -1042,6 +1049,70 @@ impl<'e> Analyser<'e> {
         let args = c.args.iter().map(|a| self.expr(a, out)).collect();
         let path = suffixed(&p.path, "_vjp");
         self.push_op(Op::Call { path, args }, c.span(), out)
+    }
+
+    /// `SMatrix::<T, R, C>::from_fn(|r, c| e)` (or `SVector::<T, N>`) whose entries read
+    /// differentiated values, as `let mut m = zeros(); for c in 0..C { for r in 0..R {
+    /// m[(r, c)] = e } }`: each entry's change goes to what `e` read, through the entry
+    /// assignment's rule. The shape must be written in the call, so that the loops have
+    /// constant bounds.
+    fn build_from_fn(
+        &mut self,
+        c: &syn::ExprCall,
+        path: &syn::Path,
+        out: &mut Vec<Stmt>,
+    ) -> Operand {
+        let closure = match c.args.iter().collect::<Vec<_>>().as_slice() {
+            [Expr::Closure(cl)] if cl.inputs.len() == 2 => cl.clone(),
+            _ => {
+                self.errors.at(
+                    &c.args,
+                    "`from_fn` is differentiated with one closure of the row and column, `|r, c| ...`",
+                );
+                return Operand::Const(c.to_token_stream());
+            }
+        };
+        let mut ty = path.clone();
+        ty.segments.pop();
+        let ty_seg = ty.segments.last().cloned();
+        let args: Vec<TokenStream> = match ty_seg.as_ref().map(|s| &s.arguments) {
+            Some(syn::PathArguments::AngleBracketed(a)) => {
+                a.args.iter().map(ToTokens::to_token_stream).collect()
+            }
+            _ => Vec::new(),
+        };
+        let kind = ty_seg.map(|s| s.ident.to_string()).unwrap_or_default();
+        let (rows, cols) = match (kind.as_str(), args.as_slice()) {
+            ("SMatrix", [_, r, c]) => (r.clone(), c.clone()),
+            ("SVector", [_, n]) => (n.clone(), quote!(1)),
+            _ => {
+                self.errors.at(
+                    path,
+                    "write the shape in the call, `SMatrix::<f64, R, C>::from_fn(|r, c| ...)` or `SVector::<f64, N>::from_fn(|i, _| ...)`: its entries are filled by loops whose lengths must be constants",
+                );
+                return Operand::Const(c.to_token_stream());
+            }
+        };
+        let ty = syn::Path {
+            leading_colon: ty.leading_colon,
+            segments: ty.segments.into_iter().collect(),
+        };
+        let (pr, pc) = (&closure.inputs[0], &closure.inputs[1]);
+        let body = &closure.body;
+        let span = c.span();
+        let block: Expr = syn::parse2(quote_spanned!(span=> {
+            let mut __from_fn = #ty::zeros();
+            for __from_fn_c in 0..#cols {
+                for __from_fn_r in 0..#rows {
+                    let #pr = __from_fn_r;
+                    let #pc = __from_fn_c;
+                    __from_fn[(__from_fn_r, __from_fn_c)] = #body;
+                }
+            }
+            __from_fn
+        }))
+        .expect("the loops of `from_fn` parse");
+        self.expr(&block, out)
     }
 
     fn if_expr(&mut self, i: &syn::ExprIf, out: &mut Vec<Stmt>) -> Operand {
