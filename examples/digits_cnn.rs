@@ -5,13 +5,13 @@
 //! ```text
 //! cargo run --release --example digits_cnn -- --seed 0 --epochs 30 --save cnn.safetensors
 //! cargo run --release --example digits_cnn -- --seed 0 --load cnn.safetensors
+//! cargo run --release --example digits_cnn -- --seed 0 --plot curves.svg
 //! ```
 
 use paralens::data::{digits, stratified_split};
 use paralens::prelude::*;
 use paralens::span::{Bias, SpanLayer};
-use rand::{SeedableRng, rngs::StdRng, seq::SliceRandom};
-use std::time::Instant;
+use paralens::train::{Control, Eval, Fit, History, fit};
 
 para! {
     /// 1x8x8 -> conv 3x3 -> 16x6x6 -> avg pool 2 -> 16x3x3 -> 10 scores.
@@ -34,6 +34,8 @@ pub struct Report {
     pub test_accuracy: f64,
     /// Mean training loss per epoch.
     pub epoch_losses: Vec<f32>,
+    /// Every epoch's report (held-out scores only when verbose).
+    pub history: History,
 }
 
 /// A trained network and the split it was tested on.
@@ -62,30 +64,63 @@ pub fn train(seed: u64, epochs: usize, verbose: bool) -> Trained {
     let (tx, ty): (Vec<_>, Vec<_>) = test.iter().map(|&i| (x(i), data.labels[i])).unzip();
     let (model, params) = fresh(seed);
     let mut learner = Learner::new(model.clone(), params, SoftmaxCrossEntropy, Adam::new(0.005));
-    let mut order: Vec<usize> = (0..xs.len()).collect();
-    let mut rng = StdRng::seed_from_u64(seed ^ 0xd161);
-    let mut epoch_losses = Vec::new();
-    for epoch in 1..=epochs {
-        order.shuffle(&mut rng);
-        let start = Instant::now();
-        let mut total = 0.0;
-        for &i in &order {
-            total += learner.step(&xs[i], &ys[i]);
-        }
-        let loss = total / order.len() as f32;
-        epoch_losses.push(loss);
-        if verbose {
-            println!(
-                "epoch {epoch:3}  train loss {loss:.4}  train accuracy {:.3}  test accuracy {:.3}  ({:.0} ms)",
-                learner.accuracy(&xs, &ys),
-                learner.accuracy(&tx, &ty),
-                start.elapsed().as_secs_f64() * 1e3
-            );
-        }
-    }
+    // The library's loop: one image per step, in a new seeded order each epoch; when
+    // verbose, the training and test scores after each epoch (the test split is this
+    // example's only held-out data).
+    let cfg = Fit {
+        epochs,
+        batch: 1,
+        seed: seed ^ 0xd161,
+        patience: None,
+        keep_best: false,
+        progress: false,
+    };
+    let mean_loss = |l: &Learner<_, _, _, _>, xs: &[SVector<f32, 64>], ys: &[usize]| {
+        let total: f64 = xs
+            .iter()
+            .zip(ys)
+            .map(|(x, y)| f64::from(l.try_loss(x, y).unwrap_or(f32::NAN)))
+            .sum();
+        total / xs.len() as f64
+    };
+    let history = fit(
+        &mut learner,
+        xs.len(),
+        &cfg,
+        |idx| (xs[idx[0]], ys[idx[0]]),
+        |l| {
+            if verbose {
+                Eval {
+                    loss: mean_loss(l, &tx, &ty),
+                    accuracy: l.accuracy(&tx, &ty),
+                }
+            } else {
+                Eval {
+                    loss: f64::NAN,
+                    accuracy: 0.0,
+                }
+            }
+        },
+        |l, e| {
+            if verbose {
+                println!(
+                    "epoch {:3}  train loss {:.4}  train accuracy {:.3}  test accuracy {:.3}  ({:.0} ms)",
+                    e.epoch,
+                    e.train_loss,
+                    l.accuracy(&xs, &ys),
+                    e.eval.accuracy,
+                    e.seconds * 1e3
+                );
+            }
+            Control::Continue
+        },
+    )
+    .unwrap_or_else(|e| panic!("training stopped: {e}"));
+    let epoch_losses = history.epochs.iter().map(|e| e.train_loss as f32).collect();
     let report = Report {
         test_accuracy: learner.accuracy(&tx, &ty),
         epoch_losses,
+        history,
     };
     Trained {
         model,
@@ -122,11 +157,13 @@ pub fn test_accuracy(model: &DigitsCnn, params: &DigitsCnnParams, seed: u64) -> 
 }
 
 fn main() {
-    let usage = "usage: digits_cnn [--seed N] [--epochs N] [--save PATH | --load PATH]";
+    let usage =
+        "usage: digits_cnn [--seed N] [--epochs N] [--save PATH | --load PATH] [--plot PATH]";
     let mut seed = 0;
     let mut epochs = 30;
     let mut save_to = None;
     let mut load_from = None;
+    let mut plot_to = None;
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
         let mut value = |name: &str| -> String {
@@ -146,6 +183,7 @@ fn main() {
             "--epochs" => epochs = number("--epochs") as usize,
             "--save" => save_to = Some(value("--save")),
             "--load" => load_from = Some(value("--load")),
+            "--plot" => plot_to = Some(value("--plot")),
             other => {
                 eprintln!("error: unknown argument `{other}`\n{usage}");
                 std::process::exit(2);
@@ -166,8 +204,26 @@ fn main() {
         );
         return;
     }
+    // A file to write in a folder that does not exist is refused now, not after training.
+    for path in [&save_to, &plot_to].into_iter().flatten() {
+        let parent = std::path::Path::new(path).parent();
+        if parent.is_some_and(|p| !p.as_os_str().is_empty() && !p.is_dir()) {
+            eprintln!("error: cannot write {path}: its folder does not exist\n{usage}");
+            std::process::exit(2);
+        }
+    }
     let t = train(seed, epochs, true);
     println!("test accuracy {:.3}", t.report.test_accuracy);
+    if let Some(path) = plot_to {
+        let title = format!("digits_cnn on the 8x8 digits (seed {seed})");
+        match t.report.history.plot(std::path::Path::new(&path), &title) {
+            Ok(()) => println!("wrote the curves to {path}"),
+            Err(e) => {
+                eprintln!("error: {path}: {e}");
+                std::process::exit(1);
+            }
+        }
+    }
     if let Some(path) = save_to {
         match paralens::checkpoint::save(&path, &t.params) {
             Ok(()) => println!("saved the parameters to {path}"),

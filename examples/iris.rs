@@ -9,8 +9,7 @@
 
 use paralens::data::{Standardizer, iris, stratified_split};
 use paralens::prelude::*;
-use rand::{SeedableRng, rngs::StdRng, seq::SliceRandom};
-use std::time::Instant;
+use paralens::train::{Control, Eval, Fit, fit};
 
 para! {
     /// 4 measurements -> 16 hidden units (ReLU) -> 3 class scores.
@@ -98,29 +97,44 @@ pub fn run(seed: u64, epochs: usize, verbose: bool) -> Report {
     let params = model.init(seed);
     let mut learner = Learner::new(model, params, SoftmaxCrossEntropy, Adam::new(0.01));
 
-    let mut rng = StdRng::seed_from_u64(seed ^ 0x5eed);
-    let mut order: Vec<usize> = (0..x_train.len()).collect();
-    let mut steps = 0u64;
-    let mut busy = std::time::Duration::ZERO;
-    let mut epoch_losses = Vec::with_capacity(epochs);
-    for epoch in 1..=epochs {
-        order.shuffle(&mut rng);
-        let start = Instant::now();
-        let mut total = 0.0;
-        for &i in &order {
-            total += learner.step(&x_train[i], &y_train[i]);
-        }
-        busy += start.elapsed();
-        steps += order.len() as u64;
-        let loss = total / order.len() as f32;
-        epoch_losses.push(loss);
-        if verbose {
-            println!(
-                "epoch {epoch:3}  train loss {loss:.4}  train accuracy {:.3}",
-                learner.accuracy(&x_train, &y_train)
-            );
-        }
-    }
+    // The library's loop: one example per step, in a new seeded order each epoch.
+    let cfg = Fit {
+        epochs,
+        batch: 1,
+        seed: seed ^ 0x5eed,
+        patience: None,
+        keep_best: false,
+        progress: false,
+    };
+    let history = fit(
+        &mut learner,
+        x_train.len(),
+        &cfg,
+        |idx| (x_train[idx[0]], y_train[idx[0]]),
+        // The training accuracy, printed per epoch (not a held-out score: the test split
+        // is used once, at the end).
+        |l| Eval {
+            loss: f64::NAN,
+            accuracy: if verbose {
+                l.accuracy(&x_train, &y_train)
+            } else {
+                0.0
+            },
+        },
+        |_, e| {
+            if verbose {
+                println!(
+                    "epoch {:3}  train loss {:.4}  train accuracy {:.3}",
+                    e.epoch, e.train_loss, e.eval.accuracy
+                );
+            }
+            Control::Continue
+        },
+    )
+    .unwrap_or_else(|e| panic!("training stopped: {e}"));
+    let epoch_losses: Vec<f32> = history.epochs.iter().map(|e| e.train_loss as f32).collect();
+    let steps = (history.epochs.len() * x_train.len()) as u64;
+    let busy: f64 = history.epochs.iter().map(|e| e.seconds).sum();
     let test_accuracy = learner.accuracy(&x_test, &y_test);
     Report {
         test_accuracy,
@@ -128,7 +142,7 @@ pub fn run(seed: u64, epochs: usize, verbose: bool) -> Report {
         test_size: x_test.len(),
         epoch_losses,
         steps,
-        ns_per_step: busy.as_nanos() as f64 / steps.max(1) as f64,
+        ns_per_step: busy * 1e9 / steps.max(1) as f64,
     }
 }
 
