@@ -172,19 +172,31 @@ fn matrices_on_the_heap_are_stored_as_static_ones() {
 
 #[test]
 fn parameters_and_adam_state_resume_training_exactly() {
+    // Parameters, two moments, two step counts.
+    resumes_exactly(Adam::new(0.01), 4 + 4 + 4 + 2);
+}
+
+/// Trains `opt` on twelve steps, saves parameters and optimizer state as a pair, loads them
+/// into a learner started elsewhere, and checks the next twelve steps agree bit for bit.
+fn resumes_exactly<O>(opt: O, tensors: usize)
+where
+    O: Optimizer<MlpParams, Scalar = f32> + Clone,
+    O::State: paralens::checkpoint::Tensors<f32> + Clone,
+{
     let xs: Vec<SVector<f32, 4>> = (0..12)
         .map(|k| SVector::<f32, 4>::from_fn(|i, _| ((k * 4 + i) as f32 * 0.37).sin()))
         .collect();
     let ys: Vec<usize> = (0..12).map(|k| k % 3).collect();
-    let mut a = Learner::new(mlp(), mlp().init(0), SoftmaxCrossEntropy, Adam::new(0.01));
+    let mut a = Learner::new(mlp(), mlp().init(0), SoftmaxCrossEntropy, opt.clone());
     for (x, y) in xs.iter().zip(&ys) {
         a.step(x, y);
     }
-    // Save both, as a pair, and resume in a fresh learner.
     let bytes = to_bytes(&(a.params().clone(), a.optimizer_state().clone())).unwrap();
-    let names = SafeTensors::deserialize(&bytes).unwrap().names().len();
-    assert_eq!(names, 4 + 4 + 4 + 2); // parameters, two moments, two step counts
-    let mut b = Learner::new(mlp(), mlp().init(7), SoftmaxCrossEntropy, Adam::new(0.01));
+    assert_eq!(
+        SafeTensors::deserialize(&bytes).unwrap().names().len(),
+        tensors
+    );
+    let mut b = Learner::new(mlp(), mlp().init(7), SoftmaxCrossEntropy, opt);
     let mut pair = (b.params().clone(), b.optimizer_state().clone());
     from_bytes(&bytes, &mut pair).unwrap();
     *b.params_mut() = pair.0;
@@ -193,4 +205,38 @@ fn parameters_and_adam_state_resume_training_exactly() {
         assert_eq!(a.step(x, y).to_bits(), b.step(x, y).to_bits());
     }
     assert_eq!(a.params(), b.params());
+}
+
+#[test]
+fn every_optimizers_state_resumes_training_exactly() {
+    use paralens::optim::{AdaGrad, AdamW, Momentum, Nesterov, RmsProp, Sgd};
+    // Four parameter arrays; a state of the parameters' type adds four more.
+    resumes_exactly(Sgd::new(0.05), 4);
+    resumes_exactly(Momentum::new(0.05, 0.9), 8);
+    resumes_exactly(Nesterov::new(0.05, 0.9), 8);
+    resumes_exactly(RmsProp::new(0.01), 8);
+    resumes_exactly(AdaGrad::new(0.1), 8);
+    resumes_exactly(AdamW::new(0.01, 0.01), 14);
+}
+
+#[test]
+fn riemannian_adams_state_round_trips_under_adams_names() {
+    use paralens::optim::RiemannianAdamState;
+    let s = RiemannianAdamState {
+        m: SVector::<f32, 3>::new(0.5, -1.0, 2.0),
+        v: SVector::<f32, 3>::new(0.25, 1.0, 4.0),
+        beta1_t: 0.9f32.powi(7),
+        beta2_t: 0.999f32.powi(7),
+    };
+    let bytes = to_bytes(&s).unwrap();
+    let names = SafeTensors::deserialize(&bytes).unwrap().names().len();
+    assert_eq!(names, 4);
+    let mut back = RiemannianAdamState {
+        m: SVector::zeros(),
+        v: SVector::zeros(),
+        beta1_t: 1.0f32,
+        beta2_t: 1.0,
+    };
+    from_bytes(&bytes, &mut back).unwrap();
+    assert_eq!(back, s);
 }

@@ -262,6 +262,24 @@ impl<T: Stored + Tensors<T>, P: Tensors<T>> Tensors<T> for crate::optim::AdamSta
     }
 }
 
+/// [`crate::optim::RiemannianAdam`]'s state, named as Adam's. (Momentum, Nesterov, RMSprop
+/// and AdaGrad keep one value of the parameters' type, saved as the parameters are; SGD keeps
+/// none.)
+impl<T: Stored + Tensors<T>, P: Tensors<T>> Tensors<T> for crate::optim::RiemannianAdamState<P, T> {
+    fn tensors(&self, path: &str, out: &mut Vec<Tensor<T>>) {
+        self.m.tensors(&join(path, "m"), out);
+        self.v.tensors(&join(path, "v"), out);
+        self.beta1_t.tensors(&join(path, "beta1_t"), out);
+        self.beta2_t.tensors(&join(path, "beta2_t"), out);
+    }
+    fn load_from(&mut self, path: &str, src: &mut Source<'_>) -> Result<(), CheckpointError> {
+        self.m.load_from(&join(path, "m"), src)?;
+        self.v.load_from(&join(path, "v"), src)?;
+        self.beta1_t.load_from(&join(path, "beta1_t"), src)?;
+        self.beta2_t.load_from(&join(path, "beta2_t"), src)
+    }
+}
+
 impl<T: Stored, X: Tensors<T>> Tensors<T> for Box<X> {
     fn tensors(&self, path: &str, out: &mut Vec<Tensor<T>>) {
         (**self).tensors(path, out);
