@@ -1,0 +1,420 @@
+//! Expressions to rules: operators, methods, indexing, calls of `#[lens]` functions and
+//! sub-models, and values built from entries.
+
+use super::*;
+
+impl Analyser<'_> {
+    pub(super) fn binary(&mut self, b: &syn::ExprBinary, out: &mut Vec<Stmt>) -> Operand {
+        let span = b.span();
+        let rule = match b.op {
+            BinOp::Add(_) => quote!(AddRule::add_vjp),
+            BinOp::Sub(_) => quote!(SubRule::sub_vjp),
+            BinOp::Mul(_) => quote!(MulRule::mul_vjp),
+            BinOp::Div(_) => quote!(DivRule::div_vjp),
+            BinOp::BitXor(_) => quote!(XorRule::xor_vjp),
+            BinOp::BitAnd(_) => quote!(AndRule::and_vjp),
+            BinOp::BitOr(_) => quote!(OrRule::or_vjp),
+            BinOp::Eq(_)
+            | BinOp::Ne(_)
+            | BinOp::Lt(_)
+            | BinOp::Le(_)
+            | BinOp::Gt(_)
+            | BinOp::Ge(_)
+            | BinOp::And(_)
+            | BinOp::Or(_) => {
+                // Forward-only data computed from differentiated values: read, never changed.
+                self.check_read(b);
+                return Operand::Const(b.to_token_stream());
+            }
+            BinOp::Rem(_) => {
+                self.errors.at(
+                    b,
+                    "`%` has no reverse rule; write the operation as a `#[lens]` function",
+                );
+                return Operand::Const(b.to_token_stream());
+            }
+            BinOp::Shl(_) | BinOp::Shr(_) => {
+                self.errors.at(
+                    b,
+                    "shifts of differentiated words are not supported; shift non-differentiated values",
+                );
+                return Operand::Const(b.to_token_stream());
+            }
+            _ => unreachable!("compound assignments are lowered by `assign`"),
+        };
+        let l = self.expr(&b.left, out);
+        let r = self.expr(&b.right, out);
+        if let (Operand::Const(_), Operand::Const(_)) = (&l, &r) {
+            // Both sides are forward-only data (`n + (x > 0.0) as usize`).
+            self.check_read(b);
+            return Operand::Const(b.to_token_stream());
+        }
+        if let (BinOp::Mul(_), Operand::Var(a), Operand::Var(c)) = (&b.op, &l, &r)
+            && a == c
+        {
+            // `x * x`: one change `2 x d` instead of two to be added.
+            let func = rules_path(span, quote!(SquareRule::square_vjp));
+            return self.push_op(
+                Op::Rule {
+                    func,
+                    args: vec![l],
+                    extra: vec![],
+                },
+                span,
+                out,
+            );
+        }
+        let func = rules_path(span, rule);
+        self.push_op(
+            Op::Rule {
+                func,
+                args: vec![l, r],
+                extra: vec![],
+            },
+            span,
+            out,
+        )
+    }
+
+    pub(super) fn method(&mut self, m: &syn::ExprMethodCall, out: &mut Vec<Stmt>) -> Operand {
+        let span = m.span();
+        let name = m.method.to_string();
+        if is_self_expr(&m.receiver) {
+            return self.sub_call(m, out);
+        }
+        // An iterator chain (`v.iter().map(..).sum()`): one error, at the iterator.
+        if let Some(it) = iterator_in_chain(m) {
+            self.errors.at(
+                &it.method,
+                "iterators over differentiated values are not differentiated; use `sum`, `dot` or `norm` on the vector, or a `for i in 0..N` loop with indexing (`v[i]`)",
+            );
+            let mut e: &Expr = &Expr::MethodCall(m.clone());
+            while let Expr::MethodCall(c) = e {
+                self.refused.insert(c.to_token_stream().to_string());
+                e = &c.receiver;
+            }
+            return Operand::Const(m.to_token_stream());
+        }
+        if NO_CHANGE_METHODS.contains(&name.as_str()) {
+            self.check_read(m);
+            return Operand::Const(m.to_token_stream());
+        }
+        if let Some(t) = &m.turbofish {
+            self.errors
+                .at(t, "turbofish on a differentiated method is not supported");
+        }
+        let args: Vec<&Expr> = m.args.iter().collect();
+        let mut extra = Vec::new();
+        let (func, operands): (TokenStream, Vec<&Expr>) = match name.as_str() {
+            "powi" => {
+                if args.len() != 1 {
+                    self.errors.at(
+                        m,
+                        format!("`powi` takes 1 argument here, found {}", args.len()),
+                    );
+                    return Operand::Const(m.to_token_stream());
+                }
+                if self.mentions_diff(args[0].to_token_stream()) {
+                    self.errors.at(
+                        args[0],
+                        "the exponent of `powi` is an integer and is not differentiated; use `powf` for a differentiated exponent",
+                    );
+                }
+                extra.push(args[0].to_token_stream());
+                (quote!(PowiRule::powi_vjp), Vec::new())
+            }
+            "map" => {
+                let [f] = args.as_slice() else {
+                    self.errors.at(
+                        m,
+                        format!("`map` takes 1 argument here, found {}", args.len()),
+                    );
+                    return Operand::Const(m.to_token_stream());
+                };
+                let Expr::Path(p) = f else {
+                    self.errors.at(
+                        f,
+                        "`map` on a differentiated value takes the name of a `#[lens]` function (`x.map(f)`), not a closure",
+                    );
+                    return Operand::Const(m.to_token_stream());
+                };
+                let f_rev = suffixed(&p.path, "_rev");
+                let f = &p.path;
+                extra.extend([quote!(#f), quote!(#f_rev)]);
+                (quote!(map_vjp), Vec::new())
+            }
+            "clone" => {
+                let recv = self.expr(&m.receiver, out);
+                return self.push_op(Op::Alias(recv), span, out);
+            }
+            _ => match primitives::find(&name, args.len()) {
+                Some(p) => {
+                    // `x.dot(&x)` and `x.component_mul(&x)`: one change, not two to be added.
+                    let same = p.square.is_some()
+                        && matches!(
+                            (self.expr_var(&m.receiver), self.expr_var(strip_ref(args[0]))),
+                            (Some(a), Some(b)) if a == b
+                        );
+                    let rule = if same {
+                        p.square.unwrap_or(p.rule)
+                    } else {
+                        p.rule
+                    };
+                    let rule: TokenStream = rule.parse().expect("the table's rules are paths");
+                    let operands = if same { Vec::new() } else { args.clone() };
+                    (rule, operands)
+                }
+                None => {
+                    let arities = primitives::arities(&name);
+                    let msg = if arities.is_empty() {
+                        format!(
+                            "no reverse rule for the method `{name}`; supported: {}; or write `{name}` as a `#[lens]` function and call it as `{name}(x)`",
+                            primitives::supported()
+                        )
+                    } else {
+                        let n: Vec<String> = arities.iter().map(ToString::to_string).collect();
+                        format!(
+                            "`{name}` is differentiated with {} argument(s), found {}",
+                            n.join(" or "),
+                            args.len()
+                        )
+                    };
+                    self.errors.at(&m.method, msg);
+                    self.refused.insert(m.to_token_stream().to_string());
+                    return Operand::Const(m.to_token_stream());
+                }
+            },
+        };
+        let recv = self.expr(&m.receiver, out);
+        let rest: Vec<Operand> = operands
+            .iter()
+            .map(|a| self.expr(strip_ref(a), out))
+            .collect();
+        if matches!(recv, Operand::Const(_)) && rest.iter().all(|o| matches!(o, Operand::Const(_)))
+        {
+            // Forward-only data on every side (`(x > 0.0 as i32 as f64).exp()`).
+            self.check_read(m);
+            return Operand::Const(m.to_token_stream());
+        }
+        let mut ops = vec![recv];
+        ops.extend(rest);
+        let func = rules_path(span, func);
+        self.push_op(
+            Op::Rule {
+                func,
+                args: ops,
+                extra,
+            },
+            span,
+            out,
+        )
+    }
+
+    /// The variable a plain name refers to, if it is a differentiated one (no code emitted).
+    pub(super) fn expr_var(&self, e: &Expr) -> Option<VarId> {
+        match e {
+            Expr::Path(p) => p
+                .path
+                .get_ident()
+                .and_then(|i| self.lookup(&i.to_string()))
+                .filter(|id| self.vars[*id].diff),
+            Expr::Paren(p) => self.expr_var(&p.expr),
+            _ => None,
+        }
+    }
+
+    /// `x[i]`, `m[(r, c)]`, `a[i]`: the index is forward-only data.
+    pub(super) fn index(&mut self, ix: &syn::ExprIndex, out: &mut Vec<Stmt>) -> Operand {
+        if matches!(&*ix.index, Expr::Range(_)) && self.mentions_diff(ix.expr.to_token_stream()) {
+            self.errors.at(
+                &ix.index,
+                "slicing a differentiated value is not supported; read the entries one by one (`v[i]` in a `for` loop) or build the part with `SVector::new(v[1], v[2])`",
+            );
+            return Operand::Const(ix.to_token_stream());
+        }
+        // Forward-only data, possibly read from differentiated values by a comparison
+        // (`v[(x > 0.0) as usize]`).
+        if let Operand::Var(_) = self.expr(&ix.index, out) {
+            self.errors.at(
+                &ix.index,
+                "an index is forward-only data (a `usize`, or a pair for a matrix); it cannot be computed from a differentiated value",
+            );
+            return Operand::Const(ix.to_token_stream());
+        }
+        let base = self.expr(&ix.expr, out);
+        if let Operand::Const(_) = base {
+            self.check_read(ix);
+            return Operand::Const(ix.to_token_stream());
+        }
+        let index = ix.index.to_token_stream();
+        self.push_op(Op::Index { base, index }, ix.span(), out)
+    }
+
+    pub(super) fn sub_call(&mut self, m: &syn::ExprMethodCall, out: &mut Vec<Stmt>) -> Operand {
+        if !self.para {
+            self.errors.at(
+                &m.receiver,
+                "`self` is not available in a `#[lens]` function; declare models with sub-models with `para!`",
+            );
+            return Operand::Const(m.to_token_stream());
+        }
+        if !self.fields.contains(&m.method) {
+            let names: Vec<String> = self.fields.iter().map(ToString::to_string).collect();
+            self.errors.at(
+                &m.method,
+                format!(
+                    "`{}` is not a sub-model of this model; its sub-models are: {}",
+                    m.method,
+                    names.join(", ")
+                ),
+            );
+            return Operand::Const(m.to_token_stream());
+        }
+        let args = m.args.iter().map(|a| self.expr(a, out)).collect();
+        self.push_op(
+            Op::Sub {
+                field: m.method.clone(),
+                args,
+            },
+            m.span(),
+            out,
+        )
+    }
+
+    pub(super) fn call(&mut self, c: &syn::ExprCall, out: &mut Vec<Stmt>) -> Operand {
+        let Expr::Path(p) = &*c.func else {
+            self.errors.at(
+                &c.func,
+                "only calls of named `#[lens]` functions are differentiated",
+            );
+            return Operand::Const(c.to_token_stream());
+        };
+        if p.qself.is_some() {
+            self.errors.at(
+                p,
+                "qualified paths (`<T as Trait>::f`) are not supported; call a `#[lens]` function by name",
+            );
+            return Operand::Const(c.to_token_stream());
+        }
+        // `SMatrix::<T, R, C>::from_fn(|r, c| e)`: filled entry by entry, by the loop a user
+        // would write.
+        if p.path.segments.last().is_some_and(|s| s.ident == "from_fn")
+            && p.path.segments.iter().any(|s| is_nalgebra_type(&s.ident))
+        {
+            return self.build_from_fn(c, &p.path, out);
+        }
+        // `SVector::new(a, b, c)`, `Vector3::<f64>::new(..)`, `Matrix2::new(..)`: a nalgebra
+        // value built from entries.
+        if p.path.segments.last().is_some_and(|s| s.ident == "new")
+            && p.path.segments.iter().any(|s| is_nalgebra_type(&s.ident))
+        {
+            let args = c.args.iter().map(|a| self.expr(a, out)).collect();
+            let callee = c.func.to_token_stream();
+            return self.push_op(Op::Build { callee, args }, c.span(), out);
+        }
+        // `W(a, b)`: a tuple struct (deriving `Tangent`) built from values, as `W { 0: a, 1: b }`.
+        if let Some(last) = p.path.segments.last()
+            && last
+                .ident
+                .to_string()
+                .starts_with(|c: char| c.is_ascii_uppercase())
+            && !["Some", "Ok", "Err"].contains(&last.ident.to_string().as_str())
+            && p.path.segments.len() == 1
+        {
+            let fields: Vec<(syn::Member, Operand)> = c
+                .args
+                .iter()
+                .enumerate()
+                .map(|(i, a)| (syn::Member::Unnamed(syn::Index::from(i)), self.expr(a, out)))
+                .collect();
+            let path = p.path.to_token_stream();
+            return self.push_op(Op::Struct { path, fields }, c.span(), out);
+        }
+        // `f64::max(x, y)`, `T::exp(x)`: the method of a scalar type, called as a function.
+        if let [ty, method] = p.path.segments.iter().collect::<Vec<_>>().as_slice()
+            && (ty.ident == "f32"
+                || ty.ident == "f64"
+                || self.type_params.contains(&ty.ident.to_string()))
+            && primitives::known(&method.ident.to_string())
+            && let Some(receiver) = c.args.first()
+        {
+            let call = syn::ExprMethodCall {
+                attrs: Vec::new(),
+                receiver: Box::new(receiver.clone()),
+                dot_token: Default::default(),
+                method: method.ident.clone(),
+                turbofish: None,
+                paren_token: c.paren_token,
+                args: c.args.iter().skip(1).cloned().collect(),
+            };
+            return self.method(&call, out);
+        }
+        let args = c.args.iter().map(|a| self.expr(a, out)).collect();
+        let path = suffixed(&p.path, "_vjp");
+        self.push_op(Op::Call { path, args }, c.span(), out)
+    }
+
+    /// `SMatrix::<T, R, C>::from_fn(|r, c| e)` (or `SVector::<T, N>`) whose entries read
+    /// differentiated values, as `let mut m = zeros(); for c in 0..C { for r in 0..R {
+    /// m[(r, c)] = e } }`: each entry's change goes to what `e` read, through the entry
+    /// assignment's rule. The shape must be written in the call, so that the loops have
+    /// constant bounds.
+    pub(super) fn build_from_fn(
+        &mut self,
+        c: &syn::ExprCall,
+        path: &syn::Path,
+        out: &mut Vec<Stmt>,
+    ) -> Operand {
+        let closure = match c.args.iter().collect::<Vec<_>>().as_slice() {
+            [Expr::Closure(cl)] if cl.inputs.len() == 2 => cl.clone(),
+            _ => {
+                self.errors.at(
+                    &c.args,
+                    "`from_fn` is differentiated with one closure of the row and column, `|r, c| ...`",
+                );
+                return Operand::Const(c.to_token_stream());
+            }
+        };
+        let mut ty = path.clone();
+        ty.segments.pop();
+        let ty_seg = ty.segments.last().cloned();
+        let args: Vec<TokenStream> = match ty_seg.as_ref().map(|s| &s.arguments) {
+            Some(syn::PathArguments::AngleBracketed(a)) => {
+                a.args.iter().map(ToTokens::to_token_stream).collect()
+            }
+            _ => Vec::new(),
+        };
+        let kind = ty_seg.map(|s| s.ident.to_string()).unwrap_or_default();
+        let (rows, cols) = match (kind.as_str(), args.as_slice()) {
+            ("SMatrix", [_, r, c]) => (r.clone(), c.clone()),
+            ("SVector", [_, n]) => (n.clone(), quote!(1)),
+            _ => {
+                self.errors.at(
+                    path,
+                    "write the shape in the call, `SMatrix::<f64, R, C>::from_fn(|r, c| ...)` or `SVector::<f64, N>::from_fn(|i, _| ...)`: its entries are filled by loops whose lengths must be constants",
+                );
+                return Operand::Const(c.to_token_stream());
+            }
+        };
+        let ty = syn::Path {
+            leading_colon: ty.leading_colon,
+            segments: ty.segments.into_iter().collect(),
+        };
+        let (pr, pc) = (&closure.inputs[0], &closure.inputs[1]);
+        let body = &closure.body;
+        let span = c.span();
+        let block: Expr = syn::parse2(quote_spanned!(span=> {
+            let mut __from_fn = #ty::zeros();
+            for __from_fn_c in 0..#cols {
+                for __from_fn_r in 0..#rows {
+                    let #pr = __from_fn_r;
+                    let #pc = __from_fn_c;
+                    __from_fn[(__from_fn_r, __from_fn_c)] = #body;
+                }
+            }
+            __from_fn
+        }))
+        .expect("the loops of `from_fn` parse");
+        self.expr(&block, out)
+    }
+}

@@ -1,0 +1,123 @@
+//! The analysis' intermediate form: variables, operands, statements, operations and
+//! branches, in A-normal form.
+
+use super::loops::Loop;
+use proc_macro2::{Span, TokenStream};
+use std::collections::BTreeMap;
+use syn::{Ident, Path, Type};
+
+/// Index of a variable in [`Analyser::vars`].
+pub type VarId = usize;
+
+/// One binding: a user variable (its forward name is the user's identifier) or a temporary.
+pub struct Var {
+    pub ident: Ident,
+    pub diff: bool,
+    /// Declared `let mut` (or a rebinding of such a variable): assignments rebind it.
+    pub mutable: bool,
+    /// Fresh temporary created by the analysis (may be renamed to a user binding).
+    pub(super) temp: bool,
+}
+
+/// An operand of an operation: a differentiated variable or a forward-only expression.
+#[derive(Clone)]
+pub enum Operand {
+    Var(VarId),
+    Const(TokenStream),
+}
+
+/// A block: its statements, its value and the differentiated variables from outside it
+/// that it uses (its pullback returns their changes, in this order).
+pub struct Block {
+    pub stmts: Vec<Stmt>,
+    pub result: Operand,
+    pub free: Vec<VarId>,
+    /// Outer `let mut` bindings a `let` of this block shadowed: slot -> (the binding as it was,
+    /// a copy taken just before), so that the block can still hand the binding on.
+    pub(super) kept: BTreeMap<(usize, usize), (VarId, VarId)>,
+}
+
+pub struct Stmt {
+    pub kind: StmtKind,
+    pub span: Span,
+}
+
+pub enum StmtKind {
+    /// A forward-only statement, emitted as written.
+    Verbatim(TokenStream),
+    /// `let target = op;` (boxed: an operation is much larger than the other variants)
+    Let {
+        target: VarId,
+        ty: Option<Box<Type>>,
+        op: Box<Op>,
+    },
+    /// `let (a, _, c) = src;` on a differentiated tuple (`let [a, _, c] = src;` on an array
+    /// when `array`).
+    Destructure {
+        src: VarId,
+        targets: Vec<Option<VarId>>,
+        array: bool,
+    },
+}
+
+pub enum Op {
+    /// `let x = y;`
+    Alias(Operand),
+    /// A primitive reverse rule: `func(args..., extra...)` returns `(value, pullback)`;
+    /// the pullback returns one change per arg (a tuple when there are several).
+    Rule {
+        func: TokenStream,
+        args: Vec<Operand>,
+        extra: Vec<TokenStream>,
+    },
+    /// A call of another lens function through its `_vjp`.
+    Call { path: Path, args: Vec<Operand> },
+    /// `(a, b, ...)`
+    Tuple(Vec<Operand>),
+    /// `[a, b, ...]`
+    Array(Vec<Operand>),
+    /// `base.field` (a named field of a struct, `.0` of a tuple): the reverse adds the change
+    /// into that field of `base`'s adjoint, in place.
+    Field { base: Operand, member: syn::Member },
+    /// `Path { a: x, b: y }`: a struct built from values; the reverse hands each field's
+    /// change to its value.
+    Struct {
+        path: TokenStream,
+        fields: Vec<(syn::Member, Operand)>,
+    },
+    /// `SVector::new(a, b, ...)` (any nalgebra constructor `new` from entries): the callee
+    /// as written and the entries in its order (row by row for a matrix).
+    Build {
+        callee: TokenStream,
+        args: Vec<Operand>,
+    },
+    /// `self.field(args)` inside `para!`.
+    Sub { field: Ident, args: Vec<Operand> },
+    /// `if` / `match` / a nested block: one pullback per branch, chosen in the forward pass.
+    Branch(Branch),
+    /// `base[index]` with a forward-only index: the entry, whose change the reverse adds
+    /// into `base`'s adjoint at that place.
+    Index { base: Operand, index: TokenStream },
+    /// A `for` loop over a range bounded by a constant: one pullback per iteration, kept on
+    /// a fixed-size tape. Its value is the tuple of the loop-carried bindings.
+    Loop(Loop),
+}
+
+pub struct Branch {
+    pub head: BranchHead,
+    pub blocks: Vec<Block>,
+    /// Union of the blocks' free variables: what every branch's pullback returns.
+    pub free: Vec<VarId>,
+}
+
+pub enum BranchHead {
+    /// A plain nested block.
+    Plain,
+    /// `if <cond>` (the condition as written, including `let pat = e` for `if let`).
+    If(TokenStream),
+    /// `match <scrutinee> { <pat> [if guard] => ... }`.
+    Match {
+        scrutinee: TokenStream,
+        arms: Vec<TokenStream>,
+    },
+}

@@ -1,0 +1,140 @@
+//! Small questions about syntax: assignments, patterns, paths, nalgebra type names.
+
+use proc_macro2::TokenTree;
+use syn::{BinOp, Expr, Ident, Pat, Path, Stmt as SynStmt};
+
+/// Whether `e` is an assignment (`x = e` or `x op= e`).
+pub(super) fn is_assignment(e: &Expr) -> bool {
+    match e {
+        Expr::Assign(_) => true,
+        Expr::Binary(b) => compound_op(&b.op).is_some(),
+        _ => false,
+    }
+}
+
+/// The operator of a compound assignment (`+` for `+=`), spanned at it.
+pub(super) fn compound_op(op: &BinOp) -> Option<BinOp> {
+    Some(match op {
+        BinOp::AddAssign(t) => BinOp::Add(syn::Token![+](t.spans[0])),
+        BinOp::SubAssign(t) => BinOp::Sub(syn::Token![-](t.spans[0])),
+        BinOp::MulAssign(t) => BinOp::Mul(syn::Token![*](t.spans[0])),
+        BinOp::DivAssign(t) => BinOp::Div(syn::Token![/](t.spans[0])),
+        BinOp::RemAssign(t) => BinOp::Rem(syn::Token![%](t.spans[0])),
+        BinOp::BitXorAssign(t) => BinOp::BitXor(syn::Token![^](t.spans[0])),
+        BinOp::BitAndAssign(t) => BinOp::BitAnd(syn::Token![&](t.spans[0])),
+        BinOp::BitOrAssign(t) => BinOp::BitOr(syn::Token![|](t.spans[0])),
+        BinOp::ShlAssign(t) => BinOp::Shl(syn::Token![<<](t.spans[0])),
+        BinOp::ShrAssign(t) => BinOp::Shr(syn::Token![>>](t.spans[0])),
+        _ => return None,
+    })
+}
+
+pub(super) fn empty_block() -> syn::Block {
+    syn::Block {
+        brace_token: Default::default(),
+        stmts: Vec::new(),
+    }
+}
+
+/// An expression as the one statement of a block (a `match` arm, an `else if`).
+pub(super) fn wrap_block(e: Expr) -> syn::Block {
+    syn::Block {
+        brace_token: Default::default(),
+        stmts: vec![SynStmt::Expr(e, None)],
+    }
+}
+
+/// The identifiers a pattern binds, with whether each is `mut`.
+pub(super) fn pattern_bindings(pat: &Pat) -> Vec<(Ident, bool)> {
+    let mut out = Vec::new();
+    collect_bindings(pat, &mut out);
+    out
+}
+
+pub(super) fn collect_bindings(pat: &Pat, out: &mut Vec<(Ident, bool)>) {
+    match pat {
+        Pat::Ident(pi) => {
+            out.push((pi.ident.clone(), pi.mutability.is_some()));
+            if let Some((_, sub)) = &pi.subpat {
+                collect_bindings(sub, out);
+            }
+        }
+        Pat::Tuple(t) => t.elems.iter().for_each(|p| collect_bindings(p, out)),
+        Pat::TupleStruct(t) => t.elems.iter().for_each(|p| collect_bindings(p, out)),
+        Pat::Struct(s) => s.fields.iter().for_each(|f| collect_bindings(&f.pat, out)),
+        Pat::Slice(s) => s.elems.iter().for_each(|p| collect_bindings(p, out)),
+        Pat::Or(o) => {
+            if let Some(first) = o.cases.first() {
+                collect_bindings(first, out);
+            }
+        }
+        Pat::Paren(p) => collect_bindings(&p.pat, out),
+        Pat::Reference(r) => collect_bindings(&r.pat, out),
+        Pat::Type(t) => collect_bindings(&t.pat, out),
+        _ => {}
+    }
+}
+
+pub(super) fn is_self(t: &TokenTree) -> bool {
+    match t {
+        TokenTree::Ident(i) => i == "self",
+        TokenTree::Group(g) => g.stream().into_iter().any(|t| is_self(&t)),
+        _ => false,
+    }
+}
+
+pub(super) fn is_self_expr(e: &Expr) -> bool {
+    matches!(e, Expr::Path(p) if p.path.is_ident("self"))
+}
+
+/// `a::b::f` with `suffix` appended to the last segment's name (`a::b::f_rev`).
+pub fn suffixed(path: &Path, suffix: &str) -> Path {
+    let mut p = path.clone();
+    if let Some(last) = p.segments.last_mut() {
+        // `r#match` gives `match_vjp`.
+        let name = syn::ext::IdentExt::unraw(&last.ident);
+        last.ident = Ident::new(&format!("{name}{suffix}"), last.ident.span());
+    }
+    p
+}
+
+/// `&x` as `x` (a method's operand may be borrowed: `x.dot(&y)`).
+pub(super) fn strip_ref(e: &Expr) -> &Expr {
+    match e {
+        Expr::Reference(r) if r.mutability.is_none() => &r.expr,
+        other => other,
+    }
+}
+
+/// Whether `ident` names a static nalgebra matrix or vector type (`SVector`, `SMatrix`,
+/// `Vector3`, `Matrix2x3`, `RowVector4`, ...).
+pub(super) fn is_nalgebra_type(ident: &Ident) -> bool {
+    let s = ident.to_string();
+    [
+        "SVector",
+        "SMatrix",
+        "Vector",
+        "Matrix",
+        "RowSVector",
+        "RowVector",
+    ]
+    .iter()
+    .any(|p| {
+        s.strip_prefix(p)
+            .is_some_and(|rest| rest.chars().all(|c| c.is_ascii_digit() || c == 'x'))
+    })
+}
+
+/// The first `iter`/`into_iter`/`iter_mut` call in a method chain, if any.
+pub(super) fn iterator_in_chain(m: &syn::ExprMethodCall) -> Option<&syn::ExprMethodCall> {
+    let mut e = m;
+    loop {
+        if ["iter", "into_iter", "iter_mut"].contains(&e.method.to_string().as_str()) {
+            return Some(e);
+        }
+        match &*e.receiver {
+            Expr::MethodCall(inner) => e = inner,
+            _ => return None,
+        }
+    }
+}
