@@ -10,8 +10,7 @@
 use paralens::data::{digits, stratified_split};
 use paralens::prelude::*;
 use paralens::recurrent::GruCell;
-use rand::{SeedableRng, rngs::StdRng, seq::SliceRandom};
-use std::time::Instant;
+use paralens::train::{Control, Eval, Fit, fit};
 
 /// Hidden units.
 const HIDDEN: usize = 32;
@@ -69,26 +68,40 @@ pub fn run(seed: u64, epochs: usize, verbose: bool) -> Report {
         SoftmaxCrossEntropy,
         Adam::new(0.002),
     );
-    let mut order: Vec<usize> = (0..xs.len()).collect();
-    let mut rng = StdRng::seed_from_u64(seed ^ 0x6a7);
-    let mut epoch_losses = Vec::new();
-    for epoch in 1..=epochs {
-        order.shuffle(&mut rng);
-        let start = Instant::now();
-        let mut total = 0.0;
-        for &i in &order {
-            total += learner.step(&xs[i], &ys[i]);
-        }
-        let loss = total / order.len() as f32;
-        epoch_losses.push(loss);
-        if verbose {
-            println!(
-                "epoch {epoch:3}  train loss {loss:.4}  test accuracy {:.3}  ({:.0} ms)",
-                learner.accuracy(&tx, &ty),
-                start.elapsed().as_secs_f64() * 1e3
-            );
-        }
-    }
+    // The library's loop: one image per step, in a new seeded order each epoch; the test
+    // accuracy after each epoch when verbose.
+    let cfg = Fit {
+        epochs,
+        batch: 1,
+        seed: seed ^ 0x6a7,
+        patience: None,
+        keep_best: false,
+        progress: false,
+    };
+    let history = fit(
+        &mut learner,
+        xs.len(),
+        &cfg,
+        |idx| (xs[idx[0]], ys[idx[0]]),
+        |l| Eval {
+            loss: f64::NAN,
+            accuracy: if verbose { l.accuracy(&tx, &ty) } else { 0.0 },
+        },
+        |_, e| {
+            if verbose {
+                println!(
+                    "epoch {:3}  train loss {:.4}  test accuracy {:.3}  ({:.0} ms)",
+                    e.epoch,
+                    e.train_loss,
+                    e.eval.accuracy,
+                    e.seconds * 1e3
+                );
+            }
+            Control::Continue
+        },
+    )
+    .unwrap_or_else(|e| panic!("training stopped: {e}"));
+    let epoch_losses = history.epochs.iter().map(|e| e.train_loss as f32).collect();
     Report {
         test_accuracy: learner.accuracy(&tx, &ty),
         epoch_losses,

@@ -10,7 +10,7 @@
 
 use paralens::data::{digits, stratified_split};
 use paralens::prelude::*;
-use rand::{SeedableRng, rngs::StdRng, seq::SliceRandom};
+use paralens::train::{Control, Eval, Fit, fit};
 
 /// Test accuracies of the two runs.
 pub struct Report {
@@ -31,7 +31,8 @@ fn sets(seed: u64) -> (Set, Set) {
     (pick(&train), pick(&test))
 }
 
-/// Trains `learner` for `epochs` seeded shuffled passes over `train`.
+/// Trains `learner` for `epochs` seeded shuffled passes over `train`, one example per step,
+/// through the library's loop.
 fn train<M, L, O>(
     learner: &mut Learner<M, SVector<f32, 64>, L, O>,
     train: &Set,
@@ -39,18 +40,33 @@ fn train<M, L, O>(
     seed: u64,
 ) where
     M: Para<SVector<f32, 64>, Out = SVector<f32, 10>>,
-    M::Param: Flat<f32>,
+    M::Out: Clone,
+    M::Param: Flat<f32> + Clone,
     L: Loss<SVector<f32, 10>, Label = usize, Scalar = f32>,
     O: Optimizer<M::Param, Scalar = f32>,
 {
-    let mut order: Vec<usize> = (0..train.0.len()).collect();
-    let mut rng = StdRng::seed_from_u64(seed ^ 0x5f3);
-    for _ in 0..epochs {
-        order.shuffle(&mut rng);
-        for &i in &order {
-            learner.step(&train.0[i], &train.1[i]);
-        }
-    }
+    let cfg = Fit {
+        epochs,
+        batch: 1,
+        seed: seed ^ 0x5f3,
+        patience: None,
+        keep_best: false,
+        progress: false,
+    };
+    // No held-out score per epoch: the test split is used once, at the end.
+    let no_eval = |_: &Learner<M, SVector<f32, 64>, L, O>| Eval {
+        loss: f64::NAN,
+        accuracy: 0.0,
+    };
+    fit(
+        learner,
+        train.0.len(),
+        &cfg,
+        |idx| (train.0[idx[0]], train.1[idx[0]]),
+        no_eval,
+        |_, _| Control::Continue,
+    )
+    .unwrap_or_else(|e| panic!("training stopped: {e}"));
 }
 
 /// Trains both models on one split and tests them.
