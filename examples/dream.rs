@@ -16,6 +16,8 @@
 #[allow(dead_code)]
 #[path = "digits_cnn.rs"]
 pub mod digits_cnn;
+#[path = "shared/image.rs"]
+mod image;
 
 use paralens::prelude::*;
 use std::path::{Path, PathBuf};
@@ -84,31 +86,20 @@ pub fn flipped_share(t: &digits_cnn::Trained, eps: f32, steps: usize) -> f64 {
     f64::from(flipped) / f64::from(correct)
 }
 
-/// Writes the images side by side, each 8x8 image as 64x64 pixels, each scaled from its own
-/// smallest to its largest value.
+/// The dreams side by side as one PNG, 8x scaled, each stretched to its own range.
+///
+/// # Errors
+/// The file cannot be written.
 pub fn write_png(path: &Path, images: &[SVector<f32, 64>]) -> std::io::Result<()> {
-    const SCALE: usize = 8;
-    let (w, h) = (8 * SCALE * images.len(), 8 * SCALE);
-    let mut pixels = vec![0u8; w * h];
-    for (k, img) in images.iter().enumerate() {
+    let grid = image::Grid {
+        cols: images.len(),
+        scale: 8,
+        gap: 0,
+    };
+    image::write_digits(path, images, grid, |img, v| {
         let (lo, hi) = (img.min(), img.max());
-        let span = if hi > lo { hi - lo } else { 1.0 };
-        for y in 0..h {
-            for x in 0..8 * SCALE {
-                let v = (img[(y / SCALE) * 8 + x / SCALE] - lo) / span;
-                pixels[y * w + k * 8 * SCALE + x] = (v * 255.0).round() as u8;
-            }
-        }
-    }
-    let file = std::io::BufWriter::new(std::fs::File::create(path)?);
-    let mut encoder = png::Encoder::new(file, w as u32, h as u32);
-    encoder.set_color(png::ColorType::Grayscale);
-    encoder.set_depth(png::BitDepth::Eight);
-    let mut writer = encoder.write_header().map_err(std::io::Error::other)?;
-    writer
-        .write_image_data(&pixels)
-        .map_err(std::io::Error::other)?;
-    Ok(())
+        (v - lo) / if hi > lo { hi - lo } else { 1.0 }
+    })
 }
 
 fn main() {

@@ -15,6 +15,8 @@
 #[allow(dead_code)]
 #[path = "digits_cnn.rs"]
 pub mod digits_cnn;
+#[path = "shared/image.rs"]
+mod image;
 
 use paralens::data::digits;
 use paralens::gan::Adversarial;
@@ -157,31 +159,12 @@ pub fn samples(gan: &TrainedGan, n: usize, seed: u64) -> Vec<SVector<f32, 64>> {
 /// Writes images as a grid of `cols` columns, each 8x8 image as 32x32 pixels (0 black, 1
 /// white), with a grey gap between them.
 pub fn write_grid(path: &Path, images: &[SVector<f32, 64>], cols: usize) -> std::io::Result<()> {
-    const SCALE: usize = 4;
-    const GAP: usize = 2;
-    const TILE: usize = 8 * SCALE + GAP;
-    let rows = images.len().div_ceil(cols);
-    let (w, h) = (cols * TILE + GAP, rows * TILE + GAP);
-    let mut pixels = vec![96u8; w * h];
-    for (k, img) in images.iter().enumerate() {
-        let (r, c) = (k / cols, k % cols);
-        for y in 0..8 * SCALE {
-            for x in 0..8 * SCALE {
-                let v = img[(y / SCALE) * 8 + x / SCALE].clamp(0.0, 1.0);
-                let at = (GAP + r * TILE + y) * w + GAP + c * TILE + x;
-                pixels[at] = (v * 255.0).round() as u8;
-            }
-        }
-    }
-    let file = std::io::BufWriter::new(std::fs::File::create(path)?);
-    let mut encoder = png::Encoder::new(file, w as u32, h as u32);
-    encoder.set_color(png::ColorType::Grayscale);
-    encoder.set_depth(png::BitDepth::Eight);
-    let mut writer = encoder.write_header().map_err(std::io::Error::other)?;
-    writer
-        .write_image_data(&pixels)
-        .map_err(std::io::Error::other)?;
-    Ok(())
+    let grid = image::Grid {
+        cols,
+        scale: 4,
+        gap: 2,
+    };
+    image::write_digits(path, images, grid, |_, v| v)
 }
 
 /// The figures the example prints.
