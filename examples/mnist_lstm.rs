@@ -118,10 +118,7 @@ pub fn run(
         |l, e| {
             l.optimizer_mut().lr = lr / 3f32.powi((e.epoch / 2) as i32);
             if verbose {
-                println!(
-                    "epoch {}  train loss {:.4}  test accuracy {:.4}  ({:.1} s)",
-                    e.epoch, e.train_loss, e.eval.accuracy, e.seconds
-                );
+                shared::print_epoch(e);
             }
             Control::Continue
         },

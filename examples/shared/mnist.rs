@@ -2,7 +2,7 @@
 
 use paralens::data::{DataError, Images, Mnist, load_mnist};
 use paralens::prelude::*;
-use paralens::train::{Control, Eval, Fit, History, fit};
+use paralens::train::{Control, EpochReport, Eval, Fit, History, fit};
 use std::path::{Path, PathBuf};
 
 /// The command line of an MNIST example.
@@ -172,10 +172,7 @@ where
         |l, e| {
             l.optimizer_mut().lr = lr / 3f32.powi((e.epoch / decay_every) as i32);
             if verbose {
-                println!(
-                    "epoch {}  train loss {:.4}  test accuracy {:.4}  ({:.1} s)",
-                    e.epoch, e.train_loss, e.eval.accuracy, e.seconds
-                );
+                print_epoch(e);
             }
             Control::Continue
         },
@@ -236,6 +233,14 @@ pub fn main<M, const B: usize>(
             .unwrap_or_else(|e| fail(&format!("{}: {e}", path.display())));
         println!("saved the parameters to {}", path.display());
     }
+}
+
+/// The line an MNIST example prints after each epoch.
+pub fn print_epoch(e: &EpochReport) {
+    println!(
+        "epoch {}  train loss {:.4}  test accuracy {:.4}  ({:.1} s)",
+        e.epoch, e.train_loss, e.eval.accuracy, e.seconds
+    );
 }
 
 /// Writes the curves of `history` to `path` and says so.
