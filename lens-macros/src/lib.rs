@@ -2,9 +2,10 @@
 //! through the `paralens` crate, which re-exports them; generated code names runtime items
 //! through `::paralens::__private`.
 //!
-//! Stages: `parse` reads the item into a small IR that keeps the syntax nodes, `analyse`
-//! puts the body in A-normal form and checks what can be differentiated, `expand` writes
-//! the forward and reverse sweeps.
+//! Stages, driven here in order: `parse` reads the item into a small IR that keeps the
+//! syntax nodes and checks the signature, `analyse` puts the body in A-normal form and checks
+//! what can be differentiated, `expand` writes the forward and reverse sweeps from the
+//! analysis.
 #![deny(missing_docs)]
 
 use proc_macro::TokenStream;
@@ -25,23 +26,30 @@ mod tangent;
 #[proc_macro_attribute]
 pub fn lens(attr: TokenStream, item: TokenStream) -> TokenStream {
     let mut errors = errors::Errors::default();
+    // Parse: the attribute and the function, its signature checked.
     let attr = parse::lens_attr(attr.into(), &mut errors);
     let item = syn::parse_macro_input!(item as syn::ItemFn);
     let mut f = parse::lens_fn(item, &mut errors);
     f.type_name = attr.name;
     f.init = attr.init;
-    let generated = expand::lens(&f, &mut errors);
-    let mut original = f.original;
-    if !errors.is_empty() {
-        // The body was refused: keep the signature for the callers, but not the body, whose
-        // mistakes rustc would report a second time.
+    // Analyse: the body in A-normal form, every unsupported construct an error at its span
+    // (run even after a signature error, so that one build reports both).
+    let analysed = analyse::lens_fn(&f, &mut errors);
+    // Expand, unless something was refused.
+    let mut out = if errors.is_empty() {
+        let mut out = f.original.to_token_stream();
+        out.extend(expand::lens(&f, &analysed));
+        out
+    } else {
+        // Keep the signature for the callers, but not the body, whose mistakes rustc would
+        // report a second time.
+        let mut original = f.original;
         original.block = syn::parse_quote!({ ::core::unreachable!() });
         original
             .attrs
             .push(syn::parse_quote!(#[allow(unused_variables, unreachable_code)]));
-    }
-    let mut out = original.to_token_stream();
-    out.extend(generated);
+        original.to_token_stream()
+    };
     out.extend(errors.into_compile_errors());
     out.into()
 }
@@ -52,7 +60,20 @@ pub fn lens(attr: TokenStream, item: TokenStream) -> TokenStream {
 pub fn para(input: TokenStream) -> TokenStream {
     let def = syn::parse_macro_input!(input as parse::ParaDef);
     let mut errors = errors::Errors::default();
-    let mut out = expand::para(def, &mut errors);
+    // Parse: the struct's fields and the forward function's signature, checked.
+    let mut out = match parse::para_model(def, &mut errors) {
+        Err(item) => item.to_token_stream(),
+        Ok(model) => {
+            // Analyse the forward function, then expand unless something was refused (the
+            // struct as written is kept, so that its users still compile).
+            let analysed = analyse::para_model(&model, &mut errors);
+            if errors.is_empty() {
+                expand::para(&model, &analysed)
+            } else {
+                expand::without_markers(&model.item)
+            }
+        }
+    };
     out.extend(errors.into_compile_errors());
     out.into()
 }

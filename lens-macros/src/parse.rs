@@ -276,3 +276,103 @@ impl Parse for ParaDef {
         Ok(Self { item, forward })
     }
 }
+
+/// A `para!` model, read and checked: its sub-model fields, its `#[nodiff]` configuration
+/// fields, and the forward function's inputs and output.
+pub struct ParaModel {
+    /// The struct as written.
+    pub item: ItemStruct,
+    /// The forward function as written.
+    pub forward: ItemFn,
+    /// Sub-model fields.
+    pub subs: Vec<syn::Field>,
+    /// `#[nodiff]` configuration fields (a scale, a flag) the body reads as data.
+    pub configs: Vec<syn::Field>,
+    /// The forward function's inputs after `&self`.
+    pub args: Vec<(Ident, Type)>,
+    /// Whether each input is declared `mut`.
+    pub mutable: Vec<bool>,
+    /// The forward function's output.
+    pub ret: Type,
+}
+
+impl ParaModel {
+    /// The sub-models' names.
+    pub fn fields(&self) -> Vec<Ident> {
+        self.subs
+            .iter()
+            .map(|f| f.ident.clone().expect("named field"))
+            .collect()
+    }
+}
+
+/// Reads a `para!` definition; records what it cannot take in `errors`. A struct without
+/// named fields cannot be a model: it comes back as the error, to be emitted as written.
+pub fn para_model(def: ParaDef, errors: &mut Errors) -> Result<ParaModel, Box<ItemStruct>> {
+    let ParaDef { item, forward } = def;
+    if let Some(l) = item.generics.lifetimes().next() {
+        errors.at(
+            l,
+            "a `para!` model owns its sub-models and takes no lifetime parameters",
+        );
+    }
+    let syn::Fields::Named(named) = &item.fields else {
+        errors.at(
+            &item.ident,
+            "a `para!` model is a struct with named sub-model fields (`struct Mlp { l1: Dense<4, 16>, ... }`)",
+        );
+        return Err(Box::new(item));
+    };
+    let is_config = |f: &syn::Field| f.attrs.iter().any(|a| a.path().is_ident("nodiff"));
+    let subs: Vec<syn::Field> = named
+        .named
+        .iter()
+        .filter(|f| !is_config(f))
+        .cloned()
+        .collect();
+    let configs: Vec<syn::Field> = named
+        .named
+        .iter()
+        .filter(|f| is_config(f))
+        .cloned()
+        .collect();
+    let sig = &forward.sig;
+    let mut inputs = sig.inputs.iter();
+    match inputs.next() {
+        Some(FnArg::Receiver(r)) if r.reference.is_some() && r.mutability.is_none() => {}
+        _ => errors.at(
+            sig,
+            "the function in `para!` takes `&self` first: `fn forward(&self, x: T) -> U`",
+        ),
+    }
+    let mut args: Vec<(Ident, Type)> = Vec::new();
+    let mut mutable = Vec::new();
+    for input in inputs {
+        match input {
+            FnArg::Typed(pt) => match &*pt.pat {
+                Pat::Ident(pi) => {
+                    args.push((pi.ident.clone(), (*pt.ty).clone()));
+                    mutable.push(pi.mutability.is_some());
+                }
+                other => errors.at(other, "name each input (`x: T`)"),
+            },
+            FnArg::Receiver(r) => errors.at(r, "`self` can only come first"),
+        }
+    }
+    let ret: Type = match &sig.output {
+        ReturnType::Type(_, t) => (**t).clone(),
+        ReturnType::Default => {
+            errors.at(sig, "the forward function must return a value (`-> T`)");
+            syn::parse_quote!(())
+        }
+    };
+    Ok(ParaModel {
+        item,
+        forward,
+        subs,
+        configs,
+        args,
+        mutable,
+        ret,
+    })
+}

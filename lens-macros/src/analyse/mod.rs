@@ -570,3 +570,47 @@ impl<'e> Analyser<'e> {
         self.para && e.to_token_stream().into_iter().any(|t| is_self(&t))
     }
 }
+
+/// What the analysis gives the expansion: every variable, the body in A-normal form, and the
+/// variables of the arguments, in order.
+pub struct Analysed {
+    pub vars: Vec<Var>,
+    pub body: Block,
+    pub arg_ids: Vec<VarId>,
+}
+
+/// Analyses the body of a `#[lens]` function.
+pub fn lens_fn(f: &crate::parse::LensFn, errors: &mut Errors) -> Analysed {
+    let mut an = Analyser::new(errors);
+    an.declare_generics(&f.generics);
+    let arg_ids = f
+        .args
+        .iter()
+        .map(|a| an.declare_arg(&a.ident, a.kind != crate::parse::ArgKind::NoDiff, a.mutable))
+        .collect();
+    let body = an.body(&f.body);
+    Analysed {
+        vars: std::mem::take(&mut an.vars),
+        body,
+        arg_ids,
+    }
+}
+
+/// Analyses the forward function of a `para!` model, whose sub-models it calls by field.
+pub fn para_model(m: &crate::parse::ParaModel, errors: &mut Errors) -> Analysed {
+    let mut an = Analyser::new(errors);
+    an.declare_fields(&m.fields());
+    an.declare_generics(&m.forward.sig.generics);
+    let arg_ids = m
+        .args
+        .iter()
+        .zip(&m.mutable)
+        .map(|((i, t), mutable)| an.declare_arg(i, !crate::parse::nodiff_type(t), *mutable))
+        .collect();
+    let body = an.body(&m.forward.block);
+    Analysed {
+        vars: std::mem::take(&mut an.vars),
+        body,
+        arg_ids,
+    }
+}

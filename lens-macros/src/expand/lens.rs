@@ -1,8 +1,7 @@
 //! `#[lens]`: the function as written, `name_vjp`, `name_rev` and the lens type.
 
 use super::{Cx, Ret, allows, block};
-use crate::analyse::Analyser;
-use crate::errors::Errors;
+use crate::analyse::Analysed;
 use crate::parse::{ArgKind, LensFn};
 use proc_macro2::TokenStream;
 use quote::{ToTokens, format_ident, quote};
@@ -30,22 +29,14 @@ fn tuple_or_single(items: &[TokenStream]) -> TokenStream {
     }
 }
 
-pub fn lens(f: &LensFn, errors: &mut Errors) -> TokenStream {
-    let mut an = Analyser::new(errors);
-    an.declare_generics(&f.generics);
-    let ids: Vec<usize> = f
-        .args
-        .iter()
-        .map(|a| an.declare_arg(&a.ident, a.kind != ArgKind::NoDiff, a.mutable))
-        .collect();
-    let body = an.body(&f.body);
-    let vars = std::mem::take(&mut an.vars);
-    drop(an);
-    if !errors.is_empty() {
-        return TokenStream::new();
-    }
+pub fn lens(f: &LensFn, analysed: &Analysed) -> TokenStream {
+    let Analysed {
+        vars,
+        body,
+        arg_ids: ids,
+    } = analysed;
     let cx = Cx {
-        vars: &vars,
+        vars,
         params: None,
         skip: None,
     };
@@ -80,7 +71,7 @@ pub fn lens(f: &LensFn, errors: &mut Errors) -> TokenStream {
     let types: Vec<&Type> = args.iter().map(|a| &a.ty).collect();
     let returns: Vec<Ret> = args
         .iter()
-        .zip(&ids)
+        .zip(ids)
         .map(|(a, id)| match a.kind {
             ArgKind::NoDiff => Ret::Unit,
             _ => Ret::Var(*id, Some(&a.ty)),
@@ -97,7 +88,7 @@ pub fn lens(f: &LensFn, errors: &mut Errors) -> TokenStream {
         })
         .collect();
     let slots_ty = tuple_or_single(&slot_types);
-    let body_tokens = block(&cx, &body, &returns, None, Some(ret), args.len() != 1);
+    let body_tokens = block(&cx, body, &returns, None, Some(ret), args.len() != 1);
 
     // name_rev: only the differentiated slots.
     let d_name = if idents.iter().any(|i| *i == "d") {

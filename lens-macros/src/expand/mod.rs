@@ -7,7 +7,7 @@ mod para;
 mod reverse;
 
 pub use lens::lens;
-pub use para::para;
+pub use para::{para, without_markers};
 
 use crate::analyse::{Block, Var, VarId};
 use proc_macro2::TokenStream;

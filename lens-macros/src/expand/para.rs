@@ -1,14 +1,13 @@
 //! `para!`: the model struct, its parameter struct, `Init` and `Para`.
 
 use super::{Cx, Ret, allows, block};
-use crate::analyse::Analyser;
-use crate::errors::Errors;
-use crate::parse::{ParaDef, nodiff_type};
+use crate::analyse::Analysed;
+use crate::parse::{ParaModel, nodiff_type};
 use proc_macro2::TokenStream;
 use quote::{ToTokens, format_ident, quote, quote_spanned};
 use syn::fold::{self, Fold};
 use syn::spanned::Spanned;
-use syn::{Expr, FnArg, Ident, Pat, ReturnType, Type};
+use syn::{Expr, Ident, Type};
 
 /// Rewrites `self.sub(x)` to a forward call of the sub-model with its parameters.
 struct ForwardCalls<'a> {
@@ -39,30 +38,22 @@ impl Fold for ForwardCalls<'_> {
     }
 }
 
-pub fn para(def: ParaDef, errors: &mut Errors) -> TokenStream {
-    let ParaDef { item, forward } = def;
-    if let Some(l) = item.generics.lifetimes().next() {
-        errors.at(
-            l,
-            "a `para!` model owns its sub-models and takes no lifetime parameters",
-        );
-    }
-    let syn::Fields::Named(named) = &item.fields else {
-        errors.at(
-            &item.ident,
-            "a `para!` model is a struct with named sub-model fields (`struct Mlp { l1: Dense<4, 16>, ... }`)",
-        );
-        return item.to_token_stream();
-    };
-    // Sub-models, and `#[nodiff]` configuration fields (a scale, a flag) that the body reads
-    // as forward-only data (`self.scale`).
-    let is_config = |f: &syn::Field| f.attrs.iter().any(|a| a.path().is_ident("nodiff"));
-    let subs: Vec<&syn::Field> = named.named.iter().filter(|f| !is_config(f)).collect();
-    let configs: Vec<&syn::Field> = named.named.iter().filter(|f| is_config(f)).collect();
-    let fields: Vec<Ident> = subs
-        .iter()
-        .map(|f| f.ident.clone().expect("named field"))
-        .collect();
+pub fn para(m: &ParaModel, analysed: &Analysed) -> TokenStream {
+    let ParaModel {
+        item,
+        forward,
+        subs,
+        configs,
+        args,
+        mutable,
+        ret,
+    } = m;
+    let Analysed {
+        vars,
+        body,
+        arg_ids,
+    } = analysed;
+    let fields = m.fields();
     let field_types: Vec<&Type> = subs.iter().map(|f| &f.ty).collect();
     let config_names: Vec<Ident> = configs
         .iter()
@@ -79,53 +70,6 @@ pub fn para(def: ParaDef, errors: &mut Errors) -> TokenStream {
                 .collect()
         })
         .collect();
-
-    // The forward function's signature.
-    let sig = &forward.sig;
-    let mut inputs = sig.inputs.iter();
-    match inputs.next() {
-        Some(FnArg::Receiver(r)) if r.reference.is_some() && r.mutability.is_none() => {}
-        _ => errors.at(
-            sig,
-            "the function in `para!` takes `&self` first: `fn forward(&self, x: T) -> U`",
-        ),
-    }
-    let mut args: Vec<(Ident, Type)> = Vec::new();
-    let mut mutable = Vec::new();
-    for input in inputs {
-        match input {
-            FnArg::Typed(pt) => match &*pt.pat {
-                Pat::Ident(pi) => {
-                    args.push((pi.ident.clone(), (*pt.ty).clone()));
-                    mutable.push(pi.mutability.is_some());
-                }
-                other => errors.at(other, "name each input (`x: T`)"),
-            },
-            FnArg::Receiver(r) => errors.at(r, "`self` can only come first"),
-        }
-    }
-    let ret: Type = match &sig.output {
-        ReturnType::Type(_, t) => (**t).clone(),
-        ReturnType::Default => {
-            errors.at(sig, "the forward function must return a value (`-> T`)");
-            syn::parse_quote!(())
-        }
-    };
-
-    let mut an = Analyser::new(errors);
-    an.declare_fields(&fields);
-    an.declare_generics(&forward.sig.generics);
-    let arg_ids: Vec<usize> = args
-        .iter()
-        .zip(&mutable)
-        .map(|((i, t), m)| an.declare_arg(i, !nodiff_type(t), *m))
-        .collect();
-    let body = an.body(&forward.block);
-    let vars = std::mem::take(&mut an.vars);
-    drop(an);
-    if !errors.is_empty() {
-        return without_markers(&item);
-    }
     let name = &item.ident;
     let params_name = format_ident!("{}Params", name);
     // The model's generics (`struct M<T: Real>`) are its parameter struct's too; the forward
@@ -146,15 +90,15 @@ pub fn para(def: ParaDef, errors: &mut Errors) -> TokenStream {
     let model_generics = &item.generics;
     let model_where_clause = &item.generics.where_clause;
     let cx = Cx {
-        vars: &vars,
+        vars,
         params: Some(&params),
         skip: None,
     };
     // The same body for `vjp_params`: no change for the arguments.
     let cx_params = Cx {
-        vars: &vars,
+        vars,
         params: Some(&params),
-        skip: Some(&arg_ids),
+        skip: Some(arg_ids),
     };
 
     let vis = &item.vis;
@@ -166,21 +110,21 @@ pub fn para(def: ParaDef, errors: &mut Errors) -> TokenStream {
     // Sub-models add their parameter changes into the caller's buffer (`__dp`); the body's
     // pullback returns only the inputs' changes.
     let mut returns: Vec<Ret> = Vec::new();
-    for ((_, t), id) in args.iter().zip(&arg_ids) {
+    for ((_, t), id) in args.iter().zip(arg_ids) {
         if nodiff_type(t) {
             returns.push(Ret::Unit);
         } else {
             returns.push(Ret::Var(*id, Some(t)));
         }
     }
-    let body_tokens = block(&cx, &body, &returns, None, Some(&ret), true);
-    let params_body_tokens = block(&cx_params, &body, &[], None, Some(&ret), true);
+    let body_tokens = block(&cx, body, &returns, None, Some(ret), true);
+    let params_body_tokens = block(&cx_params, body, &[], None, Some(ret), true);
 
     let arg_names: Vec<&Ident> = args.iter().map(|(i, _)| i).collect();
     let arg_types: Vec<&Type> = args.iter().map(|(_, t)| t).collect();
     let arg_pats: Vec<TokenStream> = arg_names
         .iter()
-        .zip(&mutable)
+        .zip(mutable)
         .map(|(i, m)| if *m { quote!(mut #i) } else { quote!(#i) })
         .collect();
     let (in_ty, in_pat) = match args.len() {
@@ -280,7 +224,7 @@ pub fn para(def: ParaDef, errors: &mut Errors) -> TokenStream {
 
 /// The struct as written minus the `#[nodiff]` markers of its fields, emitted when the model
 /// has errors, so that its callers still compile and no second error names the marker.
-fn without_markers(item: &syn::ItemStruct) -> TokenStream {
+pub fn without_markers(item: &syn::ItemStruct) -> TokenStream {
     let mut item = item.clone();
     for f in item.fields.iter_mut() {
         f.attrs.retain(|a| !a.path().is_ident("nodiff"));
