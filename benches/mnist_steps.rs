@@ -4,6 +4,7 @@
 
 use crate::mnist_hand::{Hand, Product};
 use criterion::{Criterion, Throughput};
+use paralens::gemm::{Kernel, with_kernel};
 use paralens::prelude::*;
 use std::hint::black_box;
 
@@ -30,6 +31,16 @@ where
     g.bench_function(name, |b| {
         b.iter(|| black_box(learner.step(black_box(&x), &labels)))
     });
+    // The AVX2 path forced, as for the MLP (the convolution's direct kernels, AVX-512, off).
+    if Kernel::Avx2Fma.available() {
+        g.bench_function(format!("{name}_forced_avx2"), |b| {
+            b.iter(|| {
+                with_kernel(Kernel::Avx2Fma, || {
+                    black_box(learner.step(black_box(&x), &labels))
+                })
+            })
+        });
+    }
     g.finish();
 }
 
@@ -89,6 +100,17 @@ fn mlp_against_hand(c: &mut Criterion) {
             criterion::BatchSize::SmallInput,
         )
     });
+    // The AVX2 path forced (products, packing and Adam's loops; `gemm::with_kernel`): on an
+    // AVX-512 machine, what an AVX2 machine gets; on an AVX2 machine, the default path.
+    if Kernel::Avx2Fma.available() {
+        g.bench_function("mlp_784_128_10_forced_avx2", |b| {
+            b.iter(|| {
+                with_kernel(Kernel::Avx2Fma, || {
+                    black_box(learner.step(black_box(&xh), &labels))
+                })
+            })
+        });
+    }
     let [mm, own] = &mut hands;
     g.bench_function("mlp_784_128_10_hand_matrixmultiply", |b| {
         b.iter(|| black_box(mm.step(black_box(&x), &labels)))

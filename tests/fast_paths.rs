@@ -295,6 +295,15 @@ fn main() {
             conv_cases(ConvPath::Products)
         });
     }
+    // A caller forcing a narrower kernel turns the direct kernels (AVX-512) off.
+    for kernel in [Kernel::Avx2Fma, Kernel::Portable] {
+        let declined = with_kernel(kernel, || {
+            let g = ConvGeometry::new(1, 8, 8, 4, 3, 1, 0, 1).unwrap();
+            let mut y = [f32::NAN; 144];
+            !g.direct_forward(&[0.5f32; 64], &[0.25; 36], &mut y) && y.iter().all(|v| v.is_nan())
+        });
+        assert_ne!(declined, Some(false), "direct kernels ran under {kernel:?}");
+    }
     let direct = conv_cases(ConvPath::Direct);
     if direct > 0 {
         report.ran("convolution by direct kernels", direct);

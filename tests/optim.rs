@@ -173,8 +173,17 @@ where
 
 #[test]
 fn wide_updates_equal_the_plain_ones_bit_for_bit() {
-    wide_update_equals_the_plain_one(Adam::new(1e-2f32));
-    wide_update_equals_the_plain_one(RmsProp::new(1e-2f32));
-    wide_update_equals_the_plain_one(AdaGrad::new(1e-1f32));
-    wide_update_equals_the_plain_one(Momentum::new(1e-2f32, 0.9));
+    use paralens::gemm::{Kernel, with_kernel};
+    // Each instruction set's copy, forced in turn (those this CPU lacks are skipped).
+    let mut ran = 0;
+    for kernel in Kernel::ALL {
+        let done = with_kernel(kernel, || {
+            wide_update_equals_the_plain_one(Adam::new(1e-2f32));
+            wide_update_equals_the_plain_one(RmsProp::new(1e-2f32));
+            wide_update_equals_the_plain_one(AdaGrad::new(1e-1f32));
+            wide_update_equals_the_plain_one(Momentum::new(1e-2f32, 0.9));
+        });
+        ran += usize::from(done.is_some());
+    }
+    assert!(ran > usize::from(Kernel::Avx2Fma.available()));
 }

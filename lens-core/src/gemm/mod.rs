@@ -224,10 +224,12 @@ std::thread_local! {
 }
 
 /// Runs `f` with every product on this thread (those inside layers included: `Dense`,
-/// the convolution's matrix-product path) computed by `kernel`, packing included; `None`,
-/// without running `f`, if this CPU lacks the kernel. For tests and benchmarks that compare
-/// the paths, e.g. the AVX2 path measured on an AVX-512 machine. The previous choice is put
-/// back when `f` returns or panics.
+/// the convolution's matrix-product path) computed by `kernel`, packing included, and every
+/// other runtime choice of instruction set following it: the optimizers' update loops take
+/// the same instruction set, and the convolution's direct kernels (AVX-512) run only under
+/// [`Kernel::Avx512`]. `None`, without running `f`, if this CPU lacks the kernel. For tests
+/// and benchmarks that compare the paths, e.g. the AVX2 path measured on an AVX-512
+/// machine. The previous choice is put back when `f` returns or panics.
 ///
 /// ```
 /// use lens_core::gemm::{Kernel, with_kernel};

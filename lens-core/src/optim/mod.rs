@@ -130,17 +130,21 @@ pub(crate) fn zip4_clear<T: Real, P: Flat<T>>(
 }
 
 /// Runs `$loop` (a function of this module, with copies compiled for AVX-512 and for AVX2
-/// by [`wide_copies`]) in the widest copy this CPU runs, for slices of at least [`WIDE`]
-/// values; shorter ones (the Iris step's) take the baseline copy without the check.
+/// by [`wide_copies`]) in the copy of the current product kernel's instruction set (the
+/// widest this CPU runs, unless `gemm::with_kernel` forces a narrower one), for slices of at
+/// least [`WIDE`] values; shorter ones (the Iris step's) take the baseline copy.
 macro_rules! wide {
     ($n:expr, $loop:ident($($arg:expr),*)) => {{
         #[cfg(target_arch = "x86_64")]
         {
-            if $n >= WIDE && std::arch::is_x86_feature_detected!("avx512f") {
-                // SAFETY: AVX-512F was detected on this CPU just above.
+            use crate::gemm::Kernel;
+            // The instruction set the products use (`gemm::with_kernel` narrows it).
+            let kernel = if $n >= WIDE { Kernel::current() } else { Kernel::Portable };
+            if kernel == Kernel::Avx512 {
+                // SAFETY: the current kernel is AVX-512 only on a CPU with AVX-512F.
                 unsafe { avx512::$loop($($arg),*) }
-            } else if $n >= WIDE && std::arch::is_x86_feature_detected!("avx2") {
-                // SAFETY: AVX2 was detected on this CPU just above.
+            } else if kernel == Kernel::Avx2Fma {
+                // SAFETY: the current kernel is AVX2 with FMA only on a CPU with both.
                 unsafe { avx2::$loop($($arg),*) }
             } else {
                 baseline::$loop($($arg),*)

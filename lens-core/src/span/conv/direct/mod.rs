@@ -52,12 +52,7 @@ const S_MAX: usize = 8 * 1024;
 
 /// Whether this CPU runs the direct kernels.
 fn available() -> bool {
-    #[cfg(target_arch = "x86_64")]
-    {
-        std::arch::is_x86_feature_detected!("avx512f")
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    {
-        false
-    }
+    // The current kernel is AVX-512 only on a CPU with AVX-512F, and not while a caller
+    // forces a narrower path (`gemm::with_kernel`).
+    crate::gemm::Kernel::current() == crate::gemm::Kernel::Avx512
 }
