@@ -245,40 +245,36 @@ impl<T: Stored, const R: usize, const C: usize> Tensors<T> for crate::HeapMatrix
     }
 }
 
-/// Adam's state: the moments `m.<path>` and `v.<path>` and the step's `beta1_t`, `beta2_t`.
-/// Save it beside the parameters as a pair, `(params, state)`, to resume training exactly.
-impl<T: Stored + Tensors<T>, P: Tensors<T>> Tensors<T> for crate::optim::AdamState<P, T> {
-    fn tensors(&self, path: &str, out: &mut Vec<Tensor<T>>) {
-        self.m.tensors(&join(path, "m"), out);
-        self.v.tensors(&join(path, "v"), out);
-        self.beta1_t.tensors(&join(path, "beta1_t"), out);
-        self.beta2_t.tensors(&join(path, "beta2_t"), out);
-    }
-    fn load_from(&mut self, path: &str, src: &mut Source<'_>) -> Result<(), CheckpointError> {
-        self.m.load_from(&join(path, "m"), src)?;
-        self.v.load_from(&join(path, "v"), src)?;
-        self.beta1_t.load_from(&join(path, "beta1_t"), src)?;
-        self.beta2_t.load_from(&join(path, "beta2_t"), src)
-    }
+/// The state of an Adam-like optimizer: the moments `m.<path>` and `v.<path>` and the step's
+/// `beta1_t`, `beta2_t`.
+macro_rules! moments_tensors {
+    ($state:ty) => {
+        impl<T: Stored + Tensors<T>, P: Tensors<T>> Tensors<T> for $state {
+            fn tensors(&self, path: &str, out: &mut Vec<Tensor<T>>) {
+                self.m.tensors(&join(path, "m"), out);
+                self.v.tensors(&join(path, "v"), out);
+                self.beta1_t.tensors(&join(path, "beta1_t"), out);
+                self.beta2_t.tensors(&join(path, "beta2_t"), out);
+            }
+            fn load_from(
+                &mut self,
+                path: &str,
+                src: &mut Source<'_>,
+            ) -> Result<(), CheckpointError> {
+                self.m.load_from(&join(path, "m"), src)?;
+                self.v.load_from(&join(path, "v"), src)?;
+                self.beta1_t.load_from(&join(path, "beta1_t"), src)?;
+                self.beta2_t.load_from(&join(path, "beta2_t"), src)
+            }
+        }
+    };
 }
 
-/// [`crate::optim::RiemannianAdam`]'s state, named as Adam's. (Momentum, Nesterov, RMSprop
-/// and AdaGrad keep one value of the parameters' type, saved as the parameters are; SGD keeps
-/// none.)
-impl<T: Stored + Tensors<T>, P: Tensors<T>> Tensors<T> for crate::optim::RiemannianAdamState<P, T> {
-    fn tensors(&self, path: &str, out: &mut Vec<Tensor<T>>) {
-        self.m.tensors(&join(path, "m"), out);
-        self.v.tensors(&join(path, "v"), out);
-        self.beta1_t.tensors(&join(path, "beta1_t"), out);
-        self.beta2_t.tensors(&join(path, "beta2_t"), out);
-    }
-    fn load_from(&mut self, path: &str, src: &mut Source<'_>) -> Result<(), CheckpointError> {
-        self.m.load_from(&join(path, "m"), src)?;
-        self.v.load_from(&join(path, "v"), src)?;
-        self.beta1_t.load_from(&join(path, "beta1_t"), src)?;
-        self.beta2_t.load_from(&join(path, "beta2_t"), src)
-    }
-}
+// Adam's state: save it beside the parameters as a pair, `(params, state)`, to resume training
+// exactly. `RiemannianAdam`'s is named the same way. (Momentum, Nesterov, RMSprop and AdaGrad
+// keep one value of the parameters' type, saved as the parameters are; SGD keeps none.)
+moments_tensors!(crate::optim::AdamState<P, T>);
+moments_tensors!(crate::optim::RiemannianAdamState<P, T>);
 
 impl<T: Stored, X: Tensors<T>> Tensors<T> for Box<X> {
     fn tensors(&self, path: &str, out: &mut Vec<Tensor<T>>) {
