@@ -305,3 +305,50 @@ fn a_one_line_forward_compiles_without_warnings() {
     let x = SVector::<f64, 2>::new(1.0, -1.0);
     assert_eq!(m.forward(&p, x), *p.l.w * x + p.l.b);
 }
+
+// Sub-model calls in branches and blocks whose arms name no differentiated variable (found by
+// a reviewer: such arms were taken for forward-only data and emitted as written, so
+// `self.a(c)` did not compile). Each sub-model gets its change.
+para! {
+    pub struct BranchOfSubModels { a: Dense<2, 2, f64>, b: Dense<2, 2, f64>, #[nodiff] flag: bool }
+    fn forward(&self, x: SVector<f64, 2>) -> f64 {
+        let c = SVector::<f64, 2>::new(1.0, -0.5);
+        let s = if self.flag { self.a(c) } else { self.b(c) };
+        let t = { self.a(c) };
+        let u = match x[0] > 0.0 {
+            true => self.b(c),
+            false => c,
+        };
+        s.dot(&x) + t.dot(&x) * u[1]
+    }
+}
+
+#[test]
+fn sub_models_called_in_branches_of_constant_arms_get_their_changes() {
+    for flag in [true, false] {
+        let model = BranchOfSubModels {
+            a: Dense::new(),
+            b: Dense::new(),
+            flag,
+        };
+        let p = model.init(3);
+        let x = SVector::<f64, 2>::new(0.4, -1.2);
+        let (dp, _) = model.changes(&p, x, 1.0);
+        assert!(dp.a.w.norm() > 0.0 && dp.b.w.norm() > 0.0, "flag {flag}");
+        // The parameter change against central finite differences, entry by entry of a.w.
+        let h = 1e-6;
+        for k in 0..4 {
+            let (r, c) = (k / 2, k % 2);
+            let mut up = p.clone();
+            up.a.w[(r, c)] += h;
+            let mut down = p.clone();
+            down.a.w[(r, c)] -= h;
+            let fd = (model.forward(&up, x) - model.forward(&down, x)) / (2.0 * h);
+            assert!(
+                (fd - dp.a.w[(r, c)]).abs() < 1e-6,
+                "a.w[{k}]: {fd} vs {}",
+                dp.a.w[(r, c)]
+            );
+        }
+    }
+}

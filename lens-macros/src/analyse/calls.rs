@@ -402,6 +402,18 @@ impl Analyser<'_> {
         };
         let (pr, pc) = (&closure.inputs[0], &closure.inputs[1]);
         let body = &closure.body;
+        // Its body becomes the loops' body, where `return` would leave the function.
+        let mut exits = super::whitelist::EarlyExits(Vec::new());
+        syn::visit::Visit::visit_expr(&mut exits, body);
+        if !exits.0.is_empty() {
+            for (tokens, _) in exits.0 {
+                self.errors.at(
+                    tokens,
+                    "`return` and `?` are not supported in the closure of a differentiated `from_fn`; give the entry's value as the closure's last expression (`if r == c { x } else { x * x }`)",
+                );
+            }
+            return Operand::Const(c.to_token_stream());
+        }
         let span = c.span();
         let block: Expr = syn::parse2(quote_spanned!(span=> {
             let mut __from_fn = #ty::zeros();

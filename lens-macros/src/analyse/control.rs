@@ -23,10 +23,10 @@ impl Analyser<'_> {
         };
         // Branches that never name a differentiated value yield forward-only data (an `i32`
         // chosen by `if y > 1.0`), whatever the condition reads: emitted as written.
-        let arms_mention = self.mentions_diff(i.then_branch.to_token_stream())
+        let arms_mention = self.needs_lowering(i.then_branch.to_token_stream())
             || i.else_branch
                 .as_ref()
-                .is_some_and(|(_, e)| self.mentions_diff(e.to_token_stream()));
+                .is_some_and(|(_, e)| self.needs_lowering(e.to_token_stream()));
         if !arms_mention {
             return Operand::Const(i.to_token_stream());
         }
@@ -57,7 +57,7 @@ impl Analyser<'_> {
         if !m
             .arms
             .iter()
-            .any(|arm| self.mentions_diff(arm.body.to_token_stream()))
+            .any(|arm| self.needs_lowering(arm.body.to_token_stream()))
         {
             return Operand::Const(m.to_token_stream());
         }

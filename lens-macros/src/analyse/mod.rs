@@ -494,7 +494,7 @@ impl<'e> Analyser<'e> {
                 }
                 self.push_op(Op::Array(elems), span, out)
             }
-            Expr::Block(b) if b.label.is_none() && !self.mentions_diff(b.to_token_stream()) => {
+            Expr::Block(b) if b.label.is_none() && !self.needs_lowering(b.to_token_stream()) => {
                 // A block that never names a differentiated value is forward-only data.
                 Operand::Const(e.to_token_stream())
             }
@@ -568,6 +568,12 @@ impl<'e> Analyser<'e> {
 
     fn has_sub_call(&self, e: &Expr) -> bool {
         self.para && e.to_token_stream().into_iter().any(|t| is_self(&t))
+    }
+
+    /// Whether code must be lowered rather than emitted as written: it names a differentiated
+    /// variable, or (in `para!`) `self`, whose sub-models are calls the analysis rewrites.
+    fn needs_lowering(&self, tokens: TokenStream) -> bool {
+        self.mentions_diff(tokens.clone()) || (self.para && tokens.into_iter().any(|t| is_self(&t)))
     }
 }
 
