@@ -567,13 +567,19 @@ impl<'e> Analyser<'e> {
     }
 
     fn has_sub_call(&self, e: &Expr) -> bool {
-        self.para && e.to_token_stream().into_iter().any(|t| is_self(&t))
+        self.names_self(e.to_token_stream())
+    }
+
+    /// In `para!`, whether `tokens` name `self` (whose sub-models are calls the analysis
+    /// rewrites).
+    fn names_self(&self, tokens: TokenStream) -> bool {
+        self.para && tokens.into_iter().any(|t| is_self(&t))
     }
 
     /// Whether code must be lowered rather than emitted as written: it names a differentiated
-    /// variable, or (in `para!`) `self`, whose sub-models are calls the analysis rewrites.
+    /// variable, or a sub-model.
     fn needs_lowering(&self, tokens: TokenStream) -> bool {
-        self.mentions_diff(tokens.clone()) || (self.para && tokens.into_iter().any(|t| is_self(&t)))
+        self.mentions_diff(tokens.clone()) || self.names_self(tokens)
     }
 }
 
