@@ -415,3 +415,64 @@ fn nodiff_arguments_of_any_type() {
     assert_eq!(Shifted.apply((2.0, Some(1.0))), 5.0);
     assert_eq!(Shifted.reverse((2.0, Some(1.0)), 1.0), (4.0, None));
 }
+
+// An `Option` argument is data without `#[nodiff]`: no `Option` has a change, so matching on
+// it is matching on forward-only data (it used to be classed as differentiated, and the
+// `match` below was refused).
+#[lens]
+fn powered(x: f64, k: Option<i32>) -> f64 {
+    match k {
+        Some(k) => x.powi(k),
+        None => x,
+    }
+}
+
+#[test]
+fn option_argument_is_data_without_nodiff() {
+    for k in [None, Some(2), Some(3)] {
+        ok(
+            "powered",
+            check_gradient(|x| powered(x, k), |x, d| powered_rev(x, k, d), 0.7, H),
+        );
+    }
+    // d/dx x^3 at 0.7 exactly, and the identity's 1 when unset.
+    assert!((powered_rev(0.7, Some(3), 1.0) - 3.0 * 0.49).abs() < 1e-12);
+    assert_eq!(powered_rev(0.7, None, 1.0), 1.0);
+}
+
+// A block or branch whose only mention of a differentiated name is hidden by its own `let`
+// computes forward-only data (it used to be taken for differentiated, and `powi` refused the
+// exponent).
+#[lens]
+fn shadowed_in_block(y: f64) -> f64 {
+    let k = {
+        let y = 2;
+        y + 1
+    };
+    y.powi(k)
+}
+
+#[lens]
+fn shadowed_in_branch(y: f64) -> f64 {
+    let k = if y > 1.0 {
+        let y = 2;
+        y + 1
+    } else {
+        2
+    };
+    y.powi(k)
+}
+
+#[test]
+fn names_hidden_by_an_inner_let_are_data() {
+    // y^3 and, on either side of 1, y^3 or y^2.
+    assert!((shadowed_in_block_rev(0.5, 1.0) - 0.75).abs() < 1e-12);
+    assert!((shadowed_in_branch_rev(0.5, 1.0) - 1.0).abs() < 1e-12);
+    assert!((shadowed_in_branch_rev(1.5, 1.0) - 3.0 * 2.25).abs() < 1e-12);
+    for y in [0.5, 1.5] {
+        ok(
+            "shadowed_in_branch",
+            check_gradient(shadowed_in_branch, shadowed_in_branch_rev, y, H),
+        );
+    }
+}

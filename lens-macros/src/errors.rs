@@ -31,6 +31,11 @@ impl Errors {
         }
     }
 
+    /// How many errors have been recorded.
+    pub fn count(&self) -> usize {
+        self.all.as_ref().map_or(0, |e| e.into_iter().count())
+    }
+
     /// `true` when nothing went wrong.
     pub fn is_empty(&self) -> bool {
         self.all.is_none()

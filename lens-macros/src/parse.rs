@@ -13,7 +13,7 @@ use syn::{
 pub enum ArgKind {
     /// Differentiated input: gets a change back.
     Diff,
-    /// Not differentiated (integers, `bool`, `usize`, references, `#[nodiff]`).
+    /// Not differentiated (integers, `bool`, `usize`, `Option`s, references, `#[nodiff]`).
     NoDiff,
     /// Differentiated parameter (`#[param]`): part of the `Para` parameter port.
     Param,
@@ -49,13 +49,19 @@ const NODIFF_TYPES: &[&str] = &[
     "usize", "isize", "i8", "i16", "i32", "i64", "i128", "u8", "u16", "u32", "u128", "bool", "char",
 ];
 
-/// `true` for the types that never get a change back.
+/// `true` for the types that never get a change back. An `Option` is a setting whatever it
+/// holds: no `Option` has a change type, so one is data without `#[nodiff]`.
 pub fn nodiff_type(ty: &Type) -> bool {
     match ty {
-        Type::Path(p) if p.qself.is_none() => p
-            .path
-            .get_ident()
-            .is_some_and(|i| NODIFF_TYPES.iter().any(|n| i == n)),
+        Type::Path(p) if p.qself.is_none() => {
+            p.path
+                .get_ident()
+                .is_some_and(|i| NODIFF_TYPES.iter().any(|n| i == n))
+                || p.path.segments.last().is_some_and(|s| {
+                    s.ident == "Option"
+                        && matches!(s.arguments, syn::PathArguments::AngleBracketed(_))
+                })
+        }
         Type::Reference(_) => true,
         Type::Paren(p) => nodiff_type(&p.elem),
         Type::Group(g) => nodiff_type(&g.elem),

@@ -498,12 +498,12 @@ impl<'e> Analyser<'e> {
                 // A block that never names a differentiated value is forward-only data.
                 Operand::Const(e.to_token_stream())
             }
-            Expr::Block(b) if b.label.is_none() => {
+            Expr::Block(b) if b.label.is_none() => self.lowered_or_data(e, out, |an, out| {
                 let parts = vec![(b.block.clone(), Vec::new())];
-                self.branches(BranchHead::Plain, parts, span, out)
-            }
-            Expr::If(i) => self.if_expr(i, out),
-            Expr::Match(m) => self.match_expr(m, out),
+                an.branches(BranchHead::Plain, parts, span, out)
+            }),
+            Expr::If(i) => self.lowered_or_data(e, out, |an, out| an.if_expr(i, out)),
+            Expr::Match(m) => self.lowered_or_data(e, out, |an, out| an.match_expr(m, out)),
             Expr::ForLoop(f) => self.for_loop(f, out),
             Expr::While(w) => self.refuse(w.while_token, e, "a `while` loop is not differentiated: its trip count is not bounded by a constant; write `for i in 0..N` with `N` a literal, a `const` item or a const generic parameter"),
             Expr::Loop(l) => self.refuse(l.loop_token, e, "`loop` is not differentiated: its trip count is not bounded by a constant; write `for i in 0..N` with `N` a literal, a `const` item or a const generic parameter"),
@@ -578,6 +578,33 @@ impl<'e> Analyser<'e> {
 
     /// Whether code must be lowered rather than emitted as written: it names a differentiated
     /// variable, or a sub-model.
+    /// Lowers a block, `if` or `match` with `lower`, and takes it back for forward-only data
+    /// when the lowered branch turns out to read no differentiated value from outside, call
+    /// no sub-model and rebind nothing: its differentiated names were all hidden by its own
+    /// `let`s or patterns (`let k = { let y = 2; y + 1 };` under a differentiated `y`).
+    fn lowered_or_data(
+        &mut self,
+        e: &Expr,
+        out: &mut Vec<Stmt>,
+        lower: impl FnOnce(&mut Self, &mut Vec<Stmt>) -> Operand,
+    ) -> Operand {
+        let (mark, errors) = (out.len(), self.errors.count());
+        let value = lower(self, out);
+        let only_branch = match (&value, &out[mark..]) {
+            (Operand::Var(v), [stmt]) => matches!(
+                &stmt.kind,
+                StmtKind::Let { target, op, .. }
+                    if target == v && matches!(&**op, Op::Branch(b) if b.free.is_empty())
+            ),
+            _ => false,
+        };
+        if only_branch && self.errors.count() == errors && !self.names_self(e.to_token_stream()) {
+            out.truncate(mark);
+            return Operand::Const(e.to_token_stream());
+        }
+        value
+    }
+
     fn needs_lowering(&self, tokens: TokenStream) -> bool {
         self.mentions_diff(tokens.clone()) || self.names_self(tokens)
     }
