@@ -3,9 +3,9 @@
 //! through `::paralens::__private`.
 //!
 //! Stages, driven here in order: `parse` reads the item into a small IR that keeps the
-//! syntax nodes and checks the signature, `analyse` puts the body in A-normal form and checks
-//! what can be differentiated, `expand` writes the forward and reverse sweeps from the
-//! analysis.
+//! syntax nodes, `validate` holds the signature and the arguments' markers to the rules and
+//! decides each argument's kind, `analyse` puts the body in A-normal form and checks what can
+//! be differentiated, `expand` writes the forward and reverse sweeps from the analysis.
 #![deny(missing_docs)]
 
 use proc_macro::TokenStream;
@@ -17,6 +17,7 @@ mod expand;
 mod parse;
 mod primitives;
 mod tangent;
+mod validate;
 
 /// Makes a function a lens: keeps it as written and generates `name_vjp`, `name_rev` and a
 /// zero-sized type `Name` implementing `Lens` (or `Para` when arguments are `#[param]`);
@@ -26,12 +27,14 @@ mod tangent;
 #[proc_macro_attribute]
 pub fn lens(attr: TokenStream, item: TokenStream) -> TokenStream {
     let mut errors = errors::Errors::default();
-    // Parse: the attribute and the function, its signature checked.
+    // Parse: the attribute and the function, its arguments with their markers.
     let attr = parse::lens_attr(attr.into(), &mut errors);
     let item = syn::parse_macro_input!(item as syn::ItemFn);
     let mut f = parse::lens_fn(item, &mut errors);
     f.type_name = attr.name;
     f.init = attr.init;
+    // Validate: the signature and each argument's kind, by the rules.
+    validate::lens_fn(&mut f, &mut errors);
     // Analyse: the body in A-normal form, every unsupported construct an error at its span
     // (run even after a signature error, so that one build reports both).
     let analysed = analyse::lens_fn(&f, &mut errors);
@@ -60,10 +63,11 @@ pub fn lens(attr: TokenStream, item: TokenStream) -> TokenStream {
 pub fn para(input: TokenStream) -> TokenStream {
     let def = syn::parse_macro_input!(input as parse::ParaDef);
     let mut errors = errors::Errors::default();
-    // Parse: the struct's fields and the forward function's signature, checked.
+    // Parse: the struct's fields and the forward function's inputs.
     let mut out = match parse::para_model(def, &mut errors) {
         Err(item) => item.to_token_stream(),
         Ok(model) => {
+            validate::para_model(&model, &mut errors);
             // Analyse the forward function, then expand unless something was refused (the
             // struct as written is kept, so that its users still compile).
             let analysed = analyse::para_model(&model, &mut errors);

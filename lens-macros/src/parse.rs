@@ -4,8 +4,7 @@
 use crate::errors::Errors;
 use syn::parse::{Parse, ParseStream};
 use syn::{
-    Attribute, Block, FnArg, Generics, Ident, ItemFn, ItemStruct, Pat, ReturnType, Signature, Type,
-    Visibility,
+    Attribute, Block, FnArg, Generics, Ident, ItemFn, ItemStruct, Pat, ReturnType, Type, Visibility,
 };
 
 /// How an argument takes part in differentiation.
@@ -23,9 +22,14 @@ pub enum ArgKind {
 pub struct Arg {
     pub ident: Ident,
     pub ty: Type,
+    /// As declared by the markers, then as decided by [`crate::validate`].
     pub kind: ArgKind,
     /// Declared `mut x: T`: the body may assign it.
     pub mutable: bool,
+    /// The `#[param]` marker, if written.
+    pub param: Option<Attribute>,
+    /// The `#[nodiff]` marker, if written.
+    pub nodiff: Option<Attribute>,
 }
 
 /// A function under `#[lens]`.
@@ -69,32 +73,14 @@ pub fn nodiff_type(ty: &Type) -> bool {
     }
 }
 
-/// A type as a person writes it (`SVector<f64, 3>`, not `SVector < f64 , 3 >`).
-fn type_text(ty: &Type) -> String {
-    let raw = quote::quote!(#ty).to_string();
-    let mut out = String::with_capacity(raw.len());
-    for (i, part) in raw.split(' ').enumerate() {
-        let glue = matches!(part, "<" | ">" | "," | "::" | ">>")
-            || out.ends_with('<')
-            || out.ends_with("::")
-            || out.ends_with('&');
-        if i > 0 && !glue {
-            out.push(' ');
-        }
-        out.push_str(part);
-    }
-    out
-}
-
 fn take_marker(attrs: &mut Vec<Attribute>, name: &str) -> Option<Attribute> {
     let i = attrs.iter().position(|a| a.path().is_ident(name))?;
     Some(attrs.remove(i))
 }
 
-/// Reads a function under `#[lens]`; records what it cannot take in `errors`.
+/// Reads a function under `#[lens]`: its arguments with their markers, as declared (the
+/// rules they must meet are [`crate::validate`]'s); records what it cannot read in `errors`.
 pub fn lens_fn(mut item: ItemFn, errors: &mut Errors) -> LensFn {
-    let sig = &item.sig;
-    check_signature(sig, errors);
     let mut args = Vec::new();
     for input in &mut item.sig.inputs {
         match input {
@@ -117,55 +103,18 @@ pub fn lens_fn(mut item: ItemFn, errors: &mut Errors) -> LensFn {
                         continue;
                     }
                 };
-                let ty = (*pt.ty).clone();
-                if let Type::Reference(r) = &ty
-                    && r.mutability.is_some()
-                {
-                    errors.at(
-                        &pt.ty,
-                        format!(
-                            "mutation through `&mut` is not differentiated: take `{ident}` by value and return the new value"
-                        ),
-                    );
-                }
-                let kind = match (param, nodiff) {
-                    (Some(p), Some(_)) => {
-                        errors.at(p, "an argument cannot be both `#[param]` and `#[nodiff]`");
-                        ArgKind::NoDiff
-                    }
-                    (Some(p), None) if nodiff_type(&ty) => {
-                        errors.at(
-                            &pt.ty,
-                            format!(
-                                "`#[param]` on `{ident}: {}`: a parameter must receive changes, and this type gets none; use a float, a static matrix or a Z2 word (`u64`), or drop `#[param]`",
-                                quote::quote!(#ty)
-                            ),
-                        );
-                        let _ = p;
-                        ArgKind::NoDiff
-                    }
-                    (Some(_), None) => ArgKind::Param,
+                let kind = match (&param, &nodiff) {
+                    (Some(_), _) => ArgKind::Param,
                     (None, Some(_)) => ArgKind::NoDiff,
-                    (None, None) if matches!(&ty, Type::Reference(r) if r.mutability.is_none()) => {
-                        // A borrowed argument cannot give a change back: say so rather than
-                        // hand back a silent zero.
-                        errors.at(
-                            &pt.ty,
-                            format!(
-                                "a borrowed argument gets no change back: take `{ident}: {}` by value to differentiate it, or mark it `#[nodiff]` if it is data",
-                                type_text(&ty).trim_start_matches('&')
-                            ),
-                        );
-                        ArgKind::NoDiff
-                    }
-                    (None, None) if nodiff_type(&ty) => ArgKind::NoDiff,
                     (None, None) => ArgKind::Diff,
                 };
                 args.push(Arg {
                     ident,
-                    ty,
+                    ty: (*pt.ty).clone(),
                     kind,
                     mutable,
+                    param,
+                    nodiff,
                 });
             }
         }
@@ -243,27 +192,6 @@ pub fn lens_attr(attr: proc_macro2::TokenStream, errors: &mut Errors) -> LensAtt
     }
 }
 
-fn check_signature(sig: &Signature, errors: &mut Errors) {
-    if let Some(t) = &sig.constness {
-        errors.at(t, "`#[lens]` does not support `const fn`");
-    }
-    if let Some(t) = &sig.asyncness {
-        errors.at(t, "`#[lens]` does not support `async fn`");
-    }
-    if let Some(t) = &sig.unsafety {
-        errors.at(t, "`#[lens]` does not support `unsafe fn`");
-    }
-    if let Some(t) = &sig.variadic {
-        errors.at(t, "`#[lens]` does not support variadic functions");
-    }
-    if let Some(l) = sig.generics.lifetimes().next() {
-        errors.at(
-            l,
-            "`#[lens]` functions take values, not borrows: remove the lifetime parameter",
-        );
-    }
-}
-
 /// The input of `para!`: a struct of sub-models and its forward function.
 pub struct ParaDef {
     pub item: ItemStruct,
@@ -312,16 +240,10 @@ impl ParaModel {
     }
 }
 
-/// Reads a `para!` definition; records what it cannot take in `errors`. A struct without
+/// Reads a `para!` definition; records what it cannot read in `errors`. A struct without
 /// named fields cannot be a model: it comes back as the error, to be emitted as written.
 pub fn para_model(def: ParaDef, errors: &mut Errors) -> Result<ParaModel, Box<ItemStruct>> {
     let ParaDef { item, forward } = def;
-    if let Some(l) = item.generics.lifetimes().next() {
-        errors.at(
-            l,
-            "a `para!` model owns its sub-models and takes no lifetime parameters",
-        );
-    }
     let syn::Fields::Named(named) = &item.fields else {
         errors.at(
             &item.ident,
@@ -343,17 +265,10 @@ pub fn para_model(def: ParaDef, errors: &mut Errors) -> Result<ParaModel, Box<It
         .cloned()
         .collect();
     let sig = &forward.sig;
-    let mut inputs = sig.inputs.iter();
-    match inputs.next() {
-        Some(FnArg::Receiver(r)) if r.reference.is_some() && r.mutability.is_none() => {}
-        _ => errors.at(
-            sig,
-            "the function in `para!` takes `&self` first: `fn forward(&self, x: T) -> U`",
-        ),
-    }
     let mut args: Vec<(Ident, Type)> = Vec::new();
     let mut mutable = Vec::new();
-    for input in inputs {
+    // The receiver is `validate`'s.
+    for input in sig.inputs.iter().skip(1) {
         match input {
             FnArg::Typed(pt) => match &*pt.pat {
                 Pat::Ident(pi) => {

@@ -1,0 +1,113 @@
+//! Validation: what parsing read, held to the rules the analysis and expansion rely on.
+//! Each refusal is an error at the offending token, saying what to write instead.
+
+use crate::errors::Errors;
+use crate::parse::{ArgKind, LensFn, ParaModel, nodiff_type};
+use syn::{FnArg, Signature, Type};
+
+/// Checks a `#[lens]` function's signature and decides each argument's kind from its
+/// markers and its type.
+pub fn lens_fn(f: &mut LensFn, errors: &mut Errors) {
+    check_signature(&f.original.sig, errors);
+    for arg in &mut f.args {
+        let (ident, ty) = (&arg.ident, &arg.ty);
+        if let Type::Reference(r) = ty
+            && r.mutability.is_some()
+        {
+            errors.at(
+                ty,
+                format!(
+                    "mutation through `&mut` is not differentiated: take `{ident}` by value and return the new value"
+                ),
+            );
+        }
+        arg.kind = match (&arg.param, &arg.nodiff) {
+            (Some(p), Some(_)) => {
+                errors.at(p, "an argument cannot be both `#[param]` and `#[nodiff]`");
+                ArgKind::NoDiff
+            }
+            (Some(_), None) if nodiff_type(ty) => {
+                errors.at(
+                    ty,
+                    format!(
+                        "`#[param]` on `{ident}: {}`: a parameter must receive changes, and this type gets none; use a float, a static matrix or a Z2 word (`u64`), or drop `#[param]`",
+                        quote::quote!(#ty)
+                    ),
+                );
+                ArgKind::NoDiff
+            }
+            (Some(_), None) => ArgKind::Param,
+            (None, Some(_)) => ArgKind::NoDiff,
+            (None, None) if matches!(ty, Type::Reference(r) if r.mutability.is_none()) => {
+                // A borrowed argument cannot give a change back: say so rather than hand
+                // back a silent zero.
+                errors.at(
+                    ty,
+                    format!(
+                        "a borrowed argument gets no change back: take `{ident}: {}` by value to differentiate it, or mark it `#[nodiff]` if it is data",
+                        type_text(ty).trim_start_matches('&')
+                    ),
+                );
+                ArgKind::NoDiff
+            }
+            (None, None) if nodiff_type(ty) => ArgKind::NoDiff,
+            (None, None) => ArgKind::Diff,
+        };
+    }
+}
+
+/// Checks a `para!` model: no lifetimes, and `&self` first in the forward function.
+pub fn para_model(m: &ParaModel, errors: &mut Errors) {
+    if let Some(l) = m.item.generics.lifetimes().next() {
+        errors.at(
+            l,
+            "a `para!` model owns its sub-models and takes no lifetime parameters",
+        );
+    }
+    let sig = &m.forward.sig;
+    match sig.inputs.first() {
+        Some(FnArg::Receiver(r)) if r.reference.is_some() && r.mutability.is_none() => {}
+        _ => errors.at(
+            sig,
+            "the function in `para!` takes `&self` first: `fn forward(&self, x: T) -> U`",
+        ),
+    }
+}
+
+fn check_signature(sig: &Signature, errors: &mut Errors) {
+    if let Some(t) = &sig.constness {
+        errors.at(t, "`#[lens]` does not support `const fn`: its generated reverse is not `const`; remove `const`");
+    }
+    if let Some(t) = &sig.asyncness {
+        errors.at(t, "`#[lens]` does not support `async fn`: a lens is a plain function of values; remove `async`");
+    }
+    if let Some(t) = &sig.unsafety {
+        errors.at(t, "`#[lens]` does not support `unsafe fn`: remove `unsafe` and keep any `unsafe` block outside the lens");
+    }
+    if let Some(t) = &sig.variadic {
+        errors.at(t, "`#[lens]` does not support variadic functions");
+    }
+    if let Some(l) = sig.generics.lifetimes().next() {
+        errors.at(
+            l,
+            "`#[lens]` functions take values, not borrows: remove the lifetime parameter",
+        );
+    }
+}
+
+/// A type as a person writes it (`SVector<f64, 3>`, not `SVector < f64 , 3 >`).
+fn type_text(ty: &Type) -> String {
+    let raw = quote::quote!(#ty).to_string();
+    let mut out = String::with_capacity(raw.len());
+    for (i, part) in raw.split(' ').enumerate() {
+        let glue = matches!(part, "<" | ">" | "," | "::" | ">>")
+            || out.ends_with('<')
+            || out.ends_with("::")
+            || out.ends_with('&');
+        if i > 0 && !glue {
+            out.push(' ');
+        }
+        out.push_str(part);
+    }
+    out
+}
