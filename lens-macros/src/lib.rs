@@ -61,22 +61,36 @@ pub fn lens(attr: TokenStream, item: TokenStream) -> TokenStream {
 /// `paralens` crate documentation.
 #[proc_macro]
 pub fn para(input: TokenStream) -> TokenStream {
-    let def = syn::parse_macro_input!(input as parse::ParaDef);
+    let parse::ParaDef { item, forwards } = syn::parse_macro_input!(input as parse::ParaDef);
     let mut errors = errors::Errors::default();
-    // Parse: the struct's fields and the forward function's inputs.
-    let mut out = match parse::para_model(def, &mut errors) {
-        Err(item) => item.to_token_stream(),
-        Ok(model) => {
-            validate::para_model(&model, &mut errors);
-            // Analyse the forward function, then expand unless something was refused (the
-            // struct as written is kept, so that its users still compile).
-            let analysed = analyse::para_model(&model, &mut errors);
-            if errors.is_empty() {
-                expand::para(&model, &analysed)
-            } else {
-                expand::without_markers(&model.item)
+    validate::para_struct(&item, &mut errors);
+    // Each forward function in turn: parse its inputs, validate, analyse.
+    let mut models = Vec::new();
+    for forward in forwards {
+        match parse::para_model(item.clone(), forward, &mut errors) {
+            Err(item) => {
+                let mut out = item.to_token_stream();
+                out.extend(errors.into_compile_errors());
+                return out.into();
+            }
+            Ok(model) => {
+                validate::para_forward(&model, &mut errors);
+                let analysed = analyse::para_model(&model, &mut errors);
+                models.push((model, analysed));
             }
         }
+    }
+    // Expand unless something was refused: the struct, its parameters and `Init` once, a
+    // `Para` impl per forward function. On error the struct as written is kept, so that its
+    // users still compile.
+    let mut out = if errors.is_empty() {
+        let mut out = proc_macro2::TokenStream::new();
+        for (k, (model, analysed)) in models.iter().enumerate() {
+            out.extend(expand::para(model, analysed, k == 0));
+        }
+        out
+    } else {
+        expand::without_markers(&item)
     };
     out.extend(errors.into_compile_errors());
     out.into()

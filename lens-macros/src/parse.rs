@@ -195,19 +195,24 @@ pub fn lens_attr(attr: proc_macro2::TokenStream, errors: &mut Errors) -> LensAtt
 /// The input of `para!`: a struct of sub-models and its forward function.
 pub struct ParaDef {
     pub item: ItemStruct,
-    pub forward: ItemFn,
+    /// One or more forward functions: one `Para` impl each, on its own input type (the same
+    /// cell on static and on heap matrices).
+    pub forwards: Vec<ItemFn>,
 }
 
 impl Parse for ParaDef {
     fn parse(input: ParseStream) -> syn::Result<Self> {
         let item: ItemStruct = input.parse()?;
-        let forward: ItemFn = input.parse()?;
-        if !input.is_empty() {
-            return Err(input.error(
-                "`para!` takes one struct and one `fn forward(&self, ...)`; move other items outside",
-            ));
+        let mut forwards = vec![input.parse::<ItemFn>()?];
+        while !input.is_empty() {
+            if !input.peek(syn::Token![fn]) && !input.peek(syn::Token![#]) {
+                return Err(input.error(
+                    "`para!` takes one struct and one or more `fn forward(&self, ...)` (one per input type); move other items outside",
+                ));
+            }
+            forwards.push(input.parse()?);
         }
-        Ok(Self { item, forward })
+        Ok(Self { item, forwards })
     }
 }
 
@@ -240,10 +245,14 @@ impl ParaModel {
     }
 }
 
-/// Reads a `para!` definition; records what it cannot read in `errors`. A struct without
-/// named fields cannot be a model: it comes back as the error, to be emitted as written.
-pub fn para_model(def: ParaDef, errors: &mut Errors) -> Result<ParaModel, Box<ItemStruct>> {
-    let ParaDef { item, forward } = def;
+/// Reads a `para!` struct with one of its forward functions; records what it cannot read in
+/// `errors`. A struct without named fields cannot be a model: it comes back as the error, to
+/// be emitted as written.
+pub fn para_model(
+    item: ItemStruct,
+    forward: ItemFn,
+    errors: &mut Errors,
+) -> Result<ParaModel, Box<ItemStruct>> {
     let syn::Fields::Named(named) = &item.fields else {
         errors.at(
             &item.ident,

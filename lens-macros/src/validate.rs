@@ -56,14 +56,19 @@ pub fn lens_fn(f: &mut LensFn, errors: &mut Errors) {
     }
 }
 
-/// Checks a `para!` model: no lifetimes, and `&self` first in the forward function.
-pub fn para_model(m: &ParaModel, errors: &mut Errors) {
-    if let Some(l) = m.item.generics.lifetimes().next() {
+/// Checks a `para!` model's struct: no lifetimes (reported once, whatever the number of
+/// forward functions).
+pub fn para_struct(item: &syn::ItemStruct, errors: &mut Errors) {
+    if let Some(l) = item.generics.lifetimes().next() {
         errors.at(
             l,
             "a `para!` model owns its sub-models and takes no lifetime parameters",
         );
     }
+}
+
+/// Checks one forward function of a `para!` model: `&self` first.
+pub fn para_forward(m: &ParaModel, errors: &mut Errors) {
     let sig = &m.forward.sig;
     match sig.inputs.first() {
         Some(FnArg::Receiver(r)) if r.reference.is_some() && r.mutability.is_none() => {}

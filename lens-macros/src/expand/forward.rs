@@ -6,11 +6,56 @@ use crate::analyse::{BranchHead, Loop, Op, Operand, Stmt, StmtKind, VarId};
 use proc_macro2::TokenStream;
 use quote::{ToTokens, format_ident, quote, quote_spanned};
 
+/// An operand as read in place: a variable by its name (a block's value, the base of a field
+/// or an entry, read through a borrow), a forward-only value as written.
 pub fn operand(cx: &Cx, o: &Operand) -> TokenStream {
     match o {
         Operand::Var(id) => cx.vars[*id].ident.to_token_stream(),
         Operand::Const(ts) => ts.clone(),
     }
+}
+
+/// The name under which the operation defining `target` takes the variable `id`: its own
+/// clone when the variable is read again later (see [`super::read_again`]).
+fn clone_name(target: VarId, id: VarId) -> syn::Ident {
+    format_ident!("__cl{}_{}", target, id)
+}
+
+/// An operand given away to the operation defining `target`.
+fn moved(cx: &Cx, target: VarId, o: &Operand) -> TokenStream {
+    match o {
+        Operand::Var(id) if cx.again.contains(id) => clone_name(target, *id).to_token_stream(),
+        _ => operand(cx, o),
+    }
+}
+
+/// The clones an operation takes of variables read again, bound before it: `x.clone()` in a
+/// `let` of its own, where the receiver's known type picks the impl (as an argument, a
+/// clone's type is left to inference, which could then pick a rule's other impl).
+fn clones(cx: &Cx, target: VarId, op: &Op) -> TokenStream {
+    let operands: Vec<&Operand> = match op {
+        Op::Alias(o) => vec![o],
+        Op::Rule { args, .. }
+        | Op::Call { args, .. }
+        | Op::Tuple(args)
+        | Op::Array(args)
+        | Op::Build { args, .. }
+        | Op::Sub { args, .. } => args.iter().collect(),
+        Op::Struct { fields, .. } => fields.iter().map(|(_, o)| o).collect(),
+        Op::Field { .. } | Op::Index { .. } | Op::Branch(_) | Op::Loop(_) => Vec::new(),
+    };
+    let mut seen = std::collections::BTreeSet::new();
+    let mut out = TokenStream::new();
+    for o in operands {
+        if let Operand::Var(id) = o
+            && cx.again.contains(id)
+            && seen.insert(*id)
+        {
+            let (c, x) = (clone_name(target, *id), &cx.vars[*id].ident);
+            out.extend(quote!(let #c = #x.clone();));
+        }
+    }
+    out
 }
 
 /// The pullback variable of the statement defining `target`.
@@ -49,17 +94,18 @@ pub fn stmt(cx: &Cx, s: &Stmt) -> TokenStream {
             let pb = pullback(*target);
             let ann = ty.as_ref().map(|t| quote!(: #t));
             let pair_ann = ty.as_ref().map(|t| quote!(: (#t, _)));
-            match &**op {
+            let clones = clones(cx, *target, op);
+            let op_tokens = match &**op {
                 Op::Alias(o) => {
-                    let o = operand(cx, o);
+                    let o = moved(cx, *target, o);
                     quote_spanned!(span=> let #x #ann = #o;)
                 }
                 Op::Tuple(elems) => {
-                    let elems = elems.iter().map(|e| operand(cx, e));
+                    let elems = elems.iter().map(|e| moved(cx, *target, e));
                     quote_spanned!(span=> let #x #ann = (#(#elems,)*);)
                 }
                 Op::Array(elems) => {
-                    let elems = elems.iter().map(|e| operand(cx, e));
+                    let elems = elems.iter().map(|e| moved(cx, *target, e));
                     quote_spanned!(span=> let #x #ann = [#(#elems,)*];)
                 }
                 Op::Field { base, member } => {
@@ -73,28 +119,28 @@ pub fn stmt(cx: &Cx, s: &Stmt) -> TokenStream {
                 }
                 Op::Struct { path, fields } => {
                     let fields = fields.iter().map(|(m, o)| {
-                        let o = operand(cx, o);
+                        let o = moved(cx, *target, o);
                         quote!(#m: #o)
                     });
                     quote_spanned!(span=> let #x #ann = #path { #(#fields,)* };)
                 }
                 Op::Build { callee, args } => {
-                    let args = args.iter().map(|e| operand(cx, e));
+                    let args = args.iter().map(|e| moved(cx, *target, e));
                     quote_spanned!(span=> let #x #ann = #callee(#(#args),*);)
                 }
                 Op::Rule { func, args, extra } => {
-                    let args = args.iter().map(|a| operand(cx, a));
+                    let args = args.iter().map(|a| moved(cx, *target, a));
                     quote_spanned!(span=> let (#x, #pb) #pair_ann = #func(#(#args,)* #(#extra,)*);)
                 }
                 Op::Call { path, args } => {
-                    let args = args.iter().map(|a| operand(cx, a));
+                    let args = args.iter().map(|a| moved(cx, *target, a));
                     quote_spanned!(span=> let (#x, #pb) #pair_ann = #path(#(#args),*);)
                 }
                 Op::Sub { field, args } => {
                     let input = match args.as_slice() {
-                        [one] => operand(cx, one),
+                        [one] => moved(cx, *target, one),
                         many => {
-                            let many = many.iter().map(|a| operand(cx, a));
+                            let many = many.iter().map(|a| moved(cx, *target, a));
                             quote!((#(#many,)*))
                         }
                     };
@@ -154,7 +200,8 @@ pub fn stmt(cx: &Cx, s: &Stmt) -> TokenStream {
                     };
                     quote_spanned!(span=> #bind let (#x, #pb) #pair_ann = #value;)
                 }
-            }
+            };
+            quote!(#clones #op_tokens)
         }
     }
 }

@@ -35,10 +35,12 @@ pub fn lens(f: &LensFn, analysed: &Analysed) -> TokenStream {
         body,
         arg_ids: ids,
     } = analysed;
+    let again = super::read_again(body);
     let cx = Cx {
         vars,
         params: None,
         skip: None,
+        again: &again,
     };
     let LensFn {
         vis,

@@ -9,11 +9,11 @@ mod reverse;
 pub use lens::lens;
 pub use para::{para, without_markers};
 
-use crate::analyse::{Block, Var, VarId};
+use crate::analyse::{Block, Op, Operand, StmtKind, Var, VarId};
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
 use reverse::{Sweep, adjoint};
-use std::collections::HashSet;
+use std::collections::{BTreeMap, BTreeSet, HashSet};
 use syn::{Ident, Type};
 
 /// What expansion needs from analysis.
@@ -25,6 +25,9 @@ pub struct Cx<'a> {
     /// In `para!`'s `vjp_params`: the arguments, whose changes nobody wants. Contributions to
     /// them are dropped, and a sub-model given only arguments runs its own `vjp_params`.
     pub skip: Option<&'a [VarId]>,
+    /// The variables the forward sweep reads more than once: their reads clone (see
+    /// [`read_again`]).
+    pub again: &'a BTreeSet<VarId>,
 }
 
 impl Cx<'_> {
@@ -76,7 +79,14 @@ pub fn block(
     tuple: bool,
 ) -> TokenStream {
     let forward: Vec<TokenStream> = b.stmts.iter().map(|s| forward::stmt(cx, s)).collect();
-    let value = forward::operand(cx, &b.result);
+    let value = match &b.result {
+        // Read again later (by a loop's next iteration): the block hands on a clone.
+        crate::analyse::Operand::Var(id) if cx.again.contains(id) => {
+            let x = &cx.vars[*id].ident;
+            quote!(#x.clone())
+        }
+        other => forward::operand(cx, other),
+    };
     let slots: Vec<Ident> = (0..external.map_or(0, |(e, _)| e.len()))
         .map(|k| format_ident!("__a{}", k))
         .collect();
@@ -192,4 +202,67 @@ pub fn allows() -> TokenStream {
         clippy::all,
         clippy::pedantic
     )])
+}
+
+/// The variables whose value the forward sweep reads more than once, counting a read in a
+/// loop's body as one per iteration. Their reads clone, so that a value that is not `Copy`
+/// (a `HeapMatrix`) can be read again; for `Copy` values a clone is the copy a move was.
+pub fn read_again(body: &Block) -> BTreeSet<VarId> {
+    let mut counts = BTreeMap::new();
+    count_block(body, 1, &mut counts);
+    counts
+        .into_iter()
+        .filter_map(|(v, n)| (n > 1).then_some(v))
+        .collect()
+}
+
+fn count_block(b: &Block, k: usize, counts: &mut BTreeMap<VarId, usize>) {
+    for s in &b.stmts {
+        match &s.kind {
+            StmtKind::Verbatim(_) => {}
+            StmtKind::Destructure { src, .. } => *counts.entry(*src).or_default() += k,
+            StmtKind::Let { op, .. } => count_op(op, k, counts),
+        }
+    }
+    count_operand(&b.result, k, counts);
+}
+
+fn count_operand(o: &Operand, k: usize, counts: &mut BTreeMap<VarId, usize>) {
+    if let Operand::Var(v) = o {
+        *counts.entry(*v).or_default() += k;
+    }
+}
+
+fn count_op(op: &Op, k: usize, counts: &mut BTreeMap<VarId, usize>) {
+    match op {
+        Op::Alias(o) => count_operand(o, k, counts),
+        Op::Rule { args, .. }
+        | Op::Call { args, .. }
+        | Op::Tuple(args)
+        | Op::Array(args)
+        | Op::Build { args, .. }
+        | Op::Sub { args, .. } => {
+            for a in args {
+                count_operand(a, k, counts);
+            }
+        }
+        Op::Struct { fields, .. } => {
+            for (_, a) in fields {
+                count_operand(a, k, counts);
+            }
+        }
+        // Read through a borrow.
+        Op::Field { .. } | Op::Index { .. } => {}
+        Op::Branch(b) => {
+            for blk in &b.blocks {
+                count_block(blk, k, counts);
+            }
+        }
+        Op::Loop(l) => {
+            for v in &l.init {
+                *counts.entry(*v).or_default() += k;
+            }
+            count_block(&l.body, 2 * k, counts);
+        }
+    }
 }

@@ -38,7 +38,9 @@ impl Fold for ForwardCalls<'_> {
     }
 }
 
-pub fn para(m: &ParaModel, analysed: &Analysed) -> TokenStream {
+/// The model's items (its struct, its parameter struct and `Init`, when `with_items`) and the
+/// `Para` impl of one forward function.
+pub fn para(m: &ParaModel, analysed: &Analysed, with_items: bool) -> TokenStream {
     let ParaModel {
         item,
         forward,
@@ -89,16 +91,19 @@ pub fn para(m: &ParaModel, analysed: &Analysed) -> TokenStream {
     let (para_impl, _, para_where) = impl_generics.split_for_impl();
     let model_generics = &item.generics;
     let model_where_clause = &item.generics.where_clause;
+    let again = super::read_again(body);
     let cx = Cx {
         vars,
         params: Some(&params),
         skip: None,
+        again: &again,
     };
     // The same body for `vjp_params`: no change for the arguments.
     let cx_params = Cx {
         vars,
         params: Some(&params),
         skip: Some(arg_ids),
+        again: &again,
     };
 
     let vis = &item.vis;
@@ -166,7 +171,7 @@ pub fn para(m: &ParaModel, analysed: &Analysed) -> TokenStream {
     } else {
         quote!(#[derive(Clone, Copy, Debug, Default)])
     };
-    quote! {
+    let items = with_items.then(|| quote! {
         #(#attrs)*
         #derives
         #vis struct #name #model_generics #model_where_clause {
@@ -186,6 +191,9 @@ pub fn para(m: &ParaModel, analysed: &Analysed) -> TokenStream {
                 #params_name { #(#fields: ::paralens::__private::Init::init_with(&self.#fields, rng),)* }
             }
         }
+    });
+    quote! {
+        #items
 
         impl #para_impl ::paralens::__private::Para<#in_ty> for #name #model_ty #para_where {
             type Param = #params;
