@@ -202,7 +202,7 @@ pub fn bench(c: &mut Criterion) {
         Adam::new(1e-3),
     );
     let rows: mnist_lstm::Rows = std::array::from_fn(|t| {
-        SMatrix::from_fn(|i, k| ((t * 28 + i) * 31 % 97 + k * 17 % 13) as f32 / 110.0)
+        HeapMatrix::from_fn(|i, k| ((t * 28 + i) * 31 % 97 + k * 17 % 13) as f32 / 110.0)
     });
     let labels: [usize; B] = std::array::from_fn(|k| k % 10);
     let (l0, h0) = (learner.step(&rows, &labels), hand.step(&rows, &labels));
@@ -217,7 +217,7 @@ pub fn bench(c: &mut Criterion) {
     g.throughput(Throughput::Elements(B as u64));
     g.bench_function("paralens", |b| {
         b.iter_batched(
-            || rows,
+            || rows.clone(),
             |x| black_box(learner.step_owned(x, &labels)),
             criterion::BatchSize::SmallInput,
         )

@@ -19,17 +19,19 @@ pub const BATCH: usize = 32;
 /// Hidden units.
 pub const HIDDEN: usize = 128;
 
-/// The rows of a batch: step `t` reads row `t` of every image, one image per column.
-pub type Rows = [SMatrix<f32, 28, BATCH>; 28];
+/// The rows of a batch: step `t` reads row `t` of every image, one image per column. Rows,
+/// states and the cell's activations are heap matrices (blocks of a per-thread pool, reused
+/// from step to step), so that a training step runs on a default 2 MiB thread.
+pub type Rows = [HeapMatrix<f32, 28, BATCH>; 28];
 
 para! {
     /// An LSTM over the 28 rows, then 10 digit scores from its last hidden state.
     pub struct RowLstm { cell: LstmCell<28, HIDDEN, f32>, out: Dense<HIDDEN, 10> }
-    fn forward(&self, rows: Rows) -> SMatrix<f32, 10, BATCH> {
-        let mut h = SMatrix::<f32, HIDDEN, BATCH>::zeros();
-        let mut c = SMatrix::<f32, HIDDEN, BATCH>::zeros();
+    fn forward(&self, rows: Rows) -> HeapMatrix<f32, 10, BATCH> {
+        let mut h = HeapMatrix::<f32, HIDDEN, BATCH>::zeros();
+        let mut c = HeapMatrix::<f32, HIDDEN, BATCH>::zeros();
         for t in 0..28 {
-            let (h2, c2) = self.cell(rows[t], h, c);
+            let (h2, c2) = self.cell(rows[t].clone(), h, c);
             h = h2;
             c = c2;
         }
@@ -48,7 +50,7 @@ pub fn model() -> RowLstm {
 
 /// The rows of the images `idx` (pixels in `0..=1`), in the batch layout.
 pub fn rows(images: &[SVector<f32, 784>], idx: &[usize]) -> Rows {
-    std::array::from_fn(|t| SMatrix::from_fn(|c, j| images[idx[j]][t * 28 + c]))
+    std::array::from_fn(|t| HeapMatrix::from_fn(|c, j| images[idx[j]][t * 28 + c]))
 }
 
 /// Test accuracy over whole batches of the test set.

@@ -203,6 +203,9 @@ fn batched_steps_through_the_matrix_product_allocate_nothing() {
 #[path = "../examples/mnist_cnn.rs"]
 mod mnist_cnn;
 #[allow(dead_code, clippy::duplicate_mod)]
+#[path = "../examples/mnist_lstm.rs"]
+mod mnist_lstm;
+#[allow(dead_code, clippy::duplicate_mod)]
 #[path = "../examples/mnist_mlp.rs"]
 mod mnist_mlp;
 
@@ -238,6 +241,37 @@ fn mnist_steps_allocate_nothing_after_the_first() {
         }
     });
     assert_eq!(n, 0, "MNIST steps allocated {n} times after the first");
+}
+
+// The row LSTM on heap activations: its blocks (rows, states, gates, the loop's tape) come
+// from the pool after the first step.
+#[test]
+fn mnist_lstm_steps_allocate_nothing_after_the_first() {
+    let rows: mnist_lstm::Rows = core::array::from_fn(|t| {
+        HeapMatrix::from_fn(|i, j| ((t * 7 + i * 3 + j) % 17) as f32 / 17.0)
+    });
+    let y: [usize; mnist_lstm::BATCH] = core::array::from_fn(|j| j % 10);
+    let model = mnist_lstm::model();
+    let mut l = Learner::new(
+        model,
+        model.init(0),
+        PerColumn(SoftmaxCrossEntropy),
+        Adam::new(1e-3),
+    );
+    let first = allocations_during(|| {
+        std::hint::black_box(l.step(&rows, &y));
+    });
+    assert!(
+        first > 0,
+        "the first step takes its blocks from the allocator"
+    );
+    let n = allocations_during(|| {
+        for _ in 0..2 {
+            std::hint::black_box(l.step(&rows, &y));
+            std::hint::black_box(l.predict(&rows));
+        }
+    });
+    assert_eq!(n, 0, "LSTM steps allocated {n} times after the first");
 }
 
 para! {

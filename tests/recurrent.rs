@@ -66,6 +66,66 @@ fn lstm_cell() {
     );
 }
 
+/// `a` and `b` agree entry by entry to 1e-12, relative (the heap path's products may round
+/// differently).
+fn close<P: Flat<f64>>(what: &str, a: &P, b: &P) {
+    let a: Vec<f64> = a.slices().flatten().copied().collect();
+    let b: Vec<f64> = b.slices().flatten().copied().collect();
+    assert_eq!(a.len(), b.len(), "{what}");
+    for (x, y) in a.iter().zip(&b) {
+        assert!(
+            (x - y).abs() <= 1e-12 * (1.0 + y.abs()),
+            "{what}: {x} against {y}"
+        );
+    }
+}
+
+/// A batch of two columns on the heap, and the same values on the stack.
+fn hm<const N: usize>(seed: f64) -> (HeapMatrix<f64, N, 2>, SMatrix<f64, N, 2>) {
+    let m = SMatrix::<f64, N, 2>::from_fn(|i, j| ((i as f64 + 1.0) * seed + j as f64).sin());
+    (HeapMatrix::from_matrix(&m), m)
+}
+
+// The cells on heap activations (their second forward function): the same values and
+// changes as on static matrices, and every change against finite differences.
+#[test]
+fn cells_on_heap_matrices() {
+    let ((x, xs), (h, hs), (c, cs)) = (hm::<3>(0.7), hm::<4>(0.3), hm::<4>(-0.5));
+    let d = SMatrix::<f64, 4, 2>::from_fn(|i, j| 0.3 * i as f64 - 0.2 * j as f64 + 0.1);
+    let dh = HeapMatrix::from_matrix(&d);
+
+    let elman = ElmanCell::<3, 4, f64>::new();
+    let p = elman.init(1);
+    let y = elman.forward(&p, (x.clone(), h.clone()));
+    close("elman", &*y, &elman.forward(&p, (xs, hs)));
+    let (dp, (dx, dhh)) = elman.changes(&p, (x.clone(), h.clone()), dh.clone());
+    let (dps, (dxs, dhs)) = elman.changes(&p, (xs, hs), d);
+    close("elman changes", &(dp, (*dx, *dhh)), &(dps, (dxs, dhs)));
+    check_model("elman on the heap", &elman, p, (x.clone(), h.clone()));
+
+    let gru = GruCell::<3, 4, f64>::new();
+    let p = gru.init(2);
+    let y = gru.forward(&p, (x.clone(), h.clone()));
+    close("gru", &*y, &gru.forward(&p, (xs, hs)));
+    let (dp, (dx, dhh)) = gru.changes(&p, (x.clone(), h.clone()), dh.clone());
+    let (dps, (dxs, dhs)) = gru.changes(&p, (xs, hs), d);
+    close("gru changes", &(dp, (*dx, *dhh)), &(dps, (dxs, dhs)));
+    check_model("gru on the heap", &gru, p, (x.clone(), h.clone()));
+
+    let lstm = LstmCell::<3, 4, f64>::new();
+    let p = lstm.init(3);
+    let (yh, yc) = lstm.forward(&p, (x.clone(), h.clone(), c.clone()));
+    close("lstm", &(*yh, *yc), &lstm.forward(&p, (xs, hs, cs)));
+    let (dp, (dx, dhh, dc)) = lstm.changes(&p, (x.clone(), h.clone(), c.clone()), (dh.clone(), dh));
+    let (dps, (dxs, dhs, dcs)) = lstm.changes(&p, (xs, hs, cs), (d, d));
+    close(
+        "lstm changes",
+        &(dp, (*dx, *dhh, *dc)),
+        &(dps, (dxs, dhs, dcs)),
+    );
+    check_model("lstm on the heap", &lstm, p, (x, h, c));
+}
+
 para! {
     /// A GRU reading five 3-vectors, then a readout of its last state.
     pub struct GruReader {

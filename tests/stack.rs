@@ -1,6 +1,7 @@
 //! Models of real size on an ordinary stack: the MNIST perceptron (784-128-10, 10^5
-//! parameters) and convolutional network (two 5x5 convolutions, 1.2 MB activations) of the
-//! examples, built, trained for three Adam steps on a batch of 32 and asked for predictions
+//! parameters), convolutional network (two 5x5 convolutions, 1.2 MB activations) and row
+//! LSTM (128 hidden units, 28 steps of a differentiated loop) of the examples, built,
+//! trained for three Adam steps on a batch of 32 and asked for predictions
 //! on the test thread itself (2 MiB by default) and on a thread spawned with the default stack;
 //! a main thread's 8 MiB is then covered too.
 //! `cargo test` runs them in the debug build, `cargo test --release --test stack` in the
@@ -14,6 +15,9 @@ use paralens::prelude::*;
 #[allow(dead_code)]
 #[path = "../examples/mnist_cnn.rs"]
 mod mnist_cnn;
+#[allow(dead_code)]
+#[path = "../examples/mnist_lstm.rs"]
+mod mnist_lstm;
 #[allow(dead_code)]
 #[path = "../examples/mnist_mlp.rs"]
 mod mnist_mlp;
@@ -64,6 +68,29 @@ fn mnist_cnn_trains_on_the_default_test_thread() {
     train(mnist_cnn::model);
 }
 
+/// The row LSTM: three steps and a prediction on a batch of rows.
+fn train_lstm() {
+    let model = mnist_lstm::model();
+    let mut learner = Learner::new(
+        model,
+        model.init(0),
+        PerColumn(SoftmaxCrossEntropy),
+        Adam::new(1e-2),
+    );
+    let rows: mnist_lstm::Rows = core::array::from_fn(|t| {
+        HeapMatrix::from_fn(|i, j| ((t * 7 + i * 3 + j) % 17) as f32 / 17.0)
+    });
+    let y: [usize; B] = core::array::from_fn(|j| j % 10);
+    let losses: [f32; 3] = core::array::from_fn(|_| learner.step(&rows, &y));
+    assert!(losses[2] < losses[0], "the loss went down: {losses:?}");
+    assert!(learner.predict(&rows).iter().all(|v| v.is_finite()));
+}
+
+#[test]
+fn mnist_lstm_trains_on_the_default_test_thread() {
+    train_lstm();
+}
+
 // On a thread spawned with `std::thread::spawn`, as an application embedding a learner would:
 // the default stack again.
 #[test]
@@ -71,6 +98,7 @@ fn mnist_models_train_on_a_default_spawned_thread() {
     std::thread::spawn(|| {
         train(mnist_mlp::model);
         train(mnist_cnn::model);
+        train_lstm();
     })
     .join()
     .expect("training finished without overflowing the stack");

@@ -177,6 +177,25 @@ impl<T: Real, const R: usize, const C: usize> HeapMatrix<T, R, C> {
         Self::copied(m.as_slice())
     }
 
+    /// `self ∘ o`, entry by entry, in a new block. It shadows nalgebra's `component_mul`,
+    /// reached through `Deref`, which would return a static matrix on the stack.
+    #[must_use]
+    #[inline]
+    pub fn component_mul(&self, o: &Self) -> Self {
+        Self::from_entries(
+            self.as_slice()
+                .iter()
+                .zip(o.as_slice())
+                .map(|(&a, &b)| a * b),
+        )
+    }
+
+    /// Every entry `v`.
+    #[must_use]
+    pub fn repeat(v: T) -> Self {
+        Self::from_entries(core::iter::repeat_n(v, R * C))
+    }
+
     /// A copy of the values, column-major (`R * C` of them).
     ///
     /// # Panics
@@ -239,6 +258,39 @@ impl<T: Real, const R: usize, const C: usize> Clone for HeapMatrix<T, R, C> {
     }
 }
 
+/// `a + b` entry by entry, in the block of `a` (the forward of a model on heap
+/// activations, as `para!` writes it, adds them so).
+impl<T: Real, const R: usize, const C: usize> core::ops::Add for HeapMatrix<T, R, C> {
+    type Output = Self;
+    #[inline]
+    fn add(mut self, o: Self) -> Self {
+        *self += &*o;
+        self
+    }
+}
+
+/// `a - b` entry by entry, in the block of `a`.
+impl<T: Real, const R: usize, const C: usize> core::ops::Sub for HeapMatrix<T, R, C> {
+    type Output = Self;
+    #[inline]
+    fn sub(mut self, o: Self) -> Self {
+        *self -= &*o;
+        self
+    }
+}
+
+/// `-a` entry by entry, in its own block.
+impl<T: Real, const R: usize, const C: usize> core::ops::Neg for HeapMatrix<T, R, C> {
+    type Output = Self;
+    #[inline]
+    fn neg(mut self) -> Self {
+        for v in self.as_mut_slice() {
+            *v = -*v;
+        }
+        self
+    }
+}
+
 impl<T: Real, const R: usize, const C: usize> PartialEq for HeapMatrix<T, R, C> {
     fn eq(&self, other: &Self) -> bool {
         **self == **other
@@ -277,6 +329,21 @@ impl<T: Real, const R: usize, const C: usize> Flat<T> for HeapMatrix<T, R, C> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn arithmetic_matches_the_static_matrices() {
+        let a = SMatrix::<f64, 3, 2>::from_fn(|i, j| i as f64 - 2.0 * j as f64 + 0.5);
+        let b = SMatrix::<f64, 3, 2>::from_fn(|i, j| (i * j) as f64 + 1.5);
+        let (ha, hb) = (HeapMatrix::from_matrix(&a), HeapMatrix::from_matrix(&b));
+        assert_eq!(*(ha.clone() + hb.clone()), a + b);
+        assert_eq!(*(ha.clone() - hb.clone()), a - b);
+        assert_eq!(*(-ha.clone()), -a);
+        assert_eq!(*ha.component_mul(&hb), a.component_mul(&b));
+        assert_eq!(
+            *HeapMatrix::<f64, 3, 2>::repeat(0.25),
+            SMatrix::<f64, 3, 2>::repeat(0.25)
+        );
+    }
 
     #[test]
     fn a_dropped_block_is_reused_by_the_next_matrix_of_its_shape() {

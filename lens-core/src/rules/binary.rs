@@ -1,7 +1,7 @@
 //! `+ - * /` and unary `-`, on scalars and nalgebra matrices.
 
 use super::entrywise;
-use crate::Real;
+use crate::{HeapMatrix, Real};
 use nalgebra::SMatrix;
 
 /// Reverse rule of `x + y`: `R(x, y; d) = (d, d)`.
@@ -166,6 +166,46 @@ impl<T: Real, const R: usize, const C: usize> NegRule for SMatrix<T, R, C> {
             entrywise::neg(&self),
             #[inline(always)]
             |d: Self| entrywise::neg(&d),
+        )
+    }
+}
+
+// Heap matrices: the sum and difference reuse an operand's block, and the pullbacks hold
+// nothing (a recurrent cell on heap activations keeps its captures off the stack).
+impl<T: Real, const R: usize, const C: usize> AddRule for HeapMatrix<T, R, C> {
+    type Out = Self;
+    #[inline]
+    fn add_vjp(self, y: Self) -> (Self, impl FnOnce(Self) -> (Self, Self)) {
+        (
+            self + y,
+            #[inline(always)]
+            |d: Self| (d.clone(), d),
+        )
+    }
+}
+
+impl<T: Real, const R: usize, const C: usize> SubRule for HeapMatrix<T, R, C> {
+    type Out = Self;
+    #[inline]
+    fn sub_vjp(self, y: Self) -> (Self, impl FnOnce(Self) -> (Self, Self)) {
+        (
+            self - y,
+            #[inline(always)]
+            |d: Self| {
+                let n = -d.clone();
+                (d, n)
+            },
+        )
+    }
+}
+
+impl<T: Real, const R: usize, const C: usize> NegRule for HeapMatrix<T, R, C> {
+    #[inline]
+    fn neg_vjp(self) -> (Self, impl FnOnce(Self) -> Self) {
+        (
+            -self,
+            #[inline(always)]
+            |d: Self| -d,
         )
     }
 }

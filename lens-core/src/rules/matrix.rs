@@ -31,21 +31,70 @@ pub fn dot<T: Real, const R: usize, const C: usize>(
     )
 }
 
+/// Values with an entry-wise product, for [`component_mul`] and [`component_square`]:
+/// static matrices, and heap matrices, whose pullbacks then hold two block pointers rather
+/// than two matrices (a recurrent cell's captures stay off the stack).
+pub trait ComponentProduct: Sized {
+    /// An owned copy of a borrowed operand (a copy of a static matrix, a pool block for a
+    /// heap one).
+    #[must_use]
+    fn owned(b: &Self) -> Self;
+    /// `self ∘ o`, a new value.
+    #[must_use]
+    fn times(&self, o: &Self) -> Self;
+    /// `self ∘ o ∘ k` for a scalar `k`, in the storage of `self`.
+    #[must_use]
+    fn times_into(self, o: &Self, k: f64) -> Self;
+}
+
+impl<T: Real, const R: usize, const C: usize> ComponentProduct for SMatrix<T, R, C> {
+    #[inline(always)]
+    fn owned(b: &Self) -> Self {
+        *b
+    }
+    #[inline(always)]
+    fn times(&self, o: &Self) -> Self {
+        entrywise::mul(self, o)
+    }
+    #[inline(always)]
+    fn times_into(self, o: &Self, k: f64) -> Self {
+        if k == 1.0 {
+            entrywise::mul(&self, o)
+        } else {
+            entrywise::mul(&self, o) * T::cst(k)
+        }
+    }
+}
+
+impl<T: Real, const R: usize, const C: usize> ComponentProduct for crate::HeapMatrix<T, R, C> {
+    #[inline]
+    fn owned(b: &Self) -> Self {
+        b.clone()
+    }
+    #[inline]
+    fn times(&self, o: &Self) -> Self {
+        self.component_mul(o)
+    }
+    #[inline]
+    fn times_into(self, o: &Self, k: f64) -> Self {
+        use crate::activation::Elementwise;
+        let k = T::cst(k);
+        self.zip_entries(o, |x, y| x * y * k)
+    }
+}
+
 /// `a ∘ b` (component-wise); reverse: `(d ∘ b, d ∘ a)`. The second operand may be
 /// borrowed.
 #[inline]
-pub fn component_mul<T: Real, const R: usize, const C: usize>(
-    a: SMatrix<T, R, C>,
-    b: impl Borrow<SMatrix<T, R, C>>,
-) -> (
-    SMatrix<T, R, C>,
-    impl FnOnce(SMatrix<T, R, C>) -> (SMatrix<T, R, C>, SMatrix<T, R, C>),
-) {
-    let b = *b.borrow();
+pub fn component_mul<V: ComponentProduct>(
+    a: V,
+    b: impl Borrow<V>,
+) -> (V, impl FnOnce(V) -> (V, V)) {
+    let b = V::owned(b.borrow());
     (
-        entrywise::mul(&a, &b),
+        a.times(&b),
         #[inline(always)]
-        move |d: SMatrix<T, R, C>| (entrywise::mul(&d, &b), entrywise::mul(&d, &a)),
+        move |d: V| (d.times(&b), d.times_into(&a, 1.0)),
     )
 }
 
@@ -72,16 +121,11 @@ pub fn dot_self<T: Real, const R: usize, const C: usize>(
 
 /// `a ∘ a`; reverse `2 d ∘ a`.
 #[inline]
-pub fn component_square<T: Real, const R: usize, const C: usize>(
-    a: SMatrix<T, R, C>,
-) -> (
-    SMatrix<T, R, C>,
-    impl FnOnce(SMatrix<T, R, C>) -> SMatrix<T, R, C>,
-) {
+pub fn component_square<V: ComponentProduct>(a: V) -> (V, impl FnOnce(V) -> V) {
     (
-        entrywise::mul(&a, &a),
+        a.times(&a),
         #[inline(always)]
-        move |d: SMatrix<T, R, C>| entrywise::mul(&d, &a) * (T::one() + T::one()),
+        move |d: V| d.times_into(&a, 2.0),
     )
 }
 

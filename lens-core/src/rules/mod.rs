@@ -43,8 +43,8 @@ pub use binary::{AddRule, DivRule, MulRule, NegRule, SquareRule, SubRule};
 pub use float::{Atan2Rule, ClampRule, HypotRule, MulAddRule};
 pub use index::{IndexRule, SetRule};
 pub use matrix::{
-    component_div, component_mul, component_square, dot, dot_self, max_entry, mean, min_entry,
-    norm, norm_squared, sum, transpose,
+    ComponentProduct, component_div, component_mul, component_square, dot, dot_self, max_entry,
+    mean, min_entry, norm, norm_squared, sum, transpose,
 };
 pub use unary::{
     AbsRule, AcosRule, AsinRule, AtanRule, CosRule, CoshRule, Exp2Rule, ExpRule, LnRule, Log2Rule,
