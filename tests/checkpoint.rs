@@ -240,3 +240,52 @@ fn riemannian_adams_state_round_trips_under_adams_names() {
     from_bytes(&bytes, &mut back).unwrap();
     assert_eq!(back, s);
 }
+
+// A Boolean circuit's parameters are words: stored as `u64` tensors, an array of words as one
+// tensor of shape `[N]`, bit for bit.
+#[test]
+fn boolean_circuit_words_round_trip_as_u64_tensors() {
+    use paralens::circuits::Lanes;
+    use paralens::circuits::models::LookupTable;
+    // Two outputs of a 2-input lookup table: four table words each.
+    let table = LookupTable::<2, 2, 4>;
+    let p: [[u64; 4]; 2] = [
+        [0x0123_4567_89ab_cdef, u64::MAX, 0, 1 << 63],
+        [
+            0xdead_beef_0000_ffff,
+            0x5555_5555_5555_5555,
+            7,
+            u64::MAX - 1,
+        ],
+    ];
+    let bytes = to_bytes(&p).unwrap();
+    let file = SafeTensors::deserialize(&bytes).unwrap();
+    let mut names = file.names();
+    names.sort_unstable();
+    assert_eq!(names, ["0", "1"]);
+    let row = file.tensor("1").unwrap();
+    assert_eq!((row.dtype(), row.shape()), (Dtype::U64, &[4][..]));
+    assert_eq!(
+        u64::from_le_bytes(row.data()[..8].try_into().unwrap()),
+        0xdead_beef_0000_ffff
+    );
+    let mut q = [[0u64; 4]; 2];
+    from_bytes(&bytes, &mut q).unwrap();
+    assert_eq!(p, q);
+    let x = [0xf0f0_f0f0_f0f0_f0f0_u64, 0xcccc_cccc_cccc_cccc];
+    assert_eq!(table.forward(&p, x), table.forward(&q, x));
+
+    // Words of several lanes: one tensor of `W` words each.
+    let lanes = [Lanes([1, u64::MAX]), Lanes([3 << 40, 5])];
+    let mut back = [Lanes([0; 2]); 2];
+    from_bytes(&to_bytes(&lanes).unwrap(), &mut back).unwrap();
+    assert_eq!(lanes, back);
+
+    // A float model refuses a file of words, naming the tensor.
+    let mut f = [[0.0_f32; 4]; 2];
+    match from_bytes(&bytes, &mut f) {
+        Err(CheckpointError::Dtype { name, .. }) => assert_eq!(name, "0"),
+        other => panic!("expected a dtype error, got {other:?}"),
+    }
+    assert_eq!(f, [[0.0; 4]; 2]);
+}

@@ -119,6 +119,20 @@ impl<const W: usize> Word for Lanes<W> {
     }
 }
 
+/// In a checkpoint, one tensor of `W` words (`u64`, shape `[W]`).
+impl<const W: usize> lens_core::checkpoint::Tensors<u64> for Lanes<W> {
+    fn tensors(&self, path: &str, out: &mut Vec<lens_core::checkpoint::Tensor<u64>>) {
+        self.0.tensors(path, out);
+    }
+    fn load_from(
+        &mut self,
+        path: &str,
+        src: &mut lens_core::checkpoint::Source<'_>,
+    ) -> Result<(), lens_core::checkpoint::CheckpointError> {
+        self.0.load_from(path, src)
+    }
+}
+
 /// Changes add by XOR (Z2).
 impl<const W: usize> Tangent for Lanes<W> {
     #[inline]

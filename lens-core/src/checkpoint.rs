@@ -1,5 +1,7 @@
 //! Checkpoints: parameters saved and loaded in the safetensors format, one tensor per
 //! parameter array, named by its path in the model (`l1.w`, `l1.b`, `0.0.w` for a composite).
+//! Scalars are `f32`, `f64`, or `u64` for the words of Boolean circuits (an array of words is
+//! one tensor of shape `[N]`; a `Lanes<W>` one of `W` words).
 //!
 //! Loading checks every name, shape and dtype, and refuses a file that does not match the
 //! model with an error naming the tensor. On error the parameters are left as they were: a
@@ -36,8 +38,9 @@ pub struct Tensor<T> {
     pub data: Vec<T>,
 }
 
-/// The scalar types a checkpoint stores, with their safetensors dtype.
-pub trait Stored: Real {
+/// The scalar types a checkpoint stores, with their safetensors dtype: `f32`, `f64`, and
+/// `u64` for the words of Boolean circuits (64 lanes of bits, stored as they are).
+pub trait Stored: Copy + fmt::Debug + PartialEq + 'static {
     /// The dtype of this scalar.
     const DTYPE: Dtype;
     /// Little-endian bytes.
@@ -53,6 +56,16 @@ impl Stored for f32 {
     }
     fn get(b: &[u8]) -> Self {
         f32::from_le_bytes([b[0], b[1], b[2], b[3]])
+    }
+}
+
+impl Stored for u64 {
+    const DTYPE: Dtype = Dtype::U64;
+    fn put(self, out: &mut Vec<u8>) {
+        out.extend_from_slice(&self.to_le_bytes());
+    }
+    fn get(b: &[u8]) -> Self {
+        u64::from_le_bytes(core::array::from_fn(|i| b[i]))
     }
 }
 
@@ -142,6 +155,17 @@ pub trait Tensors<T: Stored> {
     /// # Errors
     /// A missing tensor, or one of the wrong shape or dtype.
     fn load_from(&mut self, path: &str, src: &mut Source<'_>) -> Result<(), CheckpointError>;
+
+    /// The value, when this is one stored scalar (so that an array of them is stored as one
+    /// tensor of shape `[N]`, not `N` tensors).
+    fn as_scalar(&self) -> Option<T> {
+        None
+    }
+
+    /// Sets the value from a stored scalar; `false` when this is not one.
+    fn set_scalar(&mut self, _value: T) -> bool {
+        false
+    }
 }
 
 /// `path.part`, or `part` at the top.
@@ -210,13 +234,20 @@ macro_rules! scalar_tensors {
                 *self = src.take::<$t>(path, &[])?[0];
                 Ok(())
             }
+            fn as_scalar(&self) -> Option<$t> {
+                Some(*self)
+            }
+            fn set_scalar(&mut self, value: $t) -> bool {
+                *self = value;
+                true
+            }
         }
     )*};
 }
-scalar_tensors!(f32, f64);
+scalar_tensors!(f32, f64, u64);
 
 /// Shape `[R, C]`, or `[R]` for a vector; values row by row.
-impl<T: Stored, const R: usize, const C: usize> Tensors<T> for SMatrix<T, R, C> {
+impl<T: Stored + nalgebra::Scalar, const R: usize, const C: usize> Tensors<T> for SMatrix<T, R, C> {
     fn tensors(&self, path: &str, out: &mut Vec<Tensor<T>>) {
         out.push(Tensor {
             name: path.to_string(),
@@ -236,7 +267,7 @@ fn shape(r: usize, c: usize) -> Vec<usize> {
 }
 
 /// A matrix kept on the heap, stored as the static matrix it holds.
-impl<T: Stored, const R: usize, const C: usize> Tensors<T> for crate::HeapMatrix<T, R, C> {
+impl<T: Stored + Real, const R: usize, const C: usize> Tensors<T> for crate::HeapMatrix<T, R, C> {
     fn tensors(&self, path: &str, out: &mut Vec<Tensor<T>>) {
         (**self).tensors(path, out);
     }
@@ -292,13 +323,32 @@ impl<T: Stored> Tensors<T> for () {
     }
 }
 
+/// An array of scalars (the words of a Boolean circuit's layer) is one tensor of shape
+/// `[N]`; an array of anything else is stored element by element, under `path.0`, `path.1`...
 impl<T: Stored, X: Tensors<T>, const N: usize> Tensors<T> for [X; N] {
     fn tensors(&self, path: &str, out: &mut Vec<Tensor<T>>) {
-        for (i, x) in self.iter().enumerate() {
-            x.tensors(&join(path, &i.to_string()), out);
+        let values: Option<Vec<T>> = self.iter().map(Tensors::as_scalar).collect();
+        match values {
+            Some(data) if N > 0 => out.push(Tensor {
+                name: path.to_string(),
+                shape: vec![N],
+                data,
+            }),
+            _ => {
+                for (i, x) in self.iter().enumerate() {
+                    x.tensors(&join(path, &i.to_string()), out);
+                }
+            }
         }
     }
     fn load_from(&mut self, path: &str, src: &mut Source<'_>) -> Result<(), CheckpointError> {
+        if N > 0 && self.iter().all(|x| x.as_scalar().is_some()) {
+            let data = src.take::<T>(path, &[N])?;
+            for (x, v) in self.iter_mut().zip(data) {
+                x.set_scalar(v);
+            }
+            return Ok(());
+        }
         for (i, x) in self.iter_mut().enumerate() {
             x.load_from(&join(path, &i.to_string()), src)?;
         }
