@@ -5,6 +5,11 @@ use crate::{HeapMatrix, Real};
 use nalgebra::SMatrix;
 
 /// Reverse rule of `x + y`: `R(x, y; d) = (d, d)`.
+#[diagnostic::on_unimplemented(
+    message = "no reverse rule for `{Self} + {Rhs}`",
+    label = "this sum is differentiated, and no rule takes a `{Self}` and a `{Rhs}`",
+    note = "a differentiated `+` takes two values of one precision: two scalars, a scalar and a matrix, or matrices of fitting shapes; convert one operand so that the types agree"
+)]
 pub trait AddRule<Rhs = Self>: Sized {
     /// The sum's type.
     type Out;
@@ -13,6 +18,11 @@ pub trait AddRule<Rhs = Self>: Sized {
 }
 
 /// Reverse rule of `x - y`: `R(x, y; d) = (d, -d)`.
+#[diagnostic::on_unimplemented(
+    message = "no reverse rule for `{Self} - {Rhs}`",
+    label = "this difference is differentiated, and no rule takes a `{Self}` and a `{Rhs}`",
+    note = "a differentiated `-` takes two values of one precision: two scalars, a scalar and a matrix, or matrices of fitting shapes; convert one operand so that the types agree"
+)]
 pub trait SubRule<Rhs = Self>: Sized {
     /// The difference's type.
     type Out;
@@ -21,6 +31,11 @@ pub trait SubRule<Rhs = Self>: Sized {
 }
 
 /// Reverse rule of `x * y`: `(d y, x d)` for scalars, `(d y^T, x^T d)` for matrices.
+#[diagnostic::on_unimplemented(
+    message = "no reverse rule for `{Self} * {Rhs}`",
+    label = "this product is differentiated, and no rule takes a `{Self}` and a `{Rhs}`",
+    note = "a differentiated `*` takes two values of one precision: two scalars, a scalar and a matrix, or matrices of fitting shapes; convert one operand so that the types agree"
+)]
 pub trait MulRule<Rhs = Self>: Sized {
     /// The product's type.
     type Out;
@@ -29,6 +44,11 @@ pub trait MulRule<Rhs = Self>: Sized {
 }
 
 /// Reverse rule of `x / y`: `(d / y, -d x / y^2)`.
+#[diagnostic::on_unimplemented(
+    message = "no reverse rule for `{Self} / {Rhs}`",
+    label = "this quotient is differentiated, and no rule takes a `{Self}` and a `{Rhs}`",
+    note = "a differentiated `/` takes two values of one precision: two scalars, a scalar and a matrix, or matrices of fitting shapes; convert one operand so that the types agree"
+)]
 pub trait DivRule<Rhs = Self>: Sized {
     /// The quotient's type.
     type Out;

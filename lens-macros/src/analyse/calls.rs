@@ -5,7 +5,8 @@ use super::*;
 
 impl Analyser<'_> {
     pub(super) fn binary(&mut self, b: &syn::ExprBinary, out: &mut Vec<Stmt>) -> Operand {
-        let span = b.span();
+        // The rule's code sits at the operator: a type error in it is reported there.
+        let span = b.op.span();
         let rule = match b.op {
             BinOp::Add(_) => quote!(AddRule::add_vjp),
             BinOp::Sub(_) => quote!(SubRule::sub_vjp),
@@ -77,7 +78,8 @@ impl Analyser<'_> {
     }
 
     pub(super) fn method(&mut self, m: &syn::ExprMethodCall, out: &mut Vec<Stmt>) -> Operand {
-        let span = m.span();
+        // The rule's code sits at the method's name: a type error in it is reported there.
+        let span = m.method.span();
         let name = m.method.to_string();
         if is_self_expr(&m.receiver) {
             return self.sub_call(m, out);

@@ -21,6 +21,20 @@ fn clone_name(target: VarId, id: VarId) -> syn::Ident {
     format_ident!("__cl{}_{}", target, id)
 }
 
+/// A variable operand's name moved to `span` (a forward-only operand stays as written).
+fn at(tokens: TokenStream, o: &Operand, span: proc_macro2::Span) -> TokenStream {
+    match o {
+        Operand::Var(_) => tokens
+            .into_iter()
+            .map(|mut tt| {
+                tt.set_span(span);
+                tt
+            })
+            .collect(),
+        Operand::Const(_) => tokens,
+    }
+}
+
 /// An operand given away to the operation defining `target`.
 fn moved(cx: &Cx, target: VarId, o: &Operand) -> TokenStream {
     match o {
@@ -129,7 +143,9 @@ pub fn stmt(cx: &Cx, s: &Stmt) -> TokenStream {
                     quote_spanned!(span=> let #x #ann = #callee(#(#args),*);)
                 }
                 Op::Rule { func, args, extra } => {
-                    let args = args.iter().map(|a| moved(cx, *target, a));
+                    // The operands at the expression too: a rule missing for their types is
+                    // then one error there, not a second one where a variable was declared.
+                    let args = args.iter().map(|a| at(moved(cx, *target, a), a, span));
                     quote_spanned!(span=> let (#x, #pb) #pair_ann = #func(#(#args,)* #(#extra,)*);)
                 }
                 Op::Call { path, args } => {
@@ -144,10 +160,13 @@ pub fn stmt(cx: &Cx, s: &Stmt) -> TokenStream {
                             quote!((#(#many,)*))
                         }
                     };
+                    // Spanned at the call like the rest of it: a token of the macro's own span
+                    // in the path widened the call's span to the whole macro, and a shape
+                    // mismatch here was reported apart from the forward function's.
                     let method = if cx.input_change_unwanted(args) {
-                        quote!(vjp_params)
+                        quote_spanned!(span=> vjp_params)
                     } else {
-                        quote!(vjp)
+                        quote_spanned!(span=> vjp)
                     };
                     quote_spanned!(span=>
                         let (#x, #pb) #pair_ann =
