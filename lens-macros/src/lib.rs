@@ -19,6 +19,27 @@ mod primitives;
 mod tangent;
 mod validate;
 
+/// `tokens` with every token (inside groups too) at `span`.
+pub(crate) fn respan(
+    tokens: proc_macro2::TokenStream,
+    span: proc_macro2::Span,
+) -> proc_macro2::TokenStream {
+    use proc_macro2::TokenTree;
+    tokens
+        .into_iter()
+        .map(|mut tt| {
+            if let TokenTree::Group(g) = &tt {
+                let mut group = proc_macro2::Group::new(g.delimiter(), respan(g.stream(), span));
+                group.set_span(span);
+                tt = TokenTree::Group(group);
+            } else {
+                tt.set_span(span);
+            }
+            tt
+        })
+        .collect()
+}
+
 /// Makes a function a lens: keeps it as written and generates `name_vjp`, `name_rev` and a
 /// zero-sized type `Name` implementing `Lens` (or `Para` when arguments are `#[param]`);
 /// `#[lens(name = Other)]` names that type `Other` instead, and `#[lens(init = f)]` gives the

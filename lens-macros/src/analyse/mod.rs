@@ -56,25 +56,8 @@ pub struct Analyser<'e> {
 fn rules_path(span: Span, item: TokenStream) -> TokenStream {
     // Every token at the expression: one left at the macro's own span widens the call's span
     // to the whole `#[lens]`, where a type error in the expression was then reported.
-    let item = respan(item, span);
+    let item = crate::respan(item, span);
     quote_spanned!(span=> ::paralens::__private::rules::#item)
-}
-
-/// `tokens` with every token (inside groups too) at `span`.
-fn respan(tokens: TokenStream, span: Span) -> TokenStream {
-    tokens
-        .into_iter()
-        .map(|mut tt| {
-            if let TokenTree::Group(g) = &tt {
-                let mut group = proc_macro2::Group::new(g.delimiter(), respan(g.stream(), span));
-                group.set_span(span);
-                tt = TokenTree::Group(group);
-            } else {
-                tt.set_span(span);
-            }
-            tt
-        })
-        .collect()
 }
 
 impl<'e> Analyser<'e> {

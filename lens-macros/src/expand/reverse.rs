@@ -153,6 +153,12 @@ impl Sweep<'_> {
                         }
                     }
                     Op::Rule { args, .. } | Op::Call { args, .. } => {
+                        // The pullback's call at the expression, names included: a rule whose
+                        // bound failed is then reported there once, not again at `#[lens]`.
+                        let (pb, d) = (
+                            crate::respan(quote!(#pb), span),
+                            crate::respan(quote!(#d), span),
+                        );
                         if let [one] = args.as_slice() {
                             let g = format_ident!("__g{}_0", target);
                             self.out.extend(quote_spanned!(span=> let #g = #pb(#d);));
