@@ -188,6 +188,21 @@ pub mod __private {
     /// The most outside values a branch or loop body may read (the arities above).
     pub const MAX_ADJOINTS: usize = 12;
 
+    /// Implemented by a type for itself only: `#[lens]` checks with it that the name of the
+    /// lens type it generates still refers to that type where the function is (an item of the
+    /// same name would hide the type's glob re-export).
+    #[diagnostic::on_unimplemented(
+        message = "`{Self}` is not the lens type that `#[lens]` generates for this function",
+        label = "another item has the lens type's name",
+        note = "`#[lens] fn f` generates a lens type named after the function (`F`); give it another name with `#[lens(name = OtherName)]`, or rename the other item"
+    )]
+    pub trait LensTypeNamed<B> {}
+
+    impl<B> LensTypeNamed<B> for B {}
+
+    /// Compiles when `A` is `B` (see [`LensTypeNamed`]).
+    pub const fn lens_type_named<A: LensTypeNamed<B>, B>() {}
+
     /// The "no change" value a lens type returns for an argument that is not differentiated
     /// (labels, indices, flags, `#[nodiff]` values).
     pub trait NoChange {

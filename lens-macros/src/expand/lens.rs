@@ -55,6 +55,11 @@ pub fn lens(f: &LensFn, analysed: &Analysed) -> TokenStream {
     let vjp = format_ident!("{}_vjp", name.unraw());
     let rev = format_ident!("{}_rev", name.unraw());
     let ty_name = f.type_name.clone().unwrap_or_else(|| camel(name));
+    // The lens type lives in a module of its own and is re-exported by a glob import, which an
+    // item of the same name written by the user shadows without a clash; a check below then
+    // names `#[lens(name = ...)]`. The impls name it by its module path.
+    let module = format_ident!("__lens_{}", name.unraw());
+    let ty_path = quote!(#module::#ty_name);
     let allow = allows();
 
     let idents: Vec<&Ident> = args.iter().map(|a| &a.ident).collect();
@@ -215,7 +220,7 @@ pub fn lens(f: &LensFn, analysed: &Analysed) -> TokenStream {
         TokenStream::new()
     } else {
         quote! {
-            impl ::paralens::__private::Init for #ty_name {
+            impl ::paralens::__private::Init for #ty_path {
                 type Param = #p_ty_tokens;
                 #[doc = #doc_init]
                 fn init_with<R: ::paralens::__private::Rng + ?Sized>(&self, __rng: &mut R) -> #p_ty_tokens {
@@ -226,7 +231,7 @@ pub fn lens(f: &LensFn, analysed: &Analysed) -> TokenStream {
     };
     let lens_impls = if params.is_empty() {
         quote! {
-            impl #impl_generics ::paralens::__private::Lens<#in_ty> for #ty_name #where_clause {
+            impl #impl_generics ::paralens::__private::Lens<#in_ty> for #ty_path #where_clause {
                 type Out = #ret;
                 #[inline]
                 fn apply(&self, __x: #in_ty) -> #ret {
@@ -245,7 +250,7 @@ pub fn lens(f: &LensFn, analysed: &Analysed) -> TokenStream {
                 }
             }
 
-            impl #impl_generics ::paralens::__private::Para<#in_ty> for #ty_name #where_clause {
+            impl #impl_generics ::paralens::__private::Para<#in_ty> for #ty_path #where_clause {
                 type Param = ();
                 type Out = #ret;
                 #[inline]
@@ -259,14 +264,14 @@ pub fn lens(f: &LensFn, analysed: &Analysed) -> TokenStream {
                 }
             }
 
-            impl ::paralens::__private::Init for #ty_name {
+            impl ::paralens::__private::Init for #ty_path {
                 type Param = ();
                 fn init_with<R: ::paralens::__private::Rng + ?Sized>(&self, _: &mut R) {}
             }
         }
     } else {
         quote! {
-            impl #impl_generics ::paralens::__private::Para<#in_ty> for #ty_name #where_clause {
+            impl #impl_generics ::paralens::__private::Para<#in_ty> for #ty_path #where_clause {
                 type Param = #p_ty;
                 type Out = #ret;
                 #[inline]
@@ -314,11 +319,28 @@ pub fn lens(f: &LensFn, analysed: &Analysed) -> TokenStream {
     let lens_type = if borrows || unknown_data || unconstrained {
         TokenStream::new()
     } else {
+        // Visible as far as the re-export needs.
+        let inner_vis = match vis {
+            syn::Visibility::Public(_) => quote!(pub),
+            _ => quote!(pub(crate)),
+        };
         quote! {
-            #[doc = #doc_ty]
+            #[doc(hidden)]
             #allow
-            #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-            #vis struct #ty_name;
+            mod #module {
+                #[doc = #doc_ty]
+                #allow
+                #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+                #inner_vis struct #ty_name;
+            }
+            #[doc(inline)]
+            #allow
+            #vis use #module::*;
+
+            // `#ty_name` as this module names it must be the generated type: another item of
+            // that name hides the glob re-export.
+            #allow
+            const _: () = ::paralens::__private::lens_type_named::<#ty_name, #ty_path>();
 
             #lens_impls
         }
