@@ -161,6 +161,7 @@
 //! [`lens_core`] (traits, rules, composition, losses, optimizers, learners, data),
 //! `lens-macros` (`#[lens]`, `para!`, `#[derive(Tangent)]`), [`lens_circuits`] (Boolean and
 //! polynomial circuits, reverse derivative ascent), also reachable as `paralens::circuits`.
+#![cfg_attr(not(feature = "std"), no_std)]
 #![deny(missing_docs)]
 
 pub use lens_circuits as circuits;
@@ -173,10 +174,12 @@ pub mod prelude {
     pub use lens_core::fns::*;
     pub use lens_core::optim::{AdaGrad, Adam, AdamW, Momentum, Nesterov, Optimizer, RmsProp, Sgd};
     pub use lens_core::{
-        BinaryCrossEntropy, Dense, DenseParams, DotProduct, Flat, Gelu, HeapMatrix, Hinge, Init,
-        LeakyRelu, Learn, Learner, Lens, LogSoftmax, Loss, Mse, Para, ParaExt, PerColumn, Real,
-        Relu, Sigmoid, Softmax, SoftmaxCrossEntropy, Softplus, Tangent, Tanh,
+        BinaryCrossEntropy, DotProduct, Flat, Gelu, Hinge, Init, LeakyRelu, Learn, Learner, Lens,
+        LogSoftmax, Loss, Mse, Para, ParaExt, PerColumn, Real, Relu, Sigmoid, Softmax,
+        SoftmaxCrossEntropy, Softplus, Tangent, Tanh,
     };
+    #[cfg(feature = "alloc")]
+    pub use lens_core::{Dense, DenseParams, HeapMatrix};
     pub use lens_core::{lens, para};
     pub use nalgebra::{SMatrix, SVector};
 }

@@ -10,7 +10,7 @@ use crate::Word;
 /// (measured: a third of a training step of the 8x1024 gate network went into counting).
 pub(crate) fn take_counts<W: Word>(words: &mut [W], out: &mut [u32]) {
     #[cfg(target_arch = "x86_64")]
-    if std::arch::is_x86_feature_detected!("popcnt") {
+    if lens_core::__cpu_has!("popcnt") {
         // SAFETY: the CPU has POPCNT, the only feature `take_counts_popcnt` enables.
         unsafe { take_counts_popcnt(words, out) };
         return;

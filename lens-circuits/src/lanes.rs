@@ -120,6 +120,7 @@ impl<const W: usize> Word for Lanes<W> {
 }
 
 /// In a checkpoint, one tensor of `W` words (`u64`, shape `[W]`).
+#[cfg(feature = "std")]
 impl<const W: usize> lens_core::checkpoint::Tensors<u64> for Lanes<W> {
     fn tensors(&self, path: &str, out: &mut Vec<lens_core::checkpoint::Tensor<u64>>) {
         self.0.tensors(path, out);

@@ -10,6 +10,7 @@
 //! how to combine them.
 
 use crate::Word;
+use alloc::{boxed::Box, vec, vec::Vec};
 use lens_core::{Flat, Para};
 
 /// How the per-example flip requests of a batch decide a parameter bit.

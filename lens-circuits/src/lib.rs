@@ -31,22 +31,34 @@
 //! assert_eq!(z, y);
 //! assert_eq!(pullback(Lanes::ONES).1, x); // d(x & y)/dy = x
 //! ```
+#![cfg_attr(not(feature = "std"), no_std)]
 #![deny(missing_docs)]
 
+// Netlists and learners keep their buffers on the heap.
+#[cfg(feature = "alloc")]
+extern crate alloc;
+
 pub mod binarise;
+#[cfg(feature = "alloc")]
 mod count;
 mod lanes;
+#[cfg(feature = "alloc")]
 pub mod learn;
 pub mod models;
+#[cfg(feature = "alloc")]
 pub mod netlist;
 pub mod oracle;
 pub mod ring;
 pub mod rules;
+#[cfg(feature = "alloc")]
 mod select;
 mod word;
 
 pub use lanes::Lanes;
+#[cfg(feature = "alloc")]
 pub use learn::{BoolLearner, StepReport, UpdateRule};
+#[cfg(feature = "alloc")]
 pub use netlist::{Gate, Netlist, NetlistBuilder, NetlistError, Wire};
+#[cfg(feature = "alloc")]
 pub use select::BestOnValidation;
 pub use word::Word;

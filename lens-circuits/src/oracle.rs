@@ -55,7 +55,7 @@ impl fmt::Display for OracleMismatch {
     }
 }
 
-impl std::error::Error for OracleMismatch {}
+impl core::error::Error for OracleMismatch {}
 
 /// Compares `rev(x, d)` with the oracle for every input point and every output basis change
 /// (the reverse derivative is linear in `d`, so the basis suffices): `2^n * m` comparisons.

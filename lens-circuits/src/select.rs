@@ -1,5 +1,6 @@
 //! Best-on-validation selection: Boolean steps do not descend a loss, so a step can make a
 //! model worse, and a training run keeps the parameters that scored best on held-out data.
+use alloc::borrow::ToOwned;
 
 /// The parameters that scored best so far, with their score (higher is better).
 ///

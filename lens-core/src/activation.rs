@@ -55,6 +55,7 @@ impl<T: Real, const R: usize, const C: usize> Elementwise for SMatrix<T, R, C> {
     }
 }
 
+#[cfg(feature = "alloc")]
 impl<T: Real, const R: usize, const C: usize> Elementwise for crate::HeapMatrix<T, R, C> {
     type Scalar = T;
     #[inline]

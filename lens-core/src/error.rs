@@ -35,7 +35,7 @@ impl fmt::Display for LabelError {
     }
 }
 
-impl std::error::Error for LabelError {}
+impl core::error::Error for LabelError {}
 
 /// Why a learning step was refused. Parameters and optimizer state are left unchanged.
 #[derive(Clone, Debug, PartialEq)]
@@ -89,4 +89,4 @@ impl fmt::Display for StepError {
     }
 }
 
-impl std::error::Error for StepError {}
+impl core::error::Error for StepError {}

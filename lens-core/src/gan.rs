@@ -26,6 +26,7 @@
 //! known cost is a critic of limited capacity, hence RMSProp and several critic steps per
 //! generator step ([`Adversarial::step_critic`]).
 
+use crate::held::{Held, held, held_zeros};
 use crate::optim::Optimizer;
 use crate::{Flat, Init, Lens, Par, Para, ParaExt, Real, StepError, Tangent, Then};
 use nalgebra::SMatrix;
@@ -142,8 +143,8 @@ pub type GanLens<G, D> = Then<Par<G, Identity>, Critic<D>>;
 /// ```
 pub struct Adversarial<G: Init, D: Init, OG: Optimizer<G::Param>, OD: Optimizer<D::Param>> {
     model: GanLens<G, D>,
-    params: Box<((G::Param, ()), D::Param)>,
-    change: Box<((G::Param, ()), D::Param)>,
+    params: Held<((G::Param, ()), D::Param)>,
+    change: Held<((G::Param, ()), D::Param)>,
     og: OG,
     od: OD,
     sg: OG::State,
@@ -165,13 +166,13 @@ where
     /// critic's parameters, and the seed of their initialisation.
     pub fn new(g: G, d: D, og: OG, od: OD, clip: T, seed: u64) -> Self {
         let model = g.par(Identity).then(Critic::new(d));
-        let mut params = Box::new(model.init(seed));
+        let mut params = held(model.init(seed));
         clamp(&mut params.1, clip);
         let sg = og.init_state(&params.0.0);
         let sd = od.init_state(&params.1);
         Self {
             model,
-            change: Box::new(Tangent::zeros()),
+            change: held_zeros(),
             params,
             og,
             od,

@@ -1,6 +1,8 @@
 //! Checking reverse derivatives against central finite differences.
 
 use crate::Flat;
+#[cfg(feature = "alloc")]
+use alloc::vec;
 
 /// The result of [`check_gradient`]: the largest discrepancy found.
 #[derive(Clone, Debug, PartialEq)]

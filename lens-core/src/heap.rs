@@ -10,33 +10,47 @@
 //! and allocates nothing.
 
 use crate::{Flat, Real, Tangent};
+use alloc::alloc::Layout;
 use core::fmt;
 use core::ops::{Deref, DerefMut};
 use core::ptr::NonNull;
 use nalgebra::SMatrix;
-use std::alloc::Layout;
+#[cfg(feature = "std")]
 use std::cell::RefCell;
 
 /// Freed blocks by layout, per thread (a step's blocks come and go on one thread).
+#[cfg(feature = "std")]
 struct Pool(Vec<(Layout, Vec<NonNull<u8>>)>);
 
+#[cfg(feature = "std")]
 impl Drop for Pool {
     fn drop(&mut self) {
         for (layout, blocks) in self.0.drain(..) {
             for b in blocks {
-                // SAFETY: every block in the pool was allocated by `std::alloc::alloc` with
+                // SAFETY: every block in the pool was allocated by `alloc::alloc::alloc` with
                 // this layout (`take`) and is owned by the pool alone once given back.
-                unsafe { std::alloc::dealloc(b.as_ptr(), layout) };
+                unsafe { alloc::alloc::dealloc(b.as_ptr(), layout) };
             }
         }
     }
 }
 
+#[cfg(feature = "std")]
 thread_local! {
     static POOL: RefCell<Pool> = const { RefCell::new(Pool(Vec::new())) };
 }
 
+/// A new block for `layout` (of non-zero size).
+fn fresh(layout: Layout) -> NonNull<u8> {
+    // SAFETY: `layout` has a non-zero size (`HeapMatrix` is only made for `R * C > 0`
+    // entries of a non-zero-sized scalar, checked in `HeapMatrix::block`; `Tape` takes
+    // no block for a zero-sized layout).
+    let p = unsafe { alloc::alloc::alloc(layout) };
+    NonNull::new(p).unwrap_or_else(|| alloc::alloc::handle_alloc_error(layout))
+}
+
 /// A block for `layout` (of non-zero size): a recycled one, or a new allocation.
+#[cfg(feature = "std")]
 pub(crate) fn take(layout: Layout) -> NonNull<u8> {
     let recycled = POOL
         .try_with(|p| {
@@ -48,16 +62,11 @@ pub(crate) fn take(layout: Layout) -> NonNull<u8> {
         })
         .ok()
         .flatten();
-    recycled.unwrap_or_else(|| {
-        // SAFETY: `layout` has a non-zero size (`HeapMatrix` is only made for `R * C > 0`
-        // entries of a non-zero-sized scalar, checked in `HeapMatrix::block`; `Tape` takes
-        // no block for a zero-sized layout).
-        let p = unsafe { std::alloc::alloc(layout) };
-        NonNull::new(p).unwrap_or_else(|| std::alloc::handle_alloc_error(layout))
-    })
+    recycled.unwrap_or_else(|| fresh(layout))
 }
 
 /// Gives a block back to this thread's pool (or frees it while the thread shuts down).
+#[cfg(feature = "std")]
 pub(crate) fn give(block: NonNull<u8>, layout: Layout) {
     let kept = POOL.try_with(|p| {
         let mut pool = p.borrow_mut();
@@ -68,8 +77,23 @@ pub(crate) fn give(block: NonNull<u8>, layout: Layout) {
     });
     if kept.is_err() {
         // SAFETY: `block` was allocated with `layout` and nothing else refers to it.
-        unsafe { std::alloc::dealloc(block.as_ptr(), layout) };
+        unsafe { alloc::alloc::dealloc(block.as_ptr(), layout) };
     }
+}
+
+/// A new block for `layout` (of non-zero size). Without `std` there are no per-thread pools:
+/// every block is allocated and freed (the allocator of a `no_std` program is its own, and
+/// may well keep a free list of its own).
+#[cfg(not(feature = "std"))]
+pub(crate) fn take(layout: Layout) -> NonNull<u8> {
+    fresh(layout)
+}
+
+/// Frees a block (see the `no_std` `take`).
+#[cfg(not(feature = "std"))]
+pub(crate) fn give(block: NonNull<u8>, layout: Layout) {
+    // SAFETY: `block` was allocated with `layout` (`fresh`) and nothing else refers to it.
+    unsafe { alloc::alloc::dealloc(block.as_ptr(), layout) };
 }
 
 /// A static `R x C` matrix of `T` on the heap, its block recycled through a per-thread pool.

@@ -1,5 +1,6 @@
 //! The learner: one training step is one composite lens run forward and back.
 
+use crate::held::{Held, held, held_zeros, unheld};
 use crate::optim::Optimizer;
 use crate::{Batch, Flat, Lens, Loss, Para, Real, StepError, Tangent};
 use core::marker::PhantomData;
@@ -37,15 +38,15 @@ where
     model: M,
     // Parameters, their change and the optimizer state are boxed: a 784x128 layer is 400 KB,
     // and a learner must fit on an ordinary stack wherever the caller keeps it.
-    params: Box<M::Param>,
+    params: Held<M::Param>,
     /// The parameter change of a step: the pullbacks add into it. Zero between steps: built
     /// as zeros, cleared by the optimizer as it reads it (or after a refused step).
-    change: Box<M::Param>,
+    change: Held<M::Param>,
     loss: L,
     optimizer: O,
-    state: Box<O::State>,
+    state: Held<O::State>,
     /// Where a look-ahead optimizer writes the parameters the model sees (`None` otherwise).
-    scratch: Option<Box<M::Param>>,
+    scratch: Option<Held<M::Param>>,
     _input: PhantomData<fn(X)>,
 }
 
@@ -61,12 +62,12 @@ where
 {
     /// Builds a learner from a model, its initial parameters, a loss and an optimizer.
     pub fn new(model: M, params: M::Param, loss: L, optimizer: O) -> Self {
-        let params = Box::new(params);
-        let state = Box::new(optimizer.init_state(&params));
+        let params = held(params);
+        let state = held(optimizer.init_state(&params));
         // Built as zeros, never cloned: a boxed matrix's `clone` passes through the stack in
         // a debug build, zeros are written in the allocation (`Tangent::boxed_zeros`).
-        let scratch = optimizer.looks_ahead().then(M::Param::boxed_zeros);
-        let change = M::Param::boxed_zeros();
+        let scratch = optimizer.looks_ahead().then(held_zeros::<M::Param>);
+        let change = held_zeros::<M::Param>();
         Self {
             model,
             params,
@@ -118,7 +119,7 @@ where
 
     /// Gives back the model and the parameters.
     pub fn into_parts(self) -> (M, M::Param) {
-        (self.model, *self.params)
+        (self.model, unheld(self.params))
     }
 
     /// The model's output at the current parameters.
@@ -289,7 +290,7 @@ where
         let mut state = optimizer.init_state(&x);
         let mut scratch = x.clone();
         // The parameters are fixed: their change goes to a buffer that is never read.
-        let mut unused = M::Param::boxed_zeros();
+        let mut unused = held_zeros::<M::Param>();
         for _ in 0..steps {
             let seen = optimizer.view(&state, &x, &mut scratch).clone();
             let (y, pull_model) = self.model.vjp(&self.params, seen);
@@ -323,7 +324,7 @@ where
             None
         };
         if let Some(e) = refused {
-            zero(&mut self.change, &self.params);
+            zero(&mut *self.change, &self.params);
             return Err(e);
         }
         self.optimizer
@@ -370,7 +371,7 @@ fn seen<'p, P, O: Optimizer<P>>(
     optimizer: &O,
     state: &O::State,
     params: &'p P,
-    scratch: &'p mut Option<Box<P>>,
+    scratch: &'p mut Option<Held<P>>,
 ) -> &'p P {
     match scratch {
         Some(s) => optimizer.view(state, params, s),

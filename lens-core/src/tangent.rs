@@ -38,9 +38,10 @@ pub trait Tangent: Clone {
     /// The zero change in a box. Large static matrices override it to build the zeros in the
     /// allocation itself: `Box::new(zeros())` builds them on the stack first (400 KB for a
     /// 784x128 layer).
+    #[cfg(feature = "alloc")]
     #[must_use]
-    fn boxed_zeros() -> Box<Self> {
-        Box::new(Self::zeros())
+    fn boxed_zeros() -> alloc::boxed::Box<Self> {
+        alloc::boxed::Box::new(Self::zeros())
     }
 }
 
@@ -224,6 +225,7 @@ macro_rules! single_slice {
         }
     };
 }
+#[cfg(feature = "alloc")]
 pub(crate) use single_slice;
 
 macro_rules! scalar_tangent {
@@ -271,8 +273,9 @@ impl<T: Real, const R: usize, const C: usize> Tangent for SMatrix<T, R, C> {
     fn accumulate(&mut self, other: &Self) {
         *self += other;
     }
-    fn boxed_zeros() -> Box<Self> {
-        let mut b = Box::<Self>::new_uninit();
+    #[cfg(feature = "alloc")]
+    fn boxed_zeros() -> alloc::boxed::Box<Self> {
+        let mut b = alloc::boxed::Box::<Self>::new_uninit();
         let first = b.as_mut_ptr().cast::<T>();
         for i in 0..R * C {
             // SAFETY: `Matrix` is `repr(C)` with its storage first and only zero-sized
@@ -411,7 +414,8 @@ impl<T: Copy + 'static, X: Flat<T>, const N: usize> Flat<T> for [X; N] {
 }
 
 /// Large parameters live in a `Box`, allocated once at construction.
-impl<X: Tangent> Tangent for Box<X> {
+#[cfg(feature = "alloc")]
+impl<X: Tangent> Tangent for alloc::boxed::Box<X> {
     #[inline]
     fn zeros() -> Self {
         X::boxed_zeros()
@@ -422,7 +426,8 @@ impl<X: Tangent> Tangent for Box<X> {
     }
 }
 
-impl<T: Copy + 'static, X: Flat<T>> Flat<T> for Box<X> {
+#[cfg(feature = "alloc")]
+impl<T: Copy + 'static, X: Flat<T>> Flat<T> for alloc::boxed::Box<X> {
     #[inline]
     fn slices(&self) -> impl Iterator<Item = &[T]> {
         (**self).slices()

@@ -10,10 +10,24 @@
 //! `(h, c)` at batch 32 are 900 KB. After the first step a block of that size is recycled, so
 //! a training step still allocates nothing.
 
+#[cfg(feature = "alloc")]
 use crate::heap::{give, take};
+#[cfg(feature = "alloc")]
+use core::alloc::Layout;
 use core::marker::PhantomData;
+#[cfg(not(feature = "alloc"))]
+use core::mem::MaybeUninit;
+#[cfg(feature = "alloc")]
 use core::ptr::NonNull;
-use std::alloc::Layout;
+
+/// Without `alloc`, the `N + 1` slots inline (on the stack, with the pullback that holds
+/// them): `repr(C)` puts `last` right after the array, so the slots are consecutive.
+#[cfg(not(feature = "alloc"))]
+#[repr(C)]
+struct Inline<F, const N: usize> {
+    first: [MaybeUninit<F>; N],
+    last: MaybeUninit<F>,
+}
 
 /// Pullbacks (or carried values) of up to `N + 1` loop iterations, popped in reverse order.
 ///
@@ -29,7 +43,11 @@ use std::alloc::Layout;
 /// ```
 pub struct Tape<F, const N: usize> {
     /// `N + 1` slots, the first `len` of them written.
+    #[cfg(feature = "alloc")]
     slots: NonNull<F>,
+    /// `N + 1` slots, the first `len` of them written.
+    #[cfg(not(feature = "alloc"))]
+    slots: Inline<F, N>,
     len: usize,
     _owns: PhantomData<F>,
 }
@@ -41,6 +59,7 @@ unsafe impl<F: Send, const N: usize> Send for Tape<F, N> {}
 unsafe impl<F: Sync, const N: usize> Sync for Tape<F, N> {}
 
 impl<F, const N: usize> Tape<F, N> {
+    #[cfg(feature = "alloc")]
     fn layout() -> Layout {
         Layout::array::<F>(N + 1).expect("a differentiated loop's tape fits in memory")
     }
@@ -48,6 +67,31 @@ impl<F, const N: usize> Tape<F, N> {
     /// An empty tape.
     #[inline]
     #[must_use]
+    #[cfg(not(feature = "alloc"))]
+    pub fn new() -> Self {
+        Self {
+            slots: Inline {
+                first: [const { MaybeUninit::uninit() }; N],
+                last: MaybeUninit::uninit(),
+            },
+            len: 0,
+            _owns: PhantomData,
+        }
+    }
+
+    /// The first slot; the others follow it.
+    #[inline]
+    fn base(&mut self) -> *mut F {
+        #[cfg(feature = "alloc")]
+        return self.slots.as_ptr();
+        #[cfg(not(feature = "alloc"))]
+        return (&raw mut self.slots).cast::<F>();
+    }
+
+    /// An empty tape.
+    #[inline]
+    #[must_use]
+    #[cfg(feature = "alloc")]
     pub fn new() -> Self {
         let layout = Self::layout();
         let slots = if layout.size() == 0 {
@@ -88,9 +132,11 @@ impl<F, const N: usize> Tape<F, N> {
             "a differentiated loop ran more than {} iterations, the bound read from its range; start the range at 0 or later",
             N + 1
         );
-        // SAFETY: `len <= N`, so slot `len` is inside the block of `N + 1` slots (or `F` is
-        // zero-sized and the dangling pointer is valid for it); it holds no value yet.
-        unsafe { self.slots.as_ptr().add(self.len).write(f) };
+        let base = self.base();
+        // SAFETY: `len <= N`, so slot `len` is inside the `N + 1` slots (a block, or inline;
+        // or `F` is zero-sized and the dangling pointer is valid for it); it holds no value
+        // yet.
+        unsafe { base.add(self.len).write(f) };
         self.len += 1;
     }
 
@@ -101,23 +147,25 @@ impl<F, const N: usize> Tape<F, N> {
             return None;
         }
         self.len -= 1;
+        let base = self.base();
         // SAFETY: slot `len` was written by `push` and is read once: `len` now excludes it.
-        Some(unsafe { self.slots.as_ptr().add(self.len).read() })
+        Some(unsafe { base.add(self.len).read() })
     }
 }
 
 impl<F, const N: usize> Drop for Tape<F, N> {
     fn drop(&mut self) {
+        let base = self.base();
         // SAFETY: the first `len` slots hold values that nothing else owns.
         unsafe {
-            core::ptr::drop_in_place(core::ptr::slice_from_raw_parts_mut(
-                self.slots.as_ptr(),
-                self.len,
-            ));
+            core::ptr::drop_in_place(core::ptr::slice_from_raw_parts_mut(base, self.len));
         }
-        let layout = Self::layout();
-        if layout.size() != 0 {
-            give(self.slots.cast(), layout);
+        #[cfg(feature = "alloc")]
+        {
+            let layout = Self::layout();
+            if layout.size() != 0 {
+                give(self.slots.cast(), layout);
+            }
         }
     }
 }

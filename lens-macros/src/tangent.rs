@@ -97,8 +97,9 @@ pub fn expand(input: &DeriveInput) -> syn::Result<TokenStream> {
             }
         }
 
+        #p::with_checkpoints! {
         impl #tensors_impl_generics #p::Tensors<__S> for #name #ty_generics #tensors_where {
-            fn tensors(&self, __path: &str, __out: &mut ::std::vec::Vec<#p::Tensor<__S>>) {
+            fn tensors(&self, __path: &str, __out: &mut #p::Vec<#p::Tensor<__S>>) {
                 #(#p::Tensors::<__S>::tensors(&self.#members, &#p::checkpoint_join(__path, #part_names), __out);)*
             }
             fn load_from(
@@ -109,6 +110,7 @@ pub fn expand(input: &DeriveInput) -> syn::Result<TokenStream> {
                 #(#p::Tensors::<__S>::load_from(&mut self.#members, &#p::checkpoint_join(__path, #part_names), __src)?;)*
                 ::core::result::Result::Ok(())
             }
+        }
         }
 
         impl #flat_impl_generics #p::Flat<__S> for #name #ty_generics #flat_where {

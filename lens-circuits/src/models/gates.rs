@@ -2,6 +2,7 @@
 //! truth table learned.
 
 use crate::netlist::{Netlist, NetlistBuilder, NetlistError, Wire};
+use alloc::vec::Vec;
 use rand::{Rng, SeedableRng, rngs::StdRng};
 
 /// A gate network compiled to a netlist whose first `params` inputs are the truth tables

@@ -13,6 +13,7 @@
 
 use crate::Word;
 use crate::netlist::NetlistError;
+use alloc::{vec, vec::Vec};
 use rand::Rng;
 
 /// Reads classes off groups of output gates: outputs `c * group .. (c + 1) * group` vote
@@ -219,7 +220,9 @@ impl<W: Word> GroupVote<W> {
                 .max()
                 .unwrap_or(0);
             for (c, e) in self.exps.iter_mut().enumerate() {
-                *e = (-((top - self.scores[c * lanes + lane]) as f32) * inv_t).exp();
+                *e = nalgebra::ComplexField::exp(
+                    -((top - self.scores[c * lanes + lane]) as f32) * inv_t,
+                );
             }
             let total: f32 = self.exps.iter().sum();
             for (c, &e) in self.exps.iter().enumerate() {

@@ -1,6 +1,7 @@
 //! Building a netlist gate by gate.
 
 use super::{Gate, Netlist, NetlistError, Wire};
+use alloc::vec::Vec;
 
 /// Builds a netlist: each gate method adds a gate and returns the wire it drives.
 #[derive(Clone, Debug, Default)]

@@ -88,7 +88,7 @@ impl fmt::Display for NetlistError {
     }
 }
 
-impl std::error::Error for NetlistError {}
+impl core::error::Error for NetlistError {}
 
 impl NetlistError {
     /// `Ok` when a slice has the length required, else [`NetlistError::Width`].

@@ -3,6 +3,7 @@
 use super::level::Kind;
 use super::{Netlist, NetlistError};
 use crate::Word;
+use alloc::{vec, vec::Vec};
 
 /// Buffers for running a netlist (one value and one change per wire), allocated once so
 /// that a forward or reverse pass allocates nothing.
@@ -197,7 +198,7 @@ impl Netlist {
         counts: &mut [u32],
     ) -> Result<(), NetlistError> {
         #[cfg(target_arch = "x86_64")]
-        if std::arch::is_x86_feature_detected!("popcnt") {
+        if lens_core::__cpu_has!("popcnt") {
             // SAFETY: the CPU has POPCNT, the only feature the copy enables.
             return unsafe { self.counting_sweep_popcnt(ev, d_outputs, counts) };
         }

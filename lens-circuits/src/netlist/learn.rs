@@ -3,6 +3,7 @@
 use super::{Evaluator, Netlist, NetlistError};
 use crate::Word;
 use crate::learn::{Decision, StepReport, UpdateRule};
+use alloc::{vec, vec::Vec};
 
 /// Learns a netlist whose first `params` inputs are parameters (one bit each, shared by
 /// every example) and whose other inputs are data. A step runs a batch forward, takes the

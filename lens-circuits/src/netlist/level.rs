@@ -2,6 +2,7 @@
 //! struct-of-arrays, so the interpreters run one tight loop per (level, kind).
 
 use super::{Gate, NetlistError, Wire};
+use alloc::{vec, vec::Vec};
 
 /// The kinds of gate, in the order groups are stored.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]

@@ -35,6 +35,7 @@ pub use error::NetlistError;
 pub use eval::Evaluator;
 pub use learn::{NetlistLearner, NetlistTarget};
 
+use alloc::{vec, vec::Vec};
 use level::Levels;
 
 /// A wire: an input (`0..inputs`) or the output of gate `w - inputs`.

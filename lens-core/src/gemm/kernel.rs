@@ -16,11 +16,10 @@ const NR_MAX: usize = 16;
 pub(super) fn level() -> Kernel {
     #[cfg(target_arch = "x86_64")]
     {
-        if std::arch::is_x86_feature_detected!("avx512f") {
+        if crate::__cpu_has!("avx512f") {
             return Kernel::Avx512;
         }
-        if std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma")
-        {
+        if crate::__cpu_has!("avx2") && crate::__cpu_has!("fma") {
             return Kernel::Avx2Fma;
         }
     }

@@ -35,6 +35,7 @@ pub use simd::SimdScalar;
 pub use view::{View, ViewMut};
 
 use crate::Real;
+#[cfg(feature = "std")]
 use core::cell::Cell;
 
 /// A matrix read in panels: `X(wide, deep)` for `wide < wide()` and `deep < deep()`.
@@ -146,8 +147,8 @@ pub fn copy_short<T: Copy>(dst: &mut [T], src: &[T]) {
 #[must_use]
 pub fn fma_peak_probe(reps: usize) -> Option<f32> {
     #[cfg(target_arch = "x86_64")]
-    if std::arch::is_x86_feature_detected!("avx512f") {
-        // SAFETY: AVX-512F was detected on this CPU just above.
+    if crate::__cpu_has!("avx512f") {
+        // SAFETY: this CPU has AVX-512F (`__cpu_has!` just above: detected, or required by the build).
         return Some(unsafe { simd::fma_chains_avx512(reps) });
     }
     let _ = reps;
@@ -200,9 +201,18 @@ impl Kernel {
 
     /// The kernel [`gemm`] uses on this thread: the one [`with_kernel`] forces, else
     /// [`Kernel::best`].
+    #[cfg(feature = "std")]
     #[must_use]
     pub fn current() -> Self {
         FORCED.with(Cell::get).unwrap_or_else(Self::best)
+    }
+
+    /// The kernel [`gemm`] uses: [`Kernel::best`] (without `std` there are no threads to
+    /// force one on).
+    #[cfg(not(feature = "std"))]
+    #[must_use]
+    pub fn current() -> Self {
+        Self::best()
     }
 
     /// Every kernel, widest first.
@@ -218,6 +228,7 @@ impl Kernel {
     }
 }
 
+#[cfg(feature = "std")]
 std::thread_local! {
     /// The kernel forced on this thread by [`with_kernel`], if any.
     static FORCED: Cell<Option<Kernel>> = const { Cell::new(None) };
@@ -237,6 +248,7 @@ std::thread_local! {
 /// assert_eq!(inside, Some(Kernel::Portable)); // every CPU runs the portable kernel
 /// assert_eq!(Kernel::current(), Kernel::best()); // and the choice ends with the call
 /// ```
+#[cfg(feature = "std")]
 pub fn with_kernel<R>(kernel: Kernel, f: impl FnOnce() -> R) -> Option<R> {
     /// Puts the previous choice back, also on unwinding.
     struct Restore(Option<Kernel>);
@@ -274,6 +286,7 @@ pub fn with_kernel<R>(kernel: Kernel, f: impl FnOnce() -> R) -> Option<R> {
 ///
 /// # Panics
 /// As [`gemm`].
+#[cfg(feature = "std")]
 pub fn gemm_with<T: Real, A: Panels<T>, B: Panels<T>, C: Sink<T>>(
     kernel: Kernel,
     a: &A,

@@ -339,7 +339,7 @@ pub(super) struct Avx512<const V: usize, const NR: usize>(());
 #[cfg(target_arch = "x86_64")]
 impl<const V: usize, const NR: usize> Avx512<V, NR> {
     pub(super) fn detect() -> Option<Self> {
-        std::arch::is_x86_feature_detected!("avx512f").then_some(Self(()))
+        crate::__cpu_has!("avx512f").then_some(Self(()))
     }
 }
 
@@ -364,8 +364,7 @@ pub(super) struct Avx2<const V: usize, const NR: usize>(());
 #[cfg(target_arch = "x86_64")]
 impl<const V: usize, const NR: usize> Avx2<V, NR> {
     pub(super) fn detect() -> Option<Self> {
-        (std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma"))
-            .then_some(Self(()))
+        (crate::__cpu_has!("avx2") && crate::__cpu_has!("fma")).then_some(Self(()))
     }
 }
 

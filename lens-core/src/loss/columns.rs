@@ -1,7 +1,9 @@
 //! A per-example loss on a batch whose columns are examples.
 
 use super::Loss;
-use crate::{HeapMatrix, LabelError, Real};
+#[cfg(feature = "alloc")]
+use crate::HeapMatrix;
+use crate::{LabelError, Real};
 use nalgebra::{SMatrix, SVector};
 
 /// The loss `L` of each column of a batch (one example per column), averaged: the loss of a
@@ -67,6 +69,7 @@ where
 }
 
 /// The same loss on a batch kept on the heap; the output change is a pooled block too.
+#[cfg(feature = "alloc")]
 impl<T, L, const N: usize, const B: usize> Loss<HeapMatrix<T, N, B>> for PerColumn<L>
 where
     T: Real,

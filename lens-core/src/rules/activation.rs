@@ -79,7 +79,7 @@ pub fn softplus<T: Real>(x: T) -> (T, impl FnOnce(T) -> T) {
 /// reverse `d (1/2 (1 + t) + x/2 (1 - t^2) k (1 + 3 c x^2))`.
 #[inline]
 pub fn gelu<T: Real>(x: T) -> (T, impl FnOnce(T) -> T) {
-    let k = T::cst((2.0 / core::f64::consts::PI).sqrt());
+    let k = T::cst(core::f64::consts::FRAC_2_SQRT_PI * core::f64::consts::FRAC_1_SQRT_2);
     let c = T::cst(0.044_715);
     let half = T::cst(0.5);
     let t = (k * (x + c * x * x * x)).tanh();

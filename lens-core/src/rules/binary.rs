@@ -1,7 +1,9 @@
 //! `+ - * /` and unary `-`, on scalars and nalgebra matrices.
 
 use super::entrywise;
-use crate::{HeapMatrix, Real};
+#[cfg(feature = "alloc")]
+use crate::HeapMatrix;
+use crate::Real;
 use nalgebra::SMatrix;
 
 /// Reverse rule of `x + y`: `R(x, y; d) = (d, d)`.
@@ -192,6 +194,7 @@ impl<T: Real, const R: usize, const C: usize> NegRule for SMatrix<T, R, C> {
 
 // Heap matrices: the sum and difference reuse an operand's block, and the pullbacks hold
 // nothing (a recurrent cell on heap activations keeps its captures off the stack).
+#[cfg(feature = "alloc")]
 impl<T: Real, const R: usize, const C: usize> AddRule for HeapMatrix<T, R, C> {
     type Out = Self;
     #[inline]
@@ -204,6 +207,7 @@ impl<T: Real, const R: usize, const C: usize> AddRule for HeapMatrix<T, R, C> {
     }
 }
 
+#[cfg(feature = "alloc")]
 impl<T: Real, const R: usize, const C: usize> SubRule for HeapMatrix<T, R, C> {
     type Out = Self;
     #[inline]
@@ -219,6 +223,7 @@ impl<T: Real, const R: usize, const C: usize> SubRule for HeapMatrix<T, R, C> {
     }
 }
 
+#[cfg(feature = "alloc")]
 impl<T: Real, const R: usize, const C: usize> NegRule for HeapMatrix<T, R, C> {
     #[inline]
     fn neg_vjp(self) -> (Self, impl FnOnce(Self) -> Self) {

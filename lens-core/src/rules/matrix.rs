@@ -66,6 +66,7 @@ impl<T: Real, const R: usize, const C: usize> ComponentProduct for SMatrix<T, R,
     }
 }
 
+#[cfg(feature = "alloc")]
 impl<T: Real, const R: usize, const C: usize> ComponentProduct for crate::HeapMatrix<T, R, C> {
     #[inline]
     fn owned(b: &Self) -> Self {

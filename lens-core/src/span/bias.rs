@@ -1,6 +1,8 @@
 //! A bias added to every example: `y = x + b`.
 
-use crate::{HeapMatrix, Init, Para, Real};
+#[cfg(feature = "alloc")]
+use crate::HeapMatrix;
+use crate::{Init, Para, Real};
 use nalgebra::{SMatrix, SVector};
 use rand::Rng;
 
@@ -61,6 +63,7 @@ impl<T: Real, const N: usize, const B: usize> Para<SMatrix<T, N, B>> for Bias<N,
 }
 
 /// On a batch kept on the heap: added in place, the change passed through.
+#[cfg(feature = "alloc")]
 impl<T: Real, const N: usize, const B: usize> Para<HeapMatrix<T, N, B>> for Bias<N, T> {
     type Param = SVector<T, N>;
     type Out = HeapMatrix<T, N, B>;

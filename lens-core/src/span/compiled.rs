@@ -3,6 +3,8 @@
 
 use super::{Cell, Span};
 use crate::Real;
+#[cfg(feature = "alloc")]
+use alloc::{vec, vec::Vec};
 
 /// Cells grouped three ways. Row `r` of a grouping holds the cells whose index (output,
 /// input or parameter) is `r`, so each pass writes every result exactly once.

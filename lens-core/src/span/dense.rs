@@ -2,6 +2,7 @@
 
 use crate::gemm::{View, ViewMut, gemm};
 use crate::{HeapMatrix, Init, Para, Real, Tangent};
+use alloc::boxed::Box;
 use core::marker::PhantomData;
 use nalgebra::{SMatrix, SVector};
 use rand::Rng;
@@ -77,7 +78,7 @@ impl<T: Real, const I: usize, const O: usize> Init for Dense<I, O, T> {
     /// Weights uniform in `±sqrt(6 / I)` (He) or `±sqrt(6 / (I + O))` (Glorot); zero bias.
     fn init_with<R: Rng + ?Sized>(&self, rng: &mut R) -> Self::Param {
         let fan = if self.glorot { I + O } else { I };
-        let limit = (6.0 / fan as f64).sqrt();
+        let limit = nalgebra::ComplexField::sqrt(6.0 / fan as f64);
         DenseParams {
             w: boxed_from_fn(|| T::cst(rng.random_range(-limit..limit))),
             b: SVector::zeros(),

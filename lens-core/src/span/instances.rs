@@ -2,7 +2,10 @@
 //! an image of `c` channels of `h x w` is `x[(ci * h + y) * w + x]`; a kernel of a
 //! convolution from `c` to `co` channels is `w[((co * c + ci) * k + ky) * k + kx]`.
 
+#[cfg(feature = "alloc")]
 use super::{Cell, Span};
+#[cfg(feature = "alloc")]
+use alloc::{vec, vec::Vec};
 
 /// The output length of a convolution: `(n + 2 pad - dilation (k - 1) - 1) / stride + 1`,
 /// or `None` when the kernel does not fit or the stride is 0.
@@ -61,6 +64,7 @@ pub const fn pool2d_sizes_wrong(
     }
 }
 
+#[cfg(feature = "alloc")]
 fn cell(s: usize, p: usize, t: usize) -> Cell {
     Cell {
         s: Some(s as u32),
@@ -70,6 +74,7 @@ fn cell(s: usize, p: usize, t: usize) -> Cell {
     }
 }
 
+#[cfg(feature = "alloc")]
 /// Dense `y[o] = sum_i w[o * inputs + i] x[i]` (weights output by input, row-major).
 #[must_use]
 pub fn dense(inputs: usize, outputs: usize) -> Span {
@@ -87,6 +92,7 @@ pub fn dense(inputs: usize, outputs: usize) -> Span {
     }
 }
 
+#[cfg(feature = "alloc")]
 /// Bias `y[j] = w[j]`: cells without an input. (Added to another layer's output by
 /// composing with [`crate::Par`]; on its own it maps `()`-like zero inputs.)
 #[must_use]
@@ -106,6 +112,7 @@ pub fn bias(n: usize) -> Span {
     }
 }
 
+#[cfg(feature = "alloc")]
 /// 1-D convolution (cross-correlation) from `c` channels of length `n` to `co` channels,
 /// kernel `k`, with stride, zero padding and dilation.
 ///
@@ -143,6 +150,7 @@ pub fn conv1d(
     }
 }
 
+#[cfg(feature = "alloc")]
 /// 2-D convolution from `c` channels of `h x w` to `co` channels, square kernel `k`, with
 /// stride, zero padding and dilation (the same in both directions).
 ///
@@ -163,6 +171,7 @@ pub fn conv2d(
     conv2d_groups(c, h, w, co, k, stride, pad, dilation, false)
 }
 
+#[cfg(feature = "alloc")]
 /// Depthwise 2-D convolution: each of the `c` channels with its own `k x k` kernel
 /// (`w[(ci * k + ky) * k + kx]`).
 ///
@@ -181,6 +190,7 @@ pub fn depthwise2d(
     conv2d_groups(c, h, w, c, k, stride, pad, dilation, true)
 }
 
+#[cfg(feature = "alloc")]
 #[allow(clippy::too_many_arguments)]
 fn conv2d_groups(
     c: usize,
@@ -233,6 +243,7 @@ fn conv2d_groups(
     }
 }
 
+#[cfg(feature = "alloc")]
 /// Transposed 2-D convolution from `c` channels of `h x w` to `co` channels: the transpose
 /// of the convolution from `co` channels of the larger size `(h - 1) stride - 2 pad +
 /// dilation (k - 1) + 1` back to `c` channels of `h x w`.
@@ -259,6 +270,7 @@ pub fn conv_transpose2d(
     conv2d(co, big(h), big(w), c, k, stride, pad, dilation).transpose()
 }
 
+#[cfg(feature = "alloc")]
 /// Average pooling of `c` channels of `h x w` over `k x k` windows with the given stride
 /// (no parameters: `mu = 1 / k^2`).
 ///
@@ -295,6 +307,7 @@ pub fn avg_pool2d(c: usize, h: usize, w: usize, k: usize, stride: usize) -> Span
     }
 }
 
+#[cfg(feature = "alloc")]
 /// Graph convolution (Kipf and Welling) on `nodes` nodes with `fi` input and `fo` output
 /// features per node: `Y = A' X W` with `A' = D^-1/2 (A + I) D^-1/2`, the normalised
 /// adjacency (self-loops added) as the measure. `X` is `x[j * fi + f]`, `W` is
@@ -326,7 +339,7 @@ pub fn graph_conv(nodes: usize, edges: &[(usize, usize)], fi: usize, fo: usize) 
             if !adj[i][j] {
                 continue;
             }
-            let mu = 1.0 / (deg[i] * deg[j]).sqrt();
+            let mu = 1.0 / nalgebra::ComplexField::sqrt(deg[i] * deg[j]);
             for f in 0..fi {
                 for g in 0..fo {
                     cells.push(Cell {

@@ -1,7 +1,9 @@
 //! The `Para` of a linear layer given its three passes on slices ([`BatchPasses`]): one
 //! macro for every layer whose passes are a span's (the compiled span, the convolution).
 
-use super::{CompiledSpan, ConvGeometry};
+#[cfg(feature = "alloc")]
+use super::CompiledSpan;
+use super::ConvGeometry;
 
 /// `Para` and `Init` for a linear layer `Type<T, I, O, P>` whose field `field` runs the three
 /// passes on slices ([`BatchPasses`]) and knows its fan-in. The layer takes any static
@@ -12,6 +14,7 @@ macro_rules! linear_layer {
     ($ty:ident, $field:ident) => {
         $crate::span::linear::linear_layer!(@on $ty, $field, nalgebra::SMatrix<T, I, B>, nalgebra::SMatrix<T, O, B>);
         // On a batch kept on the heap: output and input change in pooled blocks.
+        #[cfg(feature = "alloc")]
         $crate::span::linear::linear_layer!(@on $ty, $field, $crate::HeapMatrix<T, I, B>, $crate::HeapMatrix<T, O, B>);
 
         impl<T: $crate::Real, const I: usize, const O: usize, const P: usize> $crate::Init
@@ -19,7 +22,7 @@ macro_rules! linear_layer {
         {
             type Param = nalgebra::SVector<T, P>;
             fn init_with<R: rand::Rng + ?Sized>(&self, rng: &mut R) -> Self::Param {
-                let limit = (6.0 / self.$field.fan_in().max(1) as f64).sqrt();
+                let limit = nalgebra::ComplexField::sqrt(6.0 / self.$field.fan_in().max(1) as f64);
                 nalgebra::SVector::from_fn(|_, _| T::cst(rng.random_range(-limit..limit)))
             }
         }
@@ -116,6 +119,7 @@ pub trait BatchPasses<T> {
     fn reverse_param_batch(&self, x: &[T], dy: &[T], dw: &mut [T]);
 }
 
+#[cfg(feature = "alloc")]
 impl<T: crate::Real> BatchPasses<T> for CompiledSpan<T> {
     fn forward_batch(&self, x: &[T], w: &[T], y: &mut [T]) {
         let (i, _, o) = self.sizes();

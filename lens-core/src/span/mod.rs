@@ -10,23 +10,32 @@
 //! A cell may have no input (`s = None`: the factor is 1, as in a bias) or no parameter
 //! (`p = None`: the factor is 1, as in pooling).
 
+#[cfg(feature = "alloc")]
+use alloc::{format, string::String, vec::Vec};
+
 mod bias;
+#[cfg(feature = "alloc")]
 mod compiled;
 mod conv;
+#[cfg(feature = "alloc")]
 mod dense;
 mod flatten;
 pub mod instances;
+#[cfg(feature = "alloc")]
 mod layer;
 mod linear;
 mod pool;
 
 pub use bias::Bias;
+#[cfg(feature = "alloc")]
 pub use compiled::CompiledSpan;
 #[doc(hidden)]
 pub use conv::DirectScalar;
 pub use conv::{Conv2d, ConvGeometry};
+#[cfg(feature = "alloc")]
 pub use dense::{Dense, DenseParams};
 pub use flatten::Flatten;
+#[cfg(feature = "alloc")]
 pub use layer::SpanLayer;
 #[doc(hidden)]
 pub use linear::BatchPasses;
@@ -46,6 +55,7 @@ pub struct Cell {
 }
 
 /// A span: sizes of its three index sets and its cells.
+#[cfg(feature = "alloc")]
 #[derive(Clone, Debug, PartialEq)]
 pub struct Span {
     /// Number of inputs.
@@ -58,6 +68,7 @@ pub struct Span {
     pub cells: Vec<Cell>,
 }
 
+#[cfg(feature = "alloc")]
 impl Span {
     /// The span with inputs and outputs swapped (`s` and `t` exchanged): the layer of the
     /// input change, and the transposed layer. Cells without an input have no image and are

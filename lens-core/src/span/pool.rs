@@ -1,6 +1,8 @@
 //! Max pooling: a lens beside the spans (not linear, so not a span).
 
-use crate::{HeapMatrix, Lens, Real};
+#[cfg(feature = "alloc")]
+use crate::HeapMatrix;
+use crate::{Lens, Real};
 use nalgebra::SMatrix;
 
 /// Max pooling of `c` channels of `h x w` over `k x k` windows with stride `s`, from `I`
@@ -165,6 +167,7 @@ impl<T: Real, const I: usize, const O: usize, const B: usize> Lens<SMatrix<T, I,
 /// On a batch kept on the heap: the same pooling, the output and the winners' positions in
 /// pooled blocks (positions are stored as scalars, exact below 2^24 inputs), so nothing of
 /// the size of an activation is copied or kept on the stack.
+#[cfg(feature = "alloc")]
 impl<T: Real, const I: usize, const O: usize, const B: usize> Lens<HeapMatrix<T, I, B>>
     for MaxPool2d<I, O>
 {
