@@ -4,12 +4,17 @@
 //! header claiming 10^12 elements is refused before anything that size is allocated): a
 //! global allocator records the largest single allocation of each parse.
 
+use flate2::{Compression, write::GzEncoder};
 use paralens::checkpoint::{from_bytes, to_bytes};
-use paralens::data::{parse_digits, parse_idx_images, parse_idx_labels, parse_iris};
+use paralens::data::{
+    DIGITS_CSV_GZ, IRIS_CSV, MAX_DEFLATE_RATIO, gunzip, parse_digits, parse_idx_images,
+    parse_idx_labels, parse_iris,
+};
 use paralens::prelude::*;
 use proptest::prelude::*;
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
+use std::io::{Read, Write};
 
 struct Largest;
 
@@ -87,6 +92,22 @@ fn checkpoint_bytes() -> Vec<u8> {
     to_bytes(&model.init(0)).unwrap()
 }
 
+fn gzip(bytes: &[u8]) -> Vec<u8> {
+    let mut z = GzEncoder::new(Vec::new(), Compression::best());
+    z.write_all(bytes).unwrap();
+    z.finish().unwrap()
+}
+
+/// The first 30 rows of the shipped digits CSV (it has no header line) (the whole file is 1,797 rows: too
+/// slow to parse thousands of times in a debug build, and its rows are all alike).
+fn digits_head() -> String {
+    let mut text = String::new();
+    flate2::read::GzDecoder::new(DIGITS_CSV_GZ)
+        .read_to_string(&mut text)
+        .unwrap();
+    text.lines().take(30).map(|l| format!("{l}\n")).collect()
+}
+
 /// Cases per property (recorded in `docs/BENCHMARKS.md`).
 const CASES: u32 = 2000;
 
@@ -131,6 +152,30 @@ proptest! {
     }
 
     #[test]
+    fn text_readers_take_mutated_files(how in any::<u8>(), at in any::<usize>(), bits in any::<u8>()) {
+        // Mutated as bytes (a flipped bit may break UTF-8: the reader then sees the
+        // replacement character, as it would from a lossy conversion).
+        let iris = mutate(IRIS_CSV.as_bytes().to_vec(), how, at, bits);
+        let iris = String::from_utf8_lossy(&iris);
+        let digits = mutate(digits_head().into_bytes(), how, at, bits);
+        let digits = String::from_utf8_lossy(&digits);
+        bounded(iris.len().max(digits.len()), || {
+            let _ = parse_iris(&iris);
+            let _ = parse_digits(&digits);
+        });
+    }
+
+    #[test]
+    fn gzip_reader_takes_mutated_streams(how in any::<u8>(), at in any::<usize>(), bits in any::<u8>()) {
+        let stream = mutate(gzip(&idx_labels(&[1, 2, 3, 4, 5])), how, at, bits);
+        bounded(stream.len(), || {
+            if let Ok(bytes) = gunzip(&stream, "fuzz") {
+                let _ = parse_idx_labels(&bytes, "fuzz");
+            }
+        });
+    }
+
+    #[test]
     fn checkpoint_reader_takes_mutated_files(how in any::<u8>(), at in any::<usize>(), bits in any::<u8>()) {
         let bytes = mutate(checkpoint_bytes(), how, at, bits);
         let model = Dense::<3, 4>::new().then(Relu).then(Dense::<4, 2>::new());
@@ -161,4 +206,57 @@ fn a_header_claiming_a_trillion_pixels_is_refused_at_once() {
         let e = parse_idx_images(&f, "huge").unwrap_err();
         assert!(!e.to_string().is_empty());
     });
+}
+
+#[test]
+fn mutated_text_files_still_parse_when_untouched() {
+    // The mutation helper's baselines are valid: the properties above start from real files.
+    assert_eq!(parse_iris(IRIS_CSV).unwrap().labels.len(), 150);
+    assert_eq!(parse_digits(&digits_head()).unwrap().labels.len(), 30);
+}
+
+#[test]
+fn a_gzip_bomb_is_refused_without_allocating_its_size() {
+    // An IDX label file announcing 3 labels, then 50 MB of zeros: 50 KB compressed.
+    let mut idx = idx_labels(&[1, 2, 3]);
+    idx.resize(idx.len() + 50_000_000, 0);
+    let bomb = gzip(&idx);
+    bounded(bomb.len(), || {
+        let e = gunzip(&bomb, "bomb.gz").unwrap_err().to_string();
+        assert!(e.contains("more than its header announces"), "{e}");
+    });
+    // The same file without the excess is read.
+    let fine = gzip(&idx_labels(&[1, 2, 3]));
+    assert_eq!(
+        parse_idx_labels(&gunzip(&fine, "fine.gz").unwrap(), "fine").unwrap(),
+        [1, 2, 3]
+    );
+}
+
+#[test]
+fn a_gzipped_header_claiming_more_than_deflate_can_hold_is_refused_at_once() {
+    // 10^4 x 10^4 x 10^4 images claimed in a 60-byte stream.
+    let z = gzip(&idx_images(10_000, 10_000, 10_000, &[0; 16]));
+    assert!((z.len() as u64) * MAX_DEFLATE_RATIO < 1_000_000_000_000);
+    bounded(z.len(), || {
+        let e = gunzip(&z, "huge.gz").unwrap_err().to_string();
+        assert!(e.contains("announces more data than"), "{e}");
+    });
+}
+
+#[test]
+fn a_checkpoint_claiming_a_trillion_entries_is_refused_before_allocating() {
+    // A safetensors header whose one tensor claims 10^6 x 10^6 floats, with 16 data bytes.
+    let header = br#"{"l1.w":{"dtype":"F32","shape":[1000000,1000000],"data_offsets":[0,16]}}"#;
+    let mut f = (header.len() as u64).to_le_bytes().to_vec();
+    f.extend_from_slice(header);
+    f.extend_from_slice(&[0; 16]);
+    let model = Dense::<3, 4>::new();
+    let mut p = model.init(1);
+    let before = p.clone();
+    bounded(f.len(), || {
+        let e = from_bytes(&f, &mut p).unwrap_err();
+        assert!(!e.to_string().is_empty());
+    });
+    assert_eq!(p, before);
 }

@@ -18,8 +18,12 @@ pub fn shared_data() -> Option<PathBuf> {
         .flatten()
         .find(|d| d.join("mnist").is_dir());
     if found.is_none() {
-        eprintln!(
-            "shared data not found: set PARALENS_DATA to the folder holding mnist/ (looked beside the checkout)"
+        // Straight to the standard error stream, not through `eprintln!`, which the test
+        // harness captures (and shows only for failing tests): the skip must be seen.
+        use std::io::Write;
+        let _ = writeln!(
+            std::io::stderr(),
+            "SKIPPED (no MNIST data): set PARALENS_DATA to the folder holding mnist/ (looked beside the checkout)"
         );
     }
     found

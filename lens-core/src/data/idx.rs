@@ -36,21 +36,103 @@ impl Images {
 
 /// Reads a whole file, decompressing it if it starts with the gzip magic.
 ///
+/// Decompression never produces more than the input can justify: deflate expands at most
+/// [`MAX_DEFLATE_RATIO`] to 1, and an IDX stream stops at the size its header announces
+/// (a header announcing more than the compressed bytes could hold is refused before any
+/// data is read). A gzip bomb is an error, not an allocation of its size.
+///
 /// # Errors
-/// The file cannot be read, or its gzip stream is corrupt.
+/// The file cannot be read, its gzip stream is corrupt, or it decompresses to more than the
+/// bounds above.
 pub fn read_maybe_gzip(path: &Path) -> Result<Vec<u8>, DataError> {
     let src = path.display().to_string();
     let raw =
         std::fs::read(path).map_err(|e| DataError::whole(&src, format!("cannot read: {e}")))?;
     if raw.starts_with(&[0x1f, 0x8b]) {
-        let mut out = Vec::new();
-        GzDecoder::new(&raw[..])
-            .read_to_end(&mut out)
-            .map_err(|e| DataError::whole(&src, format!("corrupt gzip stream: {e}")))?;
-        Ok(out)
+        gunzip(&raw, &src)
     } else {
         Ok(raw)
     }
+}
+
+/// The most that deflate can expand its input (1032 to 1, for long runs of one byte): no
+/// valid gzip stream decompresses to more than this many times its size.
+pub const MAX_DEFLATE_RATIO: u64 = 1032;
+
+/// Decompresses a gzip stream within the bounds of [`read_maybe_gzip`].
+///
+/// ```
+/// use flate2::{Compression, write::GzEncoder};
+/// use std::io::Write;
+/// // An IDX label file announcing 3 labels, followed by a million more bytes.
+/// let mut idx = vec![0, 0, 8, 1, 0, 0, 0, 3, 1, 2, 3];
+/// idx.resize(idx.len() + 1_000_000, 0);
+/// let mut z = GzEncoder::new(Vec::new(), Compression::best());
+/// z.write_all(&idx).unwrap();
+/// let err = lens_core::data::gunzip(&z.finish().unwrap(), "bomb.gz").unwrap_err();
+/// assert!(err.to_string().contains("more than its header announces"), "{err}");
+/// ```
+///
+/// # Errors
+/// A corrupt stream, an IDX header announcing more than the input can hold, or more data
+/// than the header (or deflate's ratio) allows.
+pub fn gunzip(raw: &[u8], src: &str) -> Result<Vec<u8>, DataError> {
+    let corrupt = |e: std::io::Error| DataError::whole(src, format!("corrupt gzip stream: {e}"));
+    let bound = (raw.len() as u64).saturating_mul(MAX_DEFLATE_RATIO);
+    let mut dec = GzDecoder::new(raw);
+    let mut out = Vec::new();
+    // The IDX header first (magic `00 00 08 DD`, then `DD` sizes): it says how much follows.
+    (&mut dec).take(4).read_to_end(&mut out).map_err(corrupt)?;
+    let mut idx = false;
+    let limit = if out.len() == 4 && out[..3] == [0, 0, 8] {
+        let dims = usize::from(out[3]);
+        (&mut dec)
+            .take(4 * dims as u64)
+            .read_to_end(&mut out)
+            .map_err(corrupt)?;
+        if out.len() < 4 + 4 * dims {
+            bound
+        } else {
+            idx = true;
+            let claimed = (0..dims).try_fold(1u64, |n, d| {
+                let o = 4 + 4 * d;
+                n.checked_mul(u64::from(u32::from_be_bytes([
+                    out[o],
+                    out[o + 1],
+                    out[o + 2],
+                    out[o + 3],
+                ])))
+            });
+            match claimed.and_then(|n| n.checked_add(4 + 4 * dims as u64)) {
+                Some(total) if total <= bound => total,
+                _ => {
+                    return Err(DataError::whole(
+                        src,
+                        format!(
+                            "the IDX header announces more data than {} compressed bytes can hold",
+                            raw.len()
+                        ),
+                    ));
+                }
+            }
+        }
+    } else {
+        bound
+    };
+    let room = (limit + 1).saturating_sub(out.len() as u64);
+    (&mut dec)
+        .take(room)
+        .read_to_end(&mut out)
+        .map_err(corrupt)?;
+    if out.len() as u64 > limit {
+        let why = if idx {
+            format!("the stream holds more than its header announces ({limit} bytes)")
+        } else {
+            format!("the stream decompresses to more than {MAX_DEFLATE_RATIO} times its size")
+        };
+        return Err(DataError::whole(src, why));
+    }
+    Ok(out)
 }
 
 fn header(bytes: &[u8], source: &str, dims: u8) -> Result<Vec<usize>, DataError> {

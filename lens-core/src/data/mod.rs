@@ -10,7 +10,8 @@ mod split;
 pub use digits::{DIGITS_CSV_GZ, Digits, digits, parse_digits};
 pub use error::DataError;
 pub use idx::{
-    Images, MNIST_FILES, Mnist, load_mnist, parse_idx_images, parse_idx_labels, read_maybe_gzip,
+    Images, MAX_DEFLATE_RATIO, MNIST_FILES, Mnist, gunzip, load_mnist, parse_idx_images,
+    parse_idx_labels, read_maybe_gzip,
 };
 pub use iris::{IRIS_CLASSES, IRIS_CSV, Iris, iris, iris_uci, parse_iris};
 pub use split::{Standardizer, stratified_split};
