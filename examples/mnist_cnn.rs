@@ -13,7 +13,7 @@ use paralens::prelude::*;
 use paralens::span::{Bias, Conv2d, MaxPool2d};
 
 #[path = "shared/mnist.rs"]
-mod shared;
+pub mod shared;
 
 /// Images per step, the columns of one input matrix.
 pub const BATCH: usize = 32;

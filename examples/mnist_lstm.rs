@@ -3,7 +3,8 @@
 //! shared by the steps), and a dense layer scores the last hidden state.
 //!
 //! ```text
-//! cargo run --release --example mnist_lstm -- --data ../shared/data/mnist
+//! cargo run --release --example mnist_lstm -- --data ../shared/data/mnist --save lstm.safetensors
+//! cargo run --release --example mnist_lstm -- --data ../shared/data/mnist --load lstm.safetensors
 //! ```
 
 use paralens::prelude::*;
@@ -12,7 +13,7 @@ use paralens::train::{Control, Eval, Fit, History, fit};
 
 #[path = "shared/mnist.rs"]
 #[allow(dead_code)]
-mod shared;
+pub mod shared;
 
 /// Images per step.
 pub const BATCH: usize = 32;
@@ -74,9 +75,25 @@ pub fn accuracy(
     f64::from(right) / (batches * BATCH) as f64
 }
 
+/// The `--load PATH` path: the parameters saved at `path` (names, shapes and dtype checked)
+/// and the fraction of `xs` they classify right.
+///
+/// # Errors
+/// The file cannot be read or does not hold this model's parameters.
+pub fn predict_saved(
+    path: &std::path::Path,
+    xs: &[SVector<f32, 784>],
+    ys: &[usize],
+) -> Result<f64, paralens::checkpoint::CheckpointError> {
+    let model = model();
+    let mut params = model.init(0);
+    paralens::checkpoint::load(path, &mut params)?;
+    Ok(accuracy(&model, &params, xs, ys))
+}
+
 /// Trains for `epochs` epochs with the library's loop (`train::fit`: seeded shuffles, Adam,
-/// step size divided by 3 after every two epochs) and returns the test accuracy and the
-/// history of the epochs.
+/// step size divided by 3 after every two epochs) and returns the test accuracy, the trained
+/// parameters and the history of the epochs.
 ///
 /// # Errors
 /// The data cannot be read.
@@ -84,7 +101,7 @@ pub fn run(
     dir: &std::path::Path,
     epochs: usize,
     verbose: bool,
-) -> Result<(f64, History), paralens::data::DataError> {
+) -> Result<(f64, RowLstmParams, History), paralens::data::DataError> {
     let m = shared::load(dir)?;
     let (xs, ts) = (
         shared::inputs(&m.train_images),
@@ -128,22 +145,36 @@ pub fn run(
     .unwrap_or_else(|e| panic!("training stopped: {e}"));
     Ok((
         accuracy(learner.model(), learner.params(), &ts, &ty),
+        learner.params().clone(),
         history,
     ))
 }
 
 fn main() {
-    let a = shared::args("mnist_lstm --data DIR [--epochs N] [--plot PATH]", 4);
+    let a = shared::args(
+        "mnist_lstm --data DIR [--epochs N] [--save PATH | --load PATH] [--plot PATH]",
+        4,
+    );
     let fail = |e: &dyn std::fmt::Display| -> ! {
         eprintln!("error: {e}");
         std::process::exit(1)
     };
-    if a.save.is_some() || a.load.is_some() {
-        fail(&"mnist_lstm does not save or load checkpoints; mnist_mlp and mnist_cnn do");
+    if let Some(path) = &a.load {
+        let m = shared::load(&a.dir).unwrap_or_else(|e| fail(&e));
+        let ty: Vec<usize> = m.test_labels.iter().map(|&l| l as usize).collect();
+        let acc = predict_saved(path, &shared::inputs(&m.test_images), &ty)
+            .unwrap_or_else(|e| fail(&format!("{}: {e}", path.display())));
+        println!("loaded {}; test accuracy {acc:.4}", path.display());
+        return;
     }
-    let (acc, history) = run(&a.dir, a.epochs, true).unwrap_or_else(|e| fail(&e));
+    let (acc, params, history) = run(&a.dir, a.epochs, true).unwrap_or_else(|e| fail(&e));
     println!("test accuracy {acc:.4}");
     if let Some(path) = &a.plot {
         shared::plot(&history, path, "mnist_lstm").unwrap_or_else(|e| fail(&e));
+    }
+    if let Some(path) = &a.save {
+        paralens::checkpoint::save(path, &params)
+            .unwrap_or_else(|e| fail(&format!("{}: {e}", path.display())));
+        println!("saved the parameters to {}", path.display());
     }
 }

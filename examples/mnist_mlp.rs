@@ -10,7 +10,7 @@
 use paralens::prelude::*;
 
 #[path = "shared/mnist.rs"]
-mod shared;
+pub mod shared;
 
 /// Images per step, the columns of one input matrix.
 pub const BATCH: usize = 32;

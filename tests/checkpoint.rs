@@ -2,6 +2,9 @@
 //! reader expects (names by path, shapes, dtype); every kind of mismatch is an error naming
 //! the tensor, and leaves the parameters unchanged.
 
+// The three MNIST examples below each include the examples' shared module.
+#![allow(clippy::duplicate_mod)]
+
 use paralens::checkpoint::{CheckpointError, from_bytes, load, save, to_bytes};
 use paralens::prelude::*;
 use safetensors::SafeTensors;
@@ -146,6 +149,88 @@ fn the_digits_example_predicts_from_a_saved_model() {
     assert_eq!(params, t.params);
     let acc = digits_cnn::test_accuracy(&model, &params, 0);
     assert_eq!(acc, t.report.test_accuracy);
+}
+
+#[allow(dead_code)]
+#[path = "../examples/mnist_cnn.rs"]
+mod mnist_cnn;
+#[allow(dead_code)]
+#[path = "../examples/mnist_lstm.rs"]
+mod mnist_lstm;
+#[allow(dead_code)]
+#[path = "../examples/mnist_mlp.rs"]
+mod mnist_mlp;
+
+/// Images that need no download: `n` pixel patterns and their labels `0..10`.
+fn synthetic_digits(n: usize) -> (Vec<SVector<f32, 784>>, Vec<usize>) {
+    let xs = (0..n)
+        .map(|k| SVector::from_fn(|i, _| ((i * (k + 3) + 7 * k) % 23) as f32 / 23.0))
+        .collect();
+    (xs, (0..n).map(|k| k % 10).collect())
+}
+
+/// The MNIST MLP saved where `--save PATH` would write it; returns the file.
+fn saved_mlp(name: &str) -> std::path::PathBuf {
+    let path = std::env::temp_dir().join(name);
+    save(&path, &mnist_mlp::model().init(5)).unwrap();
+    path
+}
+
+// The MNIST examples' `--load PATH` path (`predict_saved`) on a file their `--save PATH`
+// writes: the parameters come back equal, the predictions are the saved model's, and a file
+// of another model is refused with an error.
+
+#[test]
+fn the_mnist_mlp_example_predicts_from_a_saved_model() {
+    let (xs, ys) = synthetic_digits(mnist_mlp::BATCH);
+    let model = mnist_mlp::model();
+    let params = model.init(5);
+    let mlp_path = saved_mlp("paralens_mnist_mlp_a.safetensors");
+    let mut back = model.init(0);
+    load(&mlp_path, &mut back).unwrap();
+    assert_eq!(back, params);
+    let want = mnist_mlp::shared::batch_accuracy(&model, &params, &xs, &ys);
+    let got = mnist_mlp::shared::predict_saved(&model, &mlp_path, &xs, &ys).unwrap();
+    assert_eq!(got, want);
+}
+
+#[test]
+fn the_mnist_cnn_example_predicts_from_a_saved_model() {
+    let (xs, ys) = synthetic_digits(mnist_cnn::BATCH);
+    let mlp_path = saved_mlp("paralens_mnist_mlp_b.safetensors");
+    let model = mnist_cnn::model();
+    let params = model.init(5);
+    let path = std::env::temp_dir().join("paralens_mnist_cnn.safetensors");
+    save(&path, &params).unwrap();
+    let mut back = model.init(0);
+    load(&path, &mut back).unwrap();
+    assert_eq!(back, params);
+    let want = mnist_cnn::shared::batch_accuracy(&model, &params, &xs, &ys);
+    let got = mnist_cnn::shared::predict_saved(&model, &path, &xs, &ys).unwrap();
+    assert_eq!(got, want);
+    let wrong = mnist_cnn::shared::predict_saved(&model, &mlp_path, &xs, &ys).unwrap_err();
+    assert!(
+        wrong.to_string().contains("l1") || wrong.to_string().contains("c1"),
+        "{wrong}"
+    );
+}
+
+#[test]
+fn the_mnist_lstm_example_predicts_from_a_saved_model() {
+    let (xs, ys) = synthetic_digits(mnist_lstm::BATCH);
+    let mlp_path = saved_mlp("paralens_mnist_mlp_c.safetensors");
+    let model = mnist_lstm::model();
+    let params = model.init(5);
+    let path = std::env::temp_dir().join("paralens_mnist_lstm.safetensors");
+    save(&path, &params).unwrap();
+    let mut back = model.init(0);
+    load(&path, &mut back).unwrap();
+    assert_eq!(back, params);
+    let want = mnist_lstm::accuracy(&model, &params, &xs, &ys);
+    let got = mnist_lstm::predict_saved(&path, &xs, &ys).unwrap();
+    assert_eq!(got, want);
+    let wrong = mnist_lstm::predict_saved(&mlp_path, &xs, &ys).unwrap_err();
+    assert!(!wrong.to_string().is_empty());
 }
 
 #[test]

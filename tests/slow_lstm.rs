@@ -24,7 +24,7 @@ fn main() {
     let Some(data) = common::shared_data() else {
         return;
     };
-    let (acc, _) = mnist_lstm::run(&data.join("mnist"), 3, false).unwrap();
+    let (acc, _, _) = mnist_lstm::run(&data.join("mnist"), 3, false).unwrap();
     assert!(acc >= 0.98, "test accuracy {acc}");
     println!("slow_lstm: test accuracy {acc:.4} after 3 epochs: ok");
 }

@@ -89,7 +89,7 @@ fn batch<const B: usize>(
 }
 
 /// The fraction of `ts` a batched model classifies right (the last batch padded).
-fn batch_accuracy<M, const B: usize>(
+pub fn batch_accuracy<M, const B: usize>(
     model: &M,
     params: &M::Param,
     ts: &[SVector<f32, 784>],
@@ -182,6 +182,27 @@ where
     (acc, learner.params().clone(), history)
 }
 
+/// The `--load PATH` path of an example: the parameters saved at `path`, loaded into the
+/// model's (names, shapes and dtype checked), and the fraction of `ts` they classify right.
+///
+/// # Errors
+/// The file cannot be read or does not hold this model's parameters.
+pub fn predict_saved<M, const B: usize>(
+    model: &M,
+    path: &Path,
+    ts: &[SVector<f32, 784>],
+    ty: &[usize],
+) -> Result<f64, paralens::checkpoint::CheckpointError>
+where
+    M: Para<HeapMatrix<f32, 784, B>, Out = HeapMatrix<f32, 10, B>>
+        + Init<Param = <M as Para<HeapMatrix<f32, 784, B>>>::Param>,
+    <M as Para<HeapMatrix<f32, 784, B>>>::Param: Clone + paralens::checkpoint::Tensors<f32>,
+{
+    let mut params = model.init(0);
+    paralens::checkpoint::load(path, &mut params)?;
+    Ok(batch_accuracy(model, &params, ts, ty))
+}
+
 /// An MNIST example's `main`: reads `--data DIR [--epochs N] [--save PATH | --load PATH]
 /// [--plot PATH]`,
 /// trains `model()` (or loads its parameters and only predicts) and prints the test
@@ -208,18 +229,9 @@ pub fn main<M, const B: usize>(
     };
     let m = load(&a.dir).unwrap_or_else(|e| fail(&e));
     if let Some(path) = &a.load {
-        let model = model();
-        let mut params = model.init(0);
-        paralens::checkpoint::load(path, &mut params)
+        let ty: Vec<usize> = m.test_labels.iter().map(|&l| l as usize).collect();
+        let acc = predict_saved(&model(), path, &inputs(&m.test_images), &ty)
             .unwrap_or_else(|e| fail(&format!("{}: {e}", path.display())));
-        let (ts, ty) = (
-            inputs(&m.test_images),
-            m.test_labels
-                .iter()
-                .map(|&l| l as usize)
-                .collect::<Vec<_>>(),
-        );
-        let acc = batch_accuracy(&model, &params, &ts, &ty);
         println!("loaded {}; test accuracy {acc:.4}", path.display());
         return;
     }

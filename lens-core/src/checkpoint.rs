@@ -246,18 +246,25 @@ macro_rules! scalar_tensors {
 }
 scalar_tensors!(f32, f64, u64);
 
-/// Shape `[R, C]`, or `[R]` for a vector; values row by row.
+/// Shape `[R, C]`, or `[R]` for a vector; values row by row. Read and written in place: a
+/// transposed copy or a matrix built from the file would pass through the stack (400 KB for
+/// a 784x128 layer; more than a 2 MiB thread has to spare in a debug build).
 impl<T: Stored + nalgebra::Scalar, const R: usize, const C: usize> Tensors<T> for SMatrix<T, R, C> {
     fn tensors(&self, path: &str, out: &mut Vec<Tensor<T>>) {
         out.push(Tensor {
             name: path.to_string(),
             shape: shape(R, C),
-            data: self.transpose().iter().copied().collect(),
+            data: (0..R)
+                .flat_map(|r| (0..C).map(move |c| self[(r, c)]))
+                .collect(),
         });
     }
     fn load_from(&mut self, path: &str, src: &mut Source<'_>) -> Result<(), CheckpointError> {
         let data = src.take::<T>(path, &shape(R, C))?;
-        *self = SMatrix::<T, R, C>::from_row_iterator(data);
+        // `take` checked the shape: `R * C` values, row by row.
+        for (k, v) in data.into_iter().enumerate() {
+            self[(k / C, k % C)] = v;
+        }
         Ok(())
     }
 }
