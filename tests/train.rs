@@ -308,3 +308,48 @@ fn curves_are_plotted_one_point_per_epoch_and_bad_histories_are_refused() {
         .join("c.svg");
     assert!(matches!(h.plot(&missing, "t"), Err(PlotError::Draw(_))));
 }
+
+/// The progress bar is silent when standard error is not a terminal (a log file, a pipe, CI):
+/// the test runs itself again as a child process whose standard error is a pipe, the child
+/// trains with `progress: true`, and the parent reads everything the child wrote.
+#[test]
+fn the_progress_bar_is_silent_when_stderr_is_not_a_terminal() {
+    const CHILD: &str = "PARALENS_PROGRESS_CHILD";
+    const NAME: &str = "the_progress_bar_is_silent_when_stderr_is_not_a_terminal";
+    if std::env::var_os(CHILD).is_some() {
+        let mut l = learner();
+        let mut c = cfg(3, 2, 0);
+        c.progress = true;
+        let h = fit(
+            &mut l,
+            40,
+            &c,
+            |idx| example(idx[0], 40),
+            |_| Eval {
+                loss: 0.0,
+                accuracy: 0.0,
+            },
+            |_, _| Control::Continue,
+        )
+        .unwrap();
+        // Straight to the pipe (the harness captures `println!`).
+        use std::io::Write;
+        writeln!(std::io::stdout(), "child trained {} epochs", h.epochs.len()).unwrap();
+        return;
+    }
+    let out = std::process::Command::new(std::env::current_exe().unwrap())
+        .args([NAME, "--exact", "--nocapture", "--test-threads=1"])
+        .env(CHILD, "1")
+        .output()
+        .unwrap();
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert!(out.status.success(), "the child failed: {stderr}");
+    assert!(stdout.contains("child trained 3 epochs"), "{stdout}");
+    assert!(
+        !stderr.contains("epoch") && !stderr.contains("steps") && !stderr.contains('\r'),
+        "the bar was drawn into a pipe: {stderr:?}"
+    );
+}
