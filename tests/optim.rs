@@ -187,3 +187,52 @@ fn wide_updates_equal_the_plain_ones_bit_for_bit() {
     }
     assert!(ran > usize::from(Kernel::Avx2Fma.available()));
 }
+
+/// The learner's finiteness scan of a change, in each instruction set's copy (forced in turn;
+/// those this CPU lacks are skipped): a NaN or an infinity at any place of any slice, short
+/// or long, is seen, and a finite change (subnormals, the largest finite values) passes.
+#[test]
+fn the_finiteness_scan_sees_every_place_in_every_copy() {
+    use nalgebra::SVector;
+    use paralens::Flat;
+    use paralens::gemm::{Kernel, with_kernel};
+    // Slices of 3, 16, 37 and 64 values: under, at and over the wide copies' threshold.
+    type P = (
+        SVector<f32, 3>,
+        SVector<f32, 16>,
+        SVector<f32, 37>,
+        SVector<f32, 64>,
+    );
+    let finite = || -> P {
+        let v = |i: usize| match i % 4 {
+            0 => f32::MAX,
+            1 => -f32::MIN_POSITIVE / 2.0,
+            2 => -0.0,
+            _ => 1.5,
+        };
+        (
+            SVector::from_fn(|i, _| v(i)),
+            SVector::from_fn(|i, _| v(i + 1)),
+            SVector::from_fn(|i, _| v(i + 2)),
+            SVector::from_fn(|i, _| v(i + 3)),
+        )
+    };
+    let mut ran = 0;
+    for kernel in Kernel::ALL {
+        let done = with_kernel(kernel, || {
+            let mut p = finite();
+            assert!(p.all_finite(), "{kernel:?}: a finite change refused");
+            let n = Flat::<f32>::flat_len(&p);
+            for k in 0..n {
+                for bad in [f32::NAN, f32::INFINITY, f32::NEG_INFINITY] {
+                    let slot = p.slices_mut().flatten().nth(k).unwrap();
+                    let kept = std::mem::replace(slot, bad);
+                    assert!(!p.all_finite(), "{kernel:?}: {bad} at {k} not seen");
+                    *p.slices_mut().flatten().nth(k).unwrap() = kept;
+                }
+            }
+        });
+        ran += usize::from(done.is_some());
+    }
+    assert!(ran > usize::from(Kernel::Avx2Fma.available()));
+}

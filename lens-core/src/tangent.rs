@@ -168,9 +168,10 @@ pub trait Flat<T: Copy + 'static>: Tangent {
     where
         T: Real,
     {
-        // No early exit: a branch-free scan vectorises, and the common case scans it all.
+        // The instruction set chosen once for the whole scan, each slice scanned in its copy.
+        let kernel = crate::gemm::Kernel::current();
         let mut bad = false;
-        self.visit_slices(&mut |s| bad |= s.iter().fold(false, |b, v| b | v.non_finite()));
+        self.visit_slices(&mut |s| bad |= crate::optim::any_non_finite(kernel, s));
         !bad
     }
 }
