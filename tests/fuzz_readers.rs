@@ -225,6 +225,14 @@ fn a_gzip_bomb_is_refused_without_allocating_its_size() {
         let e = gunzip(&bomb, "bomb.gz").unwrap_err().to_string();
         assert!(e.contains("more than its header announces"), "{e}");
     });
+    // A bomb that is not an IDX file is refused at its first bytes.
+    let mut other = vec![0, 0, 9, 1];
+    other.resize(50_000_000, 0);
+    let other = gzip(&other);
+    bounded(other.len(), || {
+        let e = gunzip(&other, "other.gz").unwrap_err().to_string();
+        assert!(e.contains("does not hold an IDX file"), "{e}");
+    });
     // The same file without the excess is read.
     let fine = gzip(&idx_labels(&[1, 2, 3]));
     assert_eq!(

@@ -119,10 +119,16 @@ impl<const W: usize> Word for Lanes<W> {
     }
 }
 
+// In a checkpoint, one tensor of `W` words (`u64`, shape `[W]`). Present whenever lens-core
+// has checkpoints (its `std`), as the derived implementations are.
+lens_core::__private::with_checkpoints! {
 /// In a checkpoint, one tensor of `W` words (`u64`, shape `[W]`).
-#[cfg(feature = "std")]
 impl<const W: usize> lens_core::checkpoint::Tensors<u64> for Lanes<W> {
-    fn tensors(&self, path: &str, out: &mut Vec<lens_core::checkpoint::Tensor<u64>>) {
+    fn tensors(
+        &self,
+        path: &str,
+        out: &mut lens_core::__private::Vec<lens_core::checkpoint::Tensor<u64>>,
+    ) {
         self.0.tensors(path, out);
     }
     fn load_from(
@@ -132,6 +138,7 @@ impl<const W: usize> lens_core::checkpoint::Tensors<u64> for Lanes<W> {
     ) -> Result<(), lens_core::checkpoint::CheckpointError> {
         self.0.load_from(path, src)
     }
+}
 }
 
 /// Changes add by XOR (Z2).

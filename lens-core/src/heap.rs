@@ -7,7 +7,8 @@
 //! activation of the MNIST CNN is 1.2 MB: by value it cannot fit a 2 MiB thread at all).
 //! Blocks come from a per-thread pool and go back to it when the matrix is dropped: the first
 //! training step allocates what a step holds at once, every later step reuses those blocks
-//! and allocates nothing.
+//! and allocates nothing. (Without `std` there is no per-thread storage: each block is
+//! allocated and freed by the program's allocator.)
 
 use crate::{Flat, Real, Tangent};
 use alloc::alloc::Layout;

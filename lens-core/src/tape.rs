@@ -9,6 +9,10 @@
 //! tape is moved out through the model's and the learner's frames, and an LSTM's 28 steps of
 //! `(h, c)` at batch 32 are 900 KB. After the first step a block of that size is recycled, so
 //! a training step still allocates nothing.
+//!
+//! That is with `std`. With `alloc` alone there are no per-thread pools: each tape's block is
+//! allocated and freed. Without `alloc` the slots are inline, on the stack with the pullback
+//! that holds them, so a loop's tape costs stack in proportion to `N` and its entries.
 
 #[cfg(feature = "alloc")]
 use crate::heap::{give, take};
@@ -52,8 +56,9 @@ pub struct Tape<F, const N: usize> {
     _owns: PhantomData<F>,
 }
 
-// SAFETY: the tape owns the values in its block alone (as a `Box<[F]>` would); a block
-// dropped on another thread goes to that thread's pool.
+// SAFETY: the tape owns the values in its slots alone (as a `Box<[F]>` would); with `std`, a
+// block dropped on another thread goes to that thread's pool, without it to the allocator,
+// and inline slots move with the tape.
 unsafe impl<F: Send, const N: usize> Send for Tape<F, N> {}
 // SAFETY: `&Tape` gives no access to the values.
 unsafe impl<F: Sync, const N: usize> Sync for Tape<F, N> {}

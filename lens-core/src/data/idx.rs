@@ -34,16 +34,17 @@ impl Images {
     }
 }
 
-/// Reads a whole file, decompressing it if it starts with the gzip magic.
+/// Reads a whole IDX file, decompressing it if it starts with the gzip magic.
 ///
-/// Decompression never produces more than the input can justify: deflate expands at most
-/// [`MAX_DEFLATE_RATIO`] to 1, and an IDX stream stops at the size its header announces
-/// (a header announcing more than the compressed bytes could hold is refused before any
-/// data is read). A gzip bomb is an error, not an allocation of its size.
+/// Decompression never produces more than the input can justify: the stream must start
+/// with an IDX header, which is read first; a header announcing more than deflate (at most
+/// [`MAX_DEFLATE_RATIO`] to 1) could expand the compressed bytes to is refused before any
+/// data is read, and decompression stops one byte past the size the header announces. A
+/// gzip bomb is an error, not an allocation of its size.
 ///
 /// # Errors
-/// The file cannot be read, its gzip stream is corrupt, or it decompresses to more than the
-/// bounds above.
+/// The file cannot be read, its gzip stream is corrupt or does not hold an IDX file, or it
+/// decompresses to more than its header announces.
 pub fn read_maybe_gzip(path: &Path) -> Result<Vec<u8>, DataError> {
     let src = path.display().to_string();
     let raw =
@@ -59,7 +60,7 @@ pub fn read_maybe_gzip(path: &Path) -> Result<Vec<u8>, DataError> {
 /// valid gzip stream decompresses to more than this many times its size.
 pub const MAX_DEFLATE_RATIO: u64 = 1032;
 
-/// Decompresses a gzip stream within the bounds of [`read_maybe_gzip`].
+/// Decompresses a gzipped IDX file within the bounds of [`read_maybe_gzip`].
 ///
 /// ```
 /// use flate2::{Compression, write::GzEncoder};
@@ -74,8 +75,8 @@ pub const MAX_DEFLATE_RATIO: u64 = 1032;
 /// ```
 ///
 /// # Errors
-/// A corrupt stream, an IDX header announcing more than the input can hold, or more data
-/// than the header (or deflate's ratio) allows.
+/// A corrupt stream, content that does not start with an IDX header, a header announcing
+/// more than the input can hold, or more data than the header announces.
 pub fn gunzip(raw: &[u8], src: &str) -> Result<Vec<u8>, DataError> {
     let corrupt = |e: std::io::Error| DataError::whole(src, format!("corrupt gzip stream: {e}"));
     let bound = (raw.len() as u64).saturating_mul(MAX_DEFLATE_RATIO);
@@ -83,41 +84,43 @@ pub fn gunzip(raw: &[u8], src: &str) -> Result<Vec<u8>, DataError> {
     let mut out = Vec::new();
     // The IDX header first (magic `00 00 08 DD`, then `DD` sizes): it says how much follows.
     (&mut dec).take(4).read_to_end(&mut out).map_err(corrupt)?;
-    let mut idx = false;
-    let limit = if out.len() == 4 && out[..3] == [0, 0, 8] {
-        let dims = usize::from(out[3]);
-        (&mut dec)
-            .take(4 * dims as u64)
-            .read_to_end(&mut out)
-            .map_err(corrupt)?;
-        if out.len() < 4 + 4 * dims {
-            bound
-        } else {
-            idx = true;
-            let claimed = (0..dims).try_fold(1u64, |n, d| {
-                let o = 4 + 4 * d;
-                n.checked_mul(u64::from(u32::from_be_bytes([
-                    out[o],
-                    out[o + 1],
-                    out[o + 2],
-                    out[o + 3],
-                ])))
-            });
-            match claimed.and_then(|n| n.checked_add(4 + 4 * dims as u64)) {
-                Some(total) if total <= bound => total,
-                _ => {
-                    return Err(DataError::whole(
-                        src,
-                        format!(
-                            "the IDX header announces more data than {} compressed bytes can hold",
-                            raw.len()
-                        ),
-                    ));
-                }
-            }
+    if out.len() < 4 || out[..3] != [0, 0, 8] {
+        return Err(DataError::whole(
+            src,
+            format!(
+                "the gzip stream does not hold an IDX file: it starts with {out:02x?}, not 00 00 08 (unsigned bytes)"
+            ),
+        ));
+    }
+    let dims = usize::from(out[3]);
+    (&mut dec)
+        .take(4 * dims as u64)
+        .read_to_end(&mut out)
+        .map_err(corrupt)?;
+    if out.len() < 4 + 4 * dims {
+        // A header cut short: the parser says so, with the sizes it expected.
+        return Ok(out);
+    }
+    let claimed = (0..dims).try_fold(1u64, |n, d| {
+        let o = 4 + 4 * d;
+        n.checked_mul(u64::from(u32::from_be_bytes([
+            out[o],
+            out[o + 1],
+            out[o + 2],
+            out[o + 3],
+        ])))
+    });
+    let limit = match claimed.and_then(|n| n.checked_add(4 + 4 * dims as u64)) {
+        Some(total) if total <= bound => total,
+        _ => {
+            return Err(DataError::whole(
+                src,
+                format!(
+                    "the IDX header announces more data than {} compressed bytes can hold",
+                    raw.len()
+                ),
+            ));
         }
-    } else {
-        bound
     };
     let room = (limit + 1).saturating_sub(out.len() as u64);
     (&mut dec)
@@ -125,12 +128,13 @@ pub fn gunzip(raw: &[u8], src: &str) -> Result<Vec<u8>, DataError> {
         .read_to_end(&mut out)
         .map_err(corrupt)?;
     if out.len() as u64 > limit {
-        let why = if idx {
-            format!("the stream holds more than its header announces ({limit} bytes)")
-        } else {
-            format!("the stream decompresses to more than {MAX_DEFLATE_RATIO} times its size")
-        };
-        return Err(DataError::whole(src, why));
+        return Err(DataError::whole(
+            src,
+            format!(
+                "too long: the stream holds more than its header announces ({} data bytes)",
+                limit - (4 + 4 * dims as u64)
+            ),
+        ));
     }
     Ok(out)
 }

@@ -156,25 +156,38 @@ macro_rules! wide {
 }
 use wide;
 
+/// The instruction set of a finiteness scan ([`any_non_finite`]): made only here, from
+/// [`crate::gemm::Kernel::current`], so it names a copy this CPU runs.
+#[derive(Clone, Copy)]
+pub(crate) struct ScanKernel(crate::gemm::Kernel);
+
+impl ScanKernel {
+    /// The kernel the products on this thread use (`gemm::with_kernel` narrows it).
+    #[inline]
+    pub(crate) fn current() -> Self {
+        Self(crate::gemm::Kernel::current())
+    }
+}
+
 /// Whether any entry of `s` is NaN or infinite, scanned in the copy of `kernel`'s
 /// instruction set for slices of 16 values or more. The learner scans every change before a
 /// step touches the parameters; at the Iris step's size that scan was 7% of the step's
 /// instructions in the baseline's 4-wide copy. Unlike the update loops (see [`WIDE`]) it is
 /// worth the call from 16 values on, with the kernel chosen once per scan by the caller.
 #[inline]
-pub(crate) fn any_non_finite<T: Real>(kernel: crate::gemm::Kernel, s: &[T]) -> bool {
+pub(crate) fn any_non_finite<T: Real>(kernel: ScanKernel, s: &[T]) -> bool {
     #[cfg(target_arch = "x86_64")]
     {
         use crate::gemm::Kernel;
         // A build for AVX-512 (`-C target-cpu=native` on such a CPU) has the widest copy
         // inline already: no call.
         if s.len() >= 16 && !cfg!(target_feature = "avx512f") {
-            if kernel == Kernel::Avx512 {
-                // SAFETY: the kernel is AVX-512 only on a CPU with AVX-512F (the caller took
-                // it from `Kernel::current`).
+            if kernel.0 == Kernel::Avx512 {
+                // SAFETY: a `ScanKernel` holds `Kernel::current()`, which is AVX-512 only on a
+                // CPU with AVX-512F.
                 return unsafe { avx512::any_non_finite(s) };
-            } else if kernel == Kernel::Avx2Fma {
-                // SAFETY: the kernel is AVX2 with FMA only on a CPU with both.
+            } else if kernel.0 == Kernel::Avx2Fma {
+                // SAFETY: as above: AVX2 with FMA only on a CPU with both.
                 return unsafe { avx2::any_non_finite(s) };
             }
         }

@@ -208,6 +208,31 @@ mod tests {
         assert!(r.last_loss < 0.5 * r.first_loss, "{r:?}");
     }
 
+    /// The inline tape (paralens without `alloc`): last in, first out through its extra slot,
+    /// and the values still on it dropped with it, once each.
+    #[test]
+    fn the_inline_tape_pops_in_reverse_and_drops_what_it_holds() {
+        use paralens::__private::Tape;
+        use std::rc::Rc;
+        let mut t = Tape::<usize, 2>::new();
+        for i in 0..3 {
+            t.push(i);
+        }
+        assert_eq!(
+            [t.pop(), t.pop(), t.pop(), t.pop()],
+            [Some(2), Some(1), Some(0), None]
+        );
+        let counted = Rc::new(());
+        let mut t = Tape::<Rc<()>, 4>::new();
+        for _ in 0..5 {
+            t.push(counted.clone());
+        }
+        drop(t.pop());
+        assert_eq!(Rc::strong_count(&counted), 5);
+        drop(t);
+        assert_eq!(Rc::strong_count(&counted), 1);
+    }
+
     #[test]
     fn a_malformed_row_is_an_error_naming_it() {
         let csv = "h\n5.1,3.5,1.4,0.2,setosa\n4.9,x,1.4,0.2,setosa\n";
