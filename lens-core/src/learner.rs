@@ -143,7 +143,7 @@ where
     /// On error the parameters and optimizer state are unchanged.
     pub fn try_step(&mut self, x: &X, label: &L::Label) -> Result<T, StepError> {
         check(&self.loss, 0, label)?;
-        self.try_step_owned(x.clone(), label)
+        self.step_checked(x.clone(), label)
     }
 
     /// [`Learner::try_step`] on an input the caller gives away: no copy of it is made (the
@@ -154,6 +154,11 @@ where
     /// As [`Learner::try_step`].
     pub fn try_step_owned(&mut self, x: X, label: &L::Label) -> Result<T, StepError> {
         check(&self.loss, 0, label)?;
+        self.step_checked(x, label)
+    }
+
+    /// A step on a label already checked (by `try_step` or `try_step_owned`, once).
+    fn step_checked(&mut self, x: X, label: &L::Label) -> Result<T, StepError> {
         let p = seen(
             &self.optimizer,
             &self.state,
