@@ -16,18 +16,60 @@ pub fn transpose<T: Real, const R: usize, const C: usize>(
     (a.transpose(), |d: SMatrix<T, C, R>| d.transpose())
 }
 
+/// The second operand of a differentiated `dot`: a matrix of the receiver's shape, by value
+/// or borrowed (`x.dot(w)` with `#[nodiff] w: &SVector`). Any other operand is one error at
+/// the call, saying so: the change it would get back is this trait's, so no second error
+/// follows from the change's type not fitting the operand.
+#[diagnostic::on_unimplemented(
+    message = "no reverse rule for `.dot` with a `{Self}` operand",
+    label = "this `dot` is differentiated, and its operand is not a matrix of the receiver's shape",
+    note = "`a.dot(b)` takes `b` of the same shape and scalar type as `a`, by value or borrowed (`a.dot(&b)`)"
+)]
+pub trait DotOperand<M> {
+    /// The change the operand gets back.
+    type Change;
+    /// The operand's value.
+    fn value(self) -> M;
+    /// The change, from `d a`.
+    fn change(m: M) -> Self::Change;
+}
+
+impl<T: Real, const R: usize, const C: usize> DotOperand<SMatrix<T, R, C>> for SMatrix<T, R, C> {
+    type Change = Self;
+    #[inline(always)]
+    fn value(self) -> Self {
+        self
+    }
+    #[inline(always)]
+    fn change(m: Self) -> Self {
+        m
+    }
+}
+
+impl<T: Real, const R: usize, const C: usize> DotOperand<SMatrix<T, R, C>> for &SMatrix<T, R, C> {
+    type Change = SMatrix<T, R, C>;
+    #[inline(always)]
+    fn value(self) -> SMatrix<T, R, C> {
+        *self
+    }
+    #[inline(always)]
+    fn change(m: SMatrix<T, R, C>) -> SMatrix<T, R, C> {
+        m
+    }
+}
+
 /// `<a, b>` (sum of products); reverse: `(d b, d a)`. The second operand may be borrowed
 /// (`x.dot(w)` with `#[nodiff] w: &SVector`).
 #[inline]
-pub fn dot<T: Real, const R: usize, const C: usize>(
+pub fn dot<T: Real, const R: usize, const C: usize, B: DotOperand<SMatrix<T, R, C>>>(
     a: SMatrix<T, R, C>,
-    b: impl Borrow<SMatrix<T, R, C>>,
-) -> (T, impl FnOnce(T) -> (SMatrix<T, R, C>, SMatrix<T, R, C>)) {
-    let b = *b.borrow();
+    b: B,
+) -> (T, impl FnOnce(T) -> (SMatrix<T, R, C>, B::Change)) {
+    let b = b.value();
     (
         a.dot(&b),
         #[inline(always)]
-        move |d: T| (b * d, a * d),
+        move |d: T| (b * d, B::change(a * d)),
     )
 }
 
