@@ -1,4 +1,5 @@
-// A lens returns new values; it cannot write through `&mut`.
+// An `&mut` argument: refused at the argument, once (assigning through it in the body is
+// the same mistake, not a second error).
 use paralens::prelude::*;
 
 #[lens]

@@ -51,6 +51,9 @@ pub struct Analyser<'e> {
     type_params: Vec<String>,
     /// Method calls already refused, so that reading them again is not a second error.
     refused: BTreeSet<String>,
+    /// `&mut` arguments, refused by `validate`: assigning through one (`*x = ...`) is the
+    /// same mistake, not a second error.
+    mut_ref_args: BTreeSet<String>,
 }
 
 fn rules_path(span: Span, item: TokenStream) -> TokenStream {
@@ -72,6 +75,7 @@ impl<'e> Analyser<'e> {
             const_params: Vec::new(),
             type_params: Vec::new(),
             refused: BTreeSet::new(),
+            mut_ref_args: BTreeSet::new(),
         }
     }
 
@@ -625,6 +629,12 @@ pub struct Analysed {
 pub fn lens_fn(f: &crate::parse::LensFn, errors: &mut Errors) -> Analysed {
     let mut an = Analyser::new(errors);
     an.declare_generics(&f.generics);
+    an.mut_ref_args = f
+        .args
+        .iter()
+        .filter(|a| matches!(&a.ty, syn::Type::Reference(r) if r.mutability.is_some()))
+        .map(|a| a.ident.to_string())
+        .collect();
     let arg_ids = f
         .args
         .iter()

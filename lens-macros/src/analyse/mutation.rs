@@ -26,6 +26,19 @@ impl Analyser<'_> {
             _ => None,
         };
         let Some(name) = target else {
+            // `*x = ...` through a `&mut` argument: `validate` already refused the argument.
+            if let Expr::Unary(syn::ExprUnary {
+                op: syn::UnOp::Deref(_),
+                expr,
+                ..
+            }) = whole
+                && let Expr::Path(p) = &**expr
+                && p.path
+                    .get_ident()
+                    .is_some_and(|i| self.mut_ref_args.contains(&i.to_string()))
+            {
+                return unit;
+            }
             self.errors.at(
                 left,
                 "only whole variables and their entries (`v[i]`, `m[(r, c)]`) can be assigned in a `#[lens]` body; build the new value and bind it (`let v = ...;`)",
