@@ -353,3 +353,48 @@ fn the_progress_bar_is_silent_when_stderr_is_not_a_terminal() {
         "the bar was drawn into a pipe: {stderr:?}"
     );
 }
+
+/// Fewer examples than one batch: an error before anything runs, not epochs of no steps
+/// reporting a training loss of zero.
+#[test]
+fn fewer_examples_than_a_batch_is_an_error() {
+    let mut l = learner();
+    let before = l.params().clone();
+    let e = fit(
+        &mut l,
+        5,
+        &cfg(3, 8, 0),
+        |idx| example(idx[0], 5),
+        |_| Eval {
+            loss: 0.0,
+            accuracy: 0.0,
+        },
+        |_, _| Control::Continue,
+    )
+    .unwrap_err();
+    assert_eq!(
+        e,
+        StepError::BatchSize {
+            expected: 8,
+            inputs: 5,
+            labels: 5
+        }
+    );
+    assert_eq!(*l.params(), before);
+    // Exactly one batch is enough.
+    let mut l = learner();
+    let h = fit(
+        &mut l,
+        8,
+        &cfg(2, 8, 0),
+        |idx| example(idx[0], 8),
+        |_| Eval {
+            loss: 0.0,
+            accuracy: 0.0,
+        },
+        |_, _| Control::Continue,
+    )
+    .unwrap();
+    assert_eq!(h.epochs.len(), 2);
+    assert!(h.epochs[0].train_loss > 0.0);
+}

@@ -138,7 +138,9 @@ impl History {
 ///
 /// # Errors
 /// The first step the learner refuses (a label out of range, a non-finite loss); the
-/// learner keeps the parameters it had before that step.
+/// learner keeps the parameters it had before that step. [`StepError::BatchSize`] before
+/// anything runs when there are fewer examples than one batch (no epoch could take a step,
+/// and its training loss would be a made-up zero).
 pub fn fit<M, X, L, O, T>(
     learner: &mut Learner<M, X, L, O>,
     examples: usize,
@@ -158,6 +160,13 @@ where
 {
     let size = cfg.batch.max(1);
     let steps = examples / size;
+    if steps == 0 && cfg.epochs > 0 {
+        return Err(StepError::BatchSize {
+            expected: size,
+            inputs: examples,
+            labels: examples,
+        });
+    }
     let mut order: Vec<usize> = (0..examples).collect();
     let mut rng = StdRng::seed_from_u64(cfg.seed);
     let mut history = History {
