@@ -169,11 +169,23 @@ fn synthetic_digits(n: usize) -> (Vec<SVector<f32, 784>>, Vec<usize>) {
     (xs, (0..n).map(|k| k % 10).collect())
 }
 
+/// Saves `params` where `--save PATH` would write them, loads the file into `fresh` (the same
+/// model's parameters from another seed) and checks they come back equal; returns the file.
+fn save_and_reload<P>(name: &str, params: &P, mut fresh: P) -> std::path::PathBuf
+where
+    P: paralens::checkpoint::Tensors<f32> + Clone + PartialEq + std::fmt::Debug,
+{
+    let path = std::env::temp_dir().join(name);
+    save(&path, params).unwrap();
+    load(&path, &mut fresh).unwrap();
+    assert_eq!(&fresh, params);
+    path
+}
+
 /// The MNIST MLP saved where `--save PATH` would write it; returns the file.
 fn saved_mlp(name: &str) -> std::path::PathBuf {
-    let path = std::env::temp_dir().join(name);
-    save(&path, &mnist_mlp::model().init(5)).unwrap();
-    path
+    let model = mnist_mlp::model();
+    save_and_reload(name, &model.init(5), model.init(0))
 }
 
 // The MNIST examples' `--load PATH` path (`predict_saved`) on a file their `--save PATH`
@@ -186,9 +198,6 @@ fn the_mnist_mlp_example_predicts_from_a_saved_model() {
     let model = mnist_mlp::model();
     let params = model.init(5);
     let mlp_path = saved_mlp("paralens_mnist_mlp_a.safetensors");
-    let mut back = model.init(0);
-    load(&mlp_path, &mut back).unwrap();
-    assert_eq!(back, params);
     let want = mnist_mlp::shared::batch_accuracy(&model, &params, &xs, &ys);
     let got = mnist_mlp::shared::predict_saved(&model, &mlp_path, &xs, &ys).unwrap();
     assert_eq!(got, want);
@@ -200,11 +209,7 @@ fn the_mnist_cnn_example_predicts_from_a_saved_model() {
     let mlp_path = saved_mlp("paralens_mnist_mlp_b.safetensors");
     let model = mnist_cnn::model();
     let params = model.init(5);
-    let path = std::env::temp_dir().join("paralens_mnist_cnn.safetensors");
-    save(&path, &params).unwrap();
-    let mut back = model.init(0);
-    load(&path, &mut back).unwrap();
-    assert_eq!(back, params);
+    let path = save_and_reload("paralens_mnist_cnn.safetensors", &params, model.init(0));
     let want = mnist_cnn::shared::batch_accuracy(&model, &params, &xs, &ys);
     let got = mnist_cnn::shared::predict_saved(&model, &path, &xs, &ys).unwrap();
     assert_eq!(got, want);
@@ -221,11 +226,7 @@ fn the_mnist_lstm_example_predicts_from_a_saved_model() {
     let mlp_path = saved_mlp("paralens_mnist_mlp_c.safetensors");
     let model = mnist_lstm::model();
     let params = model.init(5);
-    let path = std::env::temp_dir().join("paralens_mnist_lstm.safetensors");
-    save(&path, &params).unwrap();
-    let mut back = model.init(0);
-    load(&path, &mut back).unwrap();
-    assert_eq!(back, params);
+    let path = save_and_reload("paralens_mnist_lstm.safetensors", &params, model.init(0));
     let want = mnist_lstm::accuracy(&model, &params, &xs, &ys);
     let got = mnist_lstm::predict_saved(&path, &xs, &ys).unwrap();
     assert_eq!(got, want);

@@ -25,6 +25,19 @@ fn cfg(epochs: usize, batch: usize, seed: u64) -> Fit {
     }
 }
 
+/// An evaluation that scores nothing (the tests that do not look at it).
+fn no_eval<Lr>(_: &Lr) -> Eval {
+    Eval {
+        loss: 0.0,
+        accuracy: 0.0,
+    }
+}
+
+/// An epoch callback that never stops the loop.
+fn carry_on<Lr>(_: &mut Lr, _: &paralens::train::EpochReport) -> Control {
+    Control::Continue
+}
+
 /// `y = 2x - 1` at `x = i / n`.
 fn example(i: usize, n: usize) -> (V, V) {
     let x = i as f64 / n as f64;
@@ -56,11 +69,8 @@ fn shuffles_are_seeded_and_epochs_see_every_whole_batch_once() {
                 seen.borrow_mut().extend_from_slice(idx);
                 example(idx[0], 10)
             },
-            |_| Eval {
-                loss: 0.0,
-                accuracy: 0.0,
-            },
-            |_, _| Control::Continue,
+            no_eval,
+            carry_on,
         )
         .unwrap();
         (seen.into_inner(), *l.params().w)
@@ -155,10 +165,7 @@ fn the_caller_can_stop_and_a_refused_step_is_reported() {
         8,
         &cfg(10, 2, 0),
         |idx| example(idx[0], 8),
-        |_| Eval {
-            loss: 0.0,
-            accuracy: 0.0,
-        },
+        no_eval,
         |_, e| {
             if e.epoch == 3 {
                 Control::Stop
@@ -176,11 +183,8 @@ fn the_caller_can_stop_and_a_refused_step_is_reported() {
         8,
         &cfg(1, 2, 0),
         |_| (V::new(f64::NAN), V::new(0.0)),
-        |_| Eval {
-            loss: 0.0,
-            accuracy: 0.0,
-        },
-        |_, _| Control::Continue,
+        no_eval,
+        carry_on,
     )
     .unwrap_err();
     assert!(matches!(e, StepError::NonFiniteLoss { .. }), "{e}");
@@ -239,7 +243,7 @@ fn curves_are_plotted_one_point_per_epoch_and_bad_histories_are_refused() {
                 accuracy: 1.0 / (1.0 + loss),
             }
         },
-        |_, _| Control::Continue,
+        carry_on,
     )
     .unwrap();
     let path = std::env::temp_dir().join(format!("paralens_curves_{}.svg", std::process::id()));
@@ -320,18 +324,7 @@ fn the_progress_bar_is_silent_when_stderr_is_not_a_terminal() {
         let mut l = learner();
         let mut c = cfg(3, 2, 0);
         c.progress = true;
-        let h = fit(
-            &mut l,
-            40,
-            &c,
-            |idx| example(idx[0], 40),
-            |_| Eval {
-                loss: 0.0,
-                accuracy: 0.0,
-            },
-            |_, _| Control::Continue,
-        )
-        .unwrap();
+        let h = fit(&mut l, 40, &c, |idx| example(idx[0], 40), no_eval, carry_on).unwrap();
         // Straight to the pipe (the harness captures `println!`).
         use std::io::Write;
         writeln!(std::io::stdout(), "child trained {} epochs", h.epochs.len()).unwrap();
@@ -365,11 +358,8 @@ fn fewer_examples_than_a_batch_is_an_error() {
         5,
         &cfg(3, 8, 0),
         |idx| example(idx[0], 5),
-        |_| Eval {
-            loss: 0.0,
-            accuracy: 0.0,
-        },
-        |_, _| Control::Continue,
+        no_eval,
+        carry_on,
     )
     .unwrap_err();
     assert_eq!(
@@ -388,11 +378,8 @@ fn fewer_examples_than_a_batch_is_an_error() {
         8,
         &cfg(2, 8, 0),
         |idx| example(idx[0], 8),
-        |_| Eval {
-            loss: 0.0,
-            accuracy: 0.0,
-        },
-        |_, _| Control::Continue,
+        no_eval,
+        carry_on,
     )
     .unwrap();
     assert_eq!(h.epochs.len(), 2);

@@ -169,7 +169,7 @@ pub trait Flat<T: Copy + 'static>: Tangent {
         T: Real,
     {
         // The instruction set chosen once for the whole scan, each slice scanned in its copy.
-        let kernel = crate::optim::ScanKernel::current();
+        let kernel = crate::optim::Isa::current();
         let mut bad = false;
         self.visit_slices(&mut |s| bad |= crate::optim::any_non_finite(kernel, s));
         !bad

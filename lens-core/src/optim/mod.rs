@@ -91,7 +91,7 @@ pub(crate) fn zip3<T: Real, P: Flat<T>>(
     p.zip3_slices(dp, s, &mut |sp, sd, ss| {
         let n = sp.len();
         let (sd, ss) = (&sd[..n], &mut ss[..n]);
-        wide!(n, loop3(sp, sd, ss, &mut f));
+        wide!(Isa::for_len(n), loop3(sp, sd, ss, &mut f));
     });
 }
 
@@ -108,7 +108,7 @@ pub(crate) fn zip4<T: Real, P: Flat<T>>(
         // Equal lengths stated up front let the loop vectorise without bounds checks.
         let n = sp.len();
         let (sd, sm, sv) = (&sd[..n], &mut sm[..n], &mut sv[..n]);
-        wide!(n, loop4(sp, sd, sm, sv, &mut f));
+        wide!(Isa::for_len(n), loop4(sp, sd, sm, sv, &mut f));
     });
 }
 
@@ -125,75 +125,81 @@ pub(crate) fn zip4_clear<T: Real, P: Flat<T>>(
     p.zip4_slices_mut(dp, m, v, &mut |sp, sd, sm, sv| {
         let n = sp.len();
         let (sd, sm, sv) = (&mut sd[..n], &mut sm[..n], &mut sv[..n]);
-        wide!(n, loop4_clear(sp, sd, sm, sv, &mut f));
+        wide!(Isa::for_len(n), loop4_clear(sp, sd, sm, sv, &mut f));
     });
 }
 
+/// The instruction set a loop of this module runs in: made only here, from
+/// [`crate::gemm::Kernel::current`] (the widest this CPU runs, unless `gemm::with_kernel`
+/// forces a narrower one) or as the baseline, so it always names a copy this CPU runs.
+#[derive(Clone, Copy)]
+pub(crate) struct Isa(crate::gemm::Kernel);
+
+impl Isa {
+    /// The baseline copy, which every CPU runs.
+    const BASELINE: Self = Self(crate::gemm::Kernel::Portable);
+
+    /// The kernel the products on this thread use.
+    #[inline]
+    pub(crate) fn current() -> Self {
+        Self(crate::gemm::Kernel::current())
+    }
+
+    /// [`Isa::current`] for an update loop over `n` values, the baseline below [`WIDE`] (the
+    /// Iris step's short slices: the dispatch would cost more than it saves).
+    #[inline]
+    fn for_len(n: usize) -> Self {
+        #[cfg(target_arch = "x86_64")]
+        if n >= WIDE {
+            return Self::current();
+        }
+        let _ = n;
+        Self::BASELINE
+    }
+}
+
 /// Runs `$loop` (a function of this module, with copies compiled for AVX-512 and for AVX2
-/// by [`wide_copies`]) in the copy of the current product kernel's instruction set (the
-/// widest this CPU runs, unless `gemm::with_kernel` forces a narrower one), for slices of at
-/// least [`WIDE`] values; shorter ones (the Iris step's) take the baseline copy.
+/// by [`wide_copies`]) in the copy of the instruction set `$isa` (an [`Isa`]).
 macro_rules! wide {
-    ($n:expr, $loop:ident($($arg:expr),*)) => {{
+    ($isa:expr, $loop:ident($($arg:expr),*)) => {{
         #[cfg(target_arch = "x86_64")]
         {
             use crate::gemm::Kernel;
-            // The instruction set the products use (`gemm::with_kernel` narrows it).
-            let kernel = if $n >= WIDE { Kernel::current() } else { Kernel::Portable };
+            let Isa(kernel) = $isa;
             if kernel == Kernel::Avx512 {
-                // SAFETY: the current kernel is AVX-512 only on a CPU with AVX-512F.
+                // SAFETY: an `Isa` is AVX-512 only when `Kernel::current` was, which is only on
+                // a CPU with AVX-512F.
                 unsafe { avx512::$loop($($arg),*) }
             } else if kernel == Kernel::Avx2Fma {
-                // SAFETY: the current kernel is AVX2 with FMA only on a CPU with both.
+                // SAFETY: as above, AVX2 with FMA only on a CPU with both.
                 unsafe { avx2::$loop($($arg),*) }
             } else {
                 baseline::$loop($($arg),*)
             }
         }
         #[cfg(not(target_arch = "x86_64"))]
-        baseline::$loop($($arg),*);
+        {
+            let _ = $isa;
+            baseline::$loop($($arg),*)
+        }
     }};
 }
 use wide;
 
-/// The instruction set of a finiteness scan ([`any_non_finite`]): made only here, from
-/// [`crate::gemm::Kernel::current`], so it names a copy this CPU runs.
-#[derive(Clone, Copy)]
-pub(crate) struct ScanKernel(crate::gemm::Kernel);
-
-impl ScanKernel {
-    /// The kernel the products on this thread use (`gemm::with_kernel` narrows it).
-    #[inline]
-    pub(crate) fn current() -> Self {
-        Self(crate::gemm::Kernel::current())
-    }
-}
-
-/// Whether any entry of `s` is NaN or infinite, scanned in the copy of `kernel`'s
-/// instruction set for slices of 16 values or more. The learner scans every change before a
-/// step touches the parameters; at the Iris step's size that scan was 7% of the step's
-/// instructions in the baseline's 4-wide copy. Unlike the update loops (see [`WIDE`]) it is
-/// worth the call from 16 values on, with the kernel chosen once per scan by the caller.
+/// Whether any entry of `s` is NaN or infinite, scanned in `isa`'s copy for slices of 16
+/// values or more. The learner scans every change before a step touches the parameters; at
+/// the Iris step's size that scan was 7% of the step's instructions in the baseline's 4-wide
+/// copy. Unlike the update loops (see [`WIDE`]) it is worth the call from 16 values on, with
+/// the instruction set chosen once per scan by the caller. A build for AVX-512 (`-C
+/// target-cpu=native` on such a CPU) has the widest copy inline already: no call.
 #[inline]
-pub(crate) fn any_non_finite<T: Real>(kernel: ScanKernel, s: &[T]) -> bool {
-    #[cfg(target_arch = "x86_64")]
-    {
-        use crate::gemm::Kernel;
-        // A build for AVX-512 (`-C target-cpu=native` on such a CPU) has the widest copy
-        // inline already: no call.
-        if s.len() >= 16 && !cfg!(target_feature = "avx512f") {
-            if kernel.0 == Kernel::Avx512 {
-                // SAFETY: a `ScanKernel` holds `Kernel::current()`, which is AVX-512 only on a
-                // CPU with AVX-512F.
-                return unsafe { avx512::any_non_finite(s) };
-            } else if kernel.0 == Kernel::Avx2Fma {
-                // SAFETY: as above: AVX2 with FMA only on a CPU with both.
-                return unsafe { avx2::any_non_finite(s) };
-            }
-        }
-    }
-    let _ = kernel;
-    baseline::any_non_finite(s)
+pub(crate) fn any_non_finite<T: Real>(isa: Isa, s: &[T]) -> bool {
+    let isa = if s.len() >= 16 && !cfg!(target_feature = "avx512f") {
+        isa
+    } else {
+        Isa::BASELINE
+    };
+    wide!(isa, any_non_finite(s))
 }
 
 /// Slices at least this long take a wide copy of an update loop.
