@@ -194,7 +194,7 @@ fn main() {
     if let Some(path) = load_from {
         // Predict with a saved model: no training.
         let (model, mut params) = fresh(seed);
-        if let Err(e) = paralens::checkpoint::load(&path, &mut params) {
+        if let Err(e) = paralens::checkpoint::load_model(&path, &model, &mut params) {
             eprintln!("error: {path}: {e}");
             std::process::exit(1);
         }
@@ -225,7 +225,7 @@ fn main() {
         }
     }
     if let Some(path) = save_to {
-        match paralens::checkpoint::save(&path, &t.params) {
+        match paralens::checkpoint::save_model(&path, &t.model, &t.params) {
             Ok(()) => println!("saved the parameters to {path}"),
             Err(e) => {
                 eprintln!("error: {path}: {e}");

@@ -87,7 +87,7 @@ pub fn predict_saved(
 ) -> Result<f64, paralens::checkpoint::CheckpointError> {
     let model = model();
     let mut params = model.init(0);
-    paralens::checkpoint::load(path, &mut params)?;
+    paralens::checkpoint::load_model(path, &model, &mut params)?;
     Ok(accuracy(&model, &params, xs, ys))
 }
 
@@ -173,7 +173,7 @@ fn main() {
         shared::plot(&history, path, "mnist_lstm").unwrap_or_else(|e| fail(&e));
     }
     if let Some(path) = &a.save {
-        paralens::checkpoint::save(path, &params)
+        paralens::checkpoint::save_model(path, &model(), &params)
             .unwrap_or_else(|e| fail(&format!("{}: {e}", path.display())));
         println!("saved the parameters to {}", path.display());
     }

@@ -5,7 +5,9 @@
 // The three MNIST examples below each include the examples' shared module.
 #![allow(clippy::duplicate_mod)]
 
-use paralens::checkpoint::{CheckpointError, from_bytes, load, save, to_bytes};
+use paralens::checkpoint::{
+    CheckpointError, from_bytes, load, load_model, save, save_model, to_bytes,
+};
 use paralens::prelude::*;
 use safetensors::SafeTensors;
 use safetensors::tensor::Dtype;
@@ -143,9 +145,15 @@ mod digits_cnn;
 fn the_digits_example_predicts_from_a_saved_model() {
     let t = digits_cnn::train(0, 2, false);
     let path = std::env::temp_dir().join("paralens_digits_cnn.safetensors");
-    save(&path, &t.params).unwrap();
+    save_model(&path, &t.model, &t.params).unwrap();
+    let file = std::fs::read(&path).unwrap();
+    let kernel = SafeTensors::deserialize(&file).unwrap();
+    assert_eq!(
+        kernel.tensor("conv.kernel").unwrap().shape(),
+        &[16, 1, 3, 3]
+    );
     let (model, mut params) = digits_cnn::fresh(0);
-    load(&path, &mut params).unwrap();
+    load_model(&path, &model, &mut params).unwrap();
     assert_eq!(params, t.params);
     let acc = digits_cnn::test_accuracy(&model, &params, 0);
     assert_eq!(acc, t.report.test_accuracy);
@@ -169,15 +177,22 @@ fn synthetic_digits(n: usize) -> (Vec<SVector<f32, 784>>, Vec<usize>) {
     (xs, (0..n).map(|k| k % 10).collect())
 }
 
-/// Saves `params` where `--save PATH` would write them, loads the file into `fresh` (the same
-/// model's parameters from another seed) and checks they come back equal; returns the file.
-fn save_and_reload<P>(name: &str, params: &P, mut fresh: P) -> std::path::PathBuf
+/// Saves `params` of `model` as `--save PATH` writes them (`save_model`), loads the file into
+/// `fresh` (the same model's parameters from another seed) and checks they come back equal;
+/// returns the file.
+fn save_and_reload<M>(
+    name: &str,
+    model: &M,
+    params: &M::Param,
+    mut fresh: M::Param,
+) -> std::path::PathBuf
 where
-    P: paralens::checkpoint::Tensors<f32> + Clone + PartialEq + std::fmt::Debug,
+    M: Init,
+    M::Param: paralens::checkpoint::Tensors<f32> + Clone + PartialEq + std::fmt::Debug,
 {
     let path = std::env::temp_dir().join(name);
-    save(&path, params).unwrap();
-    load(&path, &mut fresh).unwrap();
+    save_model(&path, model, params).unwrap();
+    load_model(&path, model, &mut fresh).unwrap();
     assert_eq!(&fresh, params);
     path
 }
@@ -185,7 +200,7 @@ where
 /// The MNIST MLP saved where `--save PATH` would write it; returns the file.
 fn saved_mlp(name: &str) -> std::path::PathBuf {
     let model = mnist_mlp::model();
-    save_and_reload(name, &model.init(5), model.init(0))
+    save_and_reload(name, &model, &model.init(5), model.init(0))
 }
 
 // The MNIST examples' `--load PATH` path (`predict_saved`) on a file their `--save PATH`
@@ -209,7 +224,17 @@ fn the_mnist_cnn_example_predicts_from_a_saved_model() {
     let mlp_path = saved_mlp("paralens_mnist_mlp_b.safetensors");
     let model = mnist_cnn::model();
     let params = model.init(5);
-    let path = save_and_reload("paralens_mnist_cnn.safetensors", &params, model.init(0));
+    let path = save_and_reload(
+        "paralens_mnist_cnn.safetensors",
+        &model,
+        &params,
+        model.init(0),
+    );
+    // The kernels are stored with their geometry, named by their layer.
+    let bytes = std::fs::read(&path).unwrap();
+    let file = SafeTensors::deserialize(&bytes).unwrap();
+    assert_eq!(file.tensor("c1.kernel").unwrap().shape(), &[16, 1, 5, 5]);
+    assert_eq!(file.tensor("c2.kernel").unwrap().shape(), &[32, 16, 5, 5]);
     let want = mnist_cnn::shared::batch_accuracy(&model, &params, &xs, &ys);
     let got = mnist_cnn::shared::predict_saved(&model, &path, &xs, &ys).unwrap();
     assert_eq!(got, want);
@@ -226,7 +251,12 @@ fn the_mnist_lstm_example_predicts_from_a_saved_model() {
     let mlp_path = saved_mlp("paralens_mnist_mlp_c.safetensors");
     let model = mnist_lstm::model();
     let params = model.init(5);
-    let path = save_and_reload("paralens_mnist_lstm.safetensors", &params, model.init(0));
+    let path = save_and_reload(
+        "paralens_mnist_lstm.safetensors",
+        &model,
+        &params,
+        model.init(0),
+    );
     let want = mnist_lstm::accuracy(&model, &params, &xs, &ys);
     let got = mnist_lstm::predict_saved(&path, &xs, &ys).unwrap();
     assert_eq!(got, want);

@@ -199,7 +199,7 @@ where
     <M as Para<HeapMatrix<f32, 784, B>>>::Param: Clone + paralens::checkpoint::Tensors<f32>,
 {
     let mut params = model.init(0);
-    paralens::checkpoint::load(path, &mut params)?;
+    paralens::checkpoint::load_model(path, model, &mut params)?;
     Ok(batch_accuracy(model, &params, ts, ty))
 }
 
@@ -241,7 +241,7 @@ pub fn main<M, const B: usize>(
         plot(&history, path, name).unwrap_or_else(|e| fail(&e));
     }
     if let Some(path) = &a.save {
-        paralens::checkpoint::save(path, &params)
+        paralens::checkpoint::save_model(path, &model(), &params)
             .unwrap_or_else(|e| fail(&format!("{}: {e}", path.display())));
         println!("saved the parameters to {}", path.display());
     }

@@ -7,6 +7,11 @@
 //! model with an error naming the tensor. On error the parameters are left as they were: a
 //! load fills a copy and swaps it in only when everything matched.
 //!
+//! [`save`] and [`load`] see only the parameters, and store each array as its type says. A
+//! convolution's kernel is a flat `SVector<T, P>` whose geometry the layer holds: [`save_model`]
+//! and [`load_model`] ask the model ([`Layout`]) and store it as `conv1.kernel` of shape
+//! `[out, in, k, k]`.
+//!
 //! ```
 //! use lens_core::checkpoint::{load, save};
 //! use lens_core::{Dense, Init, ParaExt, Relu};
@@ -168,6 +173,59 @@ pub trait Tensors<T: Stored> {
     }
 }
 
+/// How a model stores the parameter arrays whose type does not carry their shape: a
+/// convolution's kernel is an `SVector<T, P>` in memory, its geometry kept by the layer, and
+/// is saved as `path.kernel` of shape `[out, in, k, k]`. Filled by [`Init::layout`], read by
+/// [`save_model`] and [`load_model`]. Arrays it does not mention are stored as their type says.
+///
+/// ```
+/// use lens_core::checkpoint::Layout;
+/// use lens_core::Init;
+/// use lens_core::span::Conv2d;
+///
+/// let conv = Conv2d::<f32, 36, 32, 18>::new::<1, 6, 6, 2, 3, 1, 0>();
+/// let mut layout = Layout::new();
+/// conv.layout("c1", &mut layout);
+/// assert_eq!(layout.get("c1"), Some(("c1.kernel", &[2, 1, 3, 3][..])));
+/// ```
+///
+/// [`Init::layout`]: crate::Init::layout
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Layout {
+    /// By the path `Tensors` gives the array: the name and shape it is stored under.
+    stored: BTreeMap<String, (String, Vec<usize>)>,
+}
+
+impl Layout {
+    /// No array stored other than as its type says.
+    #[must_use]
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Stores the array at `path` as `name`, of `shape` (row-major over the array's values in
+    /// memory order, so the product of `shape` is the array's length).
+    pub fn store_as(&mut self, path: &str, name: String, shape: Vec<usize>) {
+        self.stored.insert(path.to_string(), (name, shape));
+    }
+
+    /// The name and shape the array at `path` is stored under, if not as its type says.
+    #[must_use]
+    pub fn get(&self, path: &str) -> Option<(&str, &[usize])> {
+        self.stored
+            .get(path)
+            .map(|(n, s)| (n.as_str(), s.as_slice()))
+    }
+
+    /// The layout of `model`, with its arrays' paths from the top.
+    #[must_use]
+    pub fn of<M: crate::Init + ?Sized>(model: &M) -> Self {
+        let mut layout = Self::new();
+        model.layout("", &mut layout);
+        layout
+    }
+}
+
 /// `path.part`, or `part` at the top.
 #[doc(hidden)]
 #[must_use]
@@ -183,6 +241,7 @@ pub fn join(path: &str, part: &str) -> String {
 pub struct Source<'a> {
     file: SafeTensors<'a>,
     read: BTreeSet<String>,
+    layout: &'a Layout,
 }
 
 impl Source<'_> {
@@ -195,6 +254,15 @@ impl Source<'_> {
         name: &str,
         shape: &[usize],
     ) -> Result<Vec<T>, CheckpointError> {
+        let layout = self.layout;
+        // An array the model stores under another name and shape (same values, same order).
+        let (name, shape) = match layout.get(name) {
+            Some((stored, stored_shape)) => {
+                holds(stored, stored_shape, shape.iter().product())?;
+                (stored, stored_shape)
+            }
+            None => (name, shape),
+        };
         let view = self
             .file
             .tensor(name)
@@ -216,6 +284,18 @@ impl Source<'_> {
         self.read.insert(name.to_string());
         let size = core::mem::size_of::<T>();
         Ok(view.data().chunks_exact(size).map(T::get).collect())
+    }
+}
+
+/// `shape` holds exactly `len` values: else the model's [`Layout`] is wrong (a bug in its
+/// `Init::layout`), reported rather than saved or loaded into the wrong places.
+fn holds(name: &str, shape: &[usize], len: usize) -> Result<(), CheckpointError> {
+    if shape.iter().product::<usize>() == len {
+        Ok(())
+    } else {
+        Err(CheckpointError::Format(format!(
+            "the model stores `{name}` as shape {shape:?}, which does not hold its {len} values"
+        )))
     }
 }
 
@@ -386,29 +466,64 @@ tuple_tensors! {
     (A 0, B 1, C 2, D 3, E 4, F 5)
 }
 
-/// The safetensors bytes of `params`.
+/// The safetensors bytes of `params`, each array stored as its type says (a convolution's
+/// kernel flat, `[P]`: use [`model_to_bytes`] to store it with its geometry).
 ///
 /// # Errors
 /// Two arrays with one name (a model whose paths collide), which the format refuses.
 pub fn to_bytes<T: Stored, P: Tensors<T>>(params: &P) -> Result<Vec<u8>, CheckpointError> {
+    bytes_as(params, &Layout::new())
+}
+
+/// The safetensors bytes of `params`, the parameters of `model`, each array named and shaped
+/// as the model's [`Layout`] says (`c1.kernel` of shape `[out, in, k, k]` for a convolution).
+///
+/// ```
+/// use lens_core::checkpoint::model_to_bytes;
+/// use lens_core::span::Conv2d;
+/// use lens_core::Init;
+///
+/// let conv = Conv2d::<f32, 36, 32, 18>::new::<1, 6, 6, 2, 3, 1, 0>();
+/// let bytes = model_to_bytes(&conv, &conv.init(0)).unwrap();
+/// let file = safetensors::SafeTensors::deserialize(&bytes).unwrap();
+/// assert_eq!(file.tensor("kernel").unwrap().shape(), &[2, 1, 3, 3]);
+/// ```
+///
+/// # Errors
+/// Two arrays with one name, or a layout whose shape does not hold its array.
+pub fn model_to_bytes<T: Stored, M: crate::Init + ?Sized>(
+    model: &M,
+    params: &M::Param,
+) -> Result<Vec<u8>, CheckpointError>
+where
+    M::Param: Tensors<T>,
+{
+    bytes_as(params, &Layout::of(model))
+}
+
+fn bytes_as<T: Stored, P: Tensors<T>>(
+    params: &P,
+    layout: &Layout,
+) -> Result<Vec<u8>, CheckpointError> {
     let mut tensors = Vec::new();
     params.tensors("", &mut tensors);
-    let bytes: Vec<(String, Vec<usize>, Vec<u8>)> = tensors
-        .into_iter()
-        .map(|t| {
-            let mut b = Vec::with_capacity(t.data.len() * core::mem::size_of::<T>());
-            for v in t.data {
-                v.put(&mut b);
+    let mut bytes: Vec<(String, Vec<usize>, Vec<u8>)> = Vec::with_capacity(tensors.len());
+    for t in tensors {
+        let mut b = Vec::with_capacity(t.data.len() * core::mem::size_of::<T>());
+        for v in &t.data {
+            v.put(&mut b);
+        }
+        let (name, shape) = match layout.get(&t.name) {
+            Some((stored, shape)) => {
+                holds(stored, shape, t.data.len())?;
+                (stored.to_string(), shape.to_vec())
             }
             // A single unnamed scalar or matrix is stored as `param`.
-            let name = if t.name.is_empty() {
-                "param".to_string()
-            } else {
-                t.name
-            };
-            (name, t.shape, b)
-        })
-        .collect();
+            None if t.name.is_empty() => ("param".to_string(), t.shape),
+            None => (t.name, t.shape),
+        };
+        bytes.push((name, shape, b));
+    }
     let mut names = BTreeSet::new();
     for (n, _, _) in &bytes {
         if !names.insert(n.clone()) {
@@ -437,16 +552,43 @@ pub fn from_bytes<T: Stored, P: Tensors<T> + Clone>(
     bytes: &[u8],
     params: &mut P,
 ) -> Result<(), CheckpointError> {
+    read_as(bytes, params, &Layout::new())
+}
+
+/// Reads `params`, the parameters of `model`, from bytes written by [`model_to_bytes`]:
+/// every tensor named and shaped as the model's [`Layout`] says, and no other. `params` is
+/// changed only when all of it matched; two convolutions with the same number of weights but
+/// other geometries do not load into each other.
+///
+/// # Errors
+/// See [`CheckpointError`]; the first mismatch found, naming its tensor as stored.
+pub fn model_from_bytes<T: Stored, M: crate::Init + ?Sized>(
+    bytes: &[u8],
+    model: &M,
+    params: &mut M::Param,
+) -> Result<(), CheckpointError>
+where
+    M::Param: Tensors<T> + Clone,
+{
+    read_as(bytes, params, &Layout::of(model))
+}
+
+fn read_as<T: Stored, P: Tensors<T> + Clone>(
+    bytes: &[u8],
+    params: &mut P,
+    layout: &Layout,
+) -> Result<(), CheckpointError> {
     let file =
         SafeTensors::deserialize(bytes).map_err(|e| CheckpointError::Format(e.to_string()))?;
     let mut src = Source {
         file,
         read: BTreeSet::new(),
+        layout,
     };
     let mut copy = params.clone();
     let mut names = Vec::new();
     copy.tensors("", &mut names);
-    if names.len() == 1 && names[0].name.is_empty() {
+    if names.len() == 1 && names[0].name.is_empty() && layout.get("").is_none() {
         // A single array was saved as `param`.
         let mut only = SingleParam(&mut copy);
         only.load(&mut src)?;
@@ -499,4 +641,38 @@ pub fn load<T: Stored, P: Tensors<T> + Clone>(
 ) -> Result<(), CheckpointError> {
     let bytes = std::fs::read(path).map_err(CheckpointError::Io)?;
     from_bytes(&bytes, params)
+}
+
+/// Saves `params`, the parameters of `model`, to a safetensors file at `path`, each array
+/// named and shaped as the model's [`Layout`] says (see [`model_to_bytes`]).
+///
+/// # Errors
+/// The file cannot be written, or two arrays share a name.
+pub fn save_model<T: Stored, M: crate::Init + ?Sized>(
+    path: impl AsRef<Path>,
+    model: &M,
+    params: &M::Param,
+) -> Result<(), CheckpointError>
+where
+    M::Param: Tensors<T>,
+{
+    let bytes = model_to_bytes(model, params)?;
+    std::fs::write(path, bytes).map_err(CheckpointError::Io)
+}
+
+/// Loads `params`, the parameters of `model`, from the safetensors file at `path` (see
+/// [`model_from_bytes`]).
+///
+/// # Errors
+/// The file cannot be read, is not safetensors, or does not match the model.
+pub fn load_model<T: Stored, M: crate::Init + ?Sized>(
+    path: impl AsRef<Path>,
+    model: &M,
+    params: &mut M::Param,
+) -> Result<(), CheckpointError>
+where
+    M::Param: Tensors<T> + Clone,
+{
+    let bytes = std::fs::read(path).map_err(CheckpointError::Io)?;
+    model_from_bytes(&bytes, model, params)
 }

@@ -110,6 +110,10 @@ impl<D: Init> Init for Critic<D> {
     fn init_with<R: Rng + ?Sized>(&self, rng: &mut R) -> D::Param {
         self.d.init_with(rng)
     }
+    #[cfg(feature = "std")]
+    fn layout(&self, path: &str, layout: &mut crate::checkpoint::Layout) {
+        self.d.layout(path, layout);
+    }
 }
 
 /// The composite of a GAN step: `(z, real) -> W`.

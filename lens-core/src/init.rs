@@ -17,11 +17,24 @@ pub trait Init {
     fn init(&self, seed: u64) -> Self::Param {
         self.init_with(&mut StdRng::seed_from_u64(seed))
     }
+
+    /// Records in `layout` how the parameter arrays under `path` are stored in a checkpoint
+    /// when their type does not say it (a convolution's kernel, flat in memory, is stored with
+    /// its `[out, in, k, k]` shape). The default records nothing: every array is stored as its
+    /// type says. Composites pass each part the path its parameters have.
+    #[cfg(feature = "std")]
+    fn layout(&self, path: &str, layout: &mut crate::checkpoint::Layout) {
+        let _ = (path, layout);
+    }
 }
 
 impl<M: Init + ?Sized> Init for &M {
     type Param = M::Param;
     fn init_with<R: Rng + ?Sized>(&self, rng: &mut R) -> Self::Param {
         (**self).init_with(rng)
+    }
+    #[cfg(feature = "std")]
+    fn layout(&self, path: &str, layout: &mut crate::checkpoint::Layout) {
+        (**self).layout(path, layout);
     }
 }

@@ -133,7 +133,7 @@ pub mod __private {
     pub use crate::__with_checkpoints as with_checkpoints;
     #[cfg(feature = "std")]
     pub use crate::checkpoint::{
-        CheckpointError, Source, Stored, Tensor, Tensors, join as checkpoint_join,
+        CheckpointError, Layout, Source, Stored, Tensor, Tensors, join as checkpoint_join,
     };
     pub use crate::init::Init;
     pub use crate::lens::Lens;

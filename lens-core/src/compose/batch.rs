@@ -105,4 +105,8 @@ impl<M: Init, const B: usize> Init for Batch<M, B> {
     fn init_with<R: Rng + ?Sized>(&self, rng: &mut R) -> Self::Param {
         self.model.init_with(rng)
     }
+    #[cfg(feature = "std")]
+    fn layout(&self, path: &str, layout: &mut crate::checkpoint::Layout) {
+        self.model.layout(path, layout);
+    }
 }

@@ -86,4 +86,8 @@ impl<A: Init, B> Init for Share<A, B> {
     fn init_with<R: Rng + ?Sized>(&self, rng: &mut R) -> Self::Param {
         self.a.init_with(rng)
     }
+    #[cfg(feature = "std")]
+    fn layout(&self, path: &str, layout: &mut crate::checkpoint::Layout) {
+        self.a.layout(path, layout);
+    }
 }

@@ -87,4 +87,9 @@ impl<A: Init, B: Init> Init for Then<A, B> {
         let pa = self.a.init_with(rng);
         (pa, self.b.init_with(rng))
     }
+    #[cfg(feature = "std")]
+    fn layout(&self, path: &str, layout: &mut crate::checkpoint::Layout) {
+        self.a.layout(&crate::checkpoint::join(path, "0"), layout);
+        self.b.layout(&crate::checkpoint::join(path, "1"), layout);
+    }
 }

@@ -19,6 +19,9 @@ use crate::Real;
 #[derive(Clone, Debug)]
 pub struct SpanLayer<T, const I: usize, const O: usize, const P: usize> {
     compiled: CompiledSpan<T>,
+    /// The kernel's `[out, in, k, k]` when the layer is a 2-D convolution, for checkpoints.
+    #[cfg_attr(not(feature = "std"), allow(dead_code))]
+    kernel: Option<[usize; 4]>,
 }
 
 impl<T: Real, const I: usize, const O: usize, const P: usize> SpanLayer<T, I, O, P> {
@@ -38,6 +41,7 @@ impl<T: Real, const I: usize, const O: usize, const P: usize> SpanLayer<T, I, O,
         );
         Self {
             compiled: CompiledSpan::new(span),
+            kernel: None,
         }
     }
 
@@ -76,7 +80,10 @@ impl<T: Real, const I: usize, const O: usize, const P: usize> SpanLayer<T, I, O,
                 panic!("{}", why);
             }
         };
-        Self::new(&super::instances::conv2d(C, H, W, CO, K, S, PAD, 1))
+        Self {
+            kernel: Some([CO, C, K, K]),
+            ..Self::new(&super::instances::conv2d(C, H, W, CO, K, S, PAD, 1))
+        }
     }
 
     /// Average pooling of `C` channels of `H x W` over `K x K` windows with stride `S`, sizes
@@ -100,3 +107,12 @@ impl<T: Real, const I: usize, const O: usize, const P: usize> SpanLayer<T, I, O,
 }
 
 super::linear::linear_layer!(SpanLayer, compiled);
+
+#[cfg(feature = "std")] // read by checkpoints only
+impl<T, const I: usize, const O: usize, const P: usize> super::linear::KernelShape
+    for SpanLayer<T, I, O, P>
+{
+    fn kernel_shape(&self) -> Option<[usize; 4]> {
+        self.kernel
+    }
+}

@@ -25,6 +25,13 @@ macro_rules! linear_layer {
                 let limit = nalgebra::ComplexField::sqrt(6.0 / self.$field.fan_in().max(1) as f64);
                 nalgebra::SVector::from_fn(|_, _| T::cst(rng.random_range(-limit..limit)))
             }
+            #[cfg(feature = "std")]
+            fn layout(&self, path: &str, layout: &mut $crate::checkpoint::Layout) {
+                if let Some(shape) = $crate::span::linear::KernelShape::kernel_shape(self) {
+                    let name = $crate::checkpoint::join(path, "kernel");
+                    layout.store_as(path, name, shape.to_vec());
+                }
+            }
         }
     };
     // `y = f(x, w)` into a fresh output.
@@ -117,6 +124,15 @@ pub trait BatchPasses<T> {
     fn reverse_input_batch(&self, w: &[T], dy: &[T], dx: &mut [T]);
     /// `dw = sum over examples of R_w(x, dy)`.
     fn reverse_param_batch(&self, x: &[T], dy: &[T], dw: &mut [T]);
+}
+
+/// The shape a layer's weights have beyond their flat order (a convolution's
+/// `[out, in, k, k]`, row-major over the span's weight index), which a checkpoint stores them
+/// with; `None` if they have none.
+#[cfg(feature = "std")] // read by checkpoints only
+pub(crate) trait KernelShape {
+    /// The kernel's shape, if the weights are one.
+    fn kernel_shape(&self) -> Option<[usize; 4]>;
 }
 
 #[cfg(feature = "alloc")]

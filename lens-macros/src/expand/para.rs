@@ -162,6 +162,11 @@ pub fn para(m: &ParaModel, analysed: &Analysed, with_items: bool) -> TokenStream
     let allow = allows();
     let field_vis: Vec<&syn::Visibility> = subs.iter().map(|f| &f.vis).collect();
     let field_attrs: Vec<&Vec<syn::Attribute>> = subs.iter().map(|f| &f.attrs).collect();
+    // The names the derived `Tensors` gives the fields (raw identifiers unraw'd).
+    let field_names: Vec<String> = fields
+        .iter()
+        .map(|f| syn::ext::IdentExt::unraw(f).to_string())
+        .collect();
     let doc_params = format!("The parameters of [`{name}`]: one field per sub-model.");
 
     // The model derives Clone, Copy, Debug and Default unless the user chose its derives
@@ -189,6 +194,15 @@ pub fn para(m: &ParaModel, analysed: &Analysed, with_items: bool) -> TokenStream
             type Param = #params;
             fn init_with<R: ::paralens::__private::Rng + ?Sized>(&self, rng: &mut R) -> #params {
                 #params_name { #(#fields: ::paralens::__private::Init::init_with(&self.#fields, rng),)* }
+            }
+            ::paralens::__private::with_checkpoints! {
+                fn layout(&self, path: &str, layout: &mut ::paralens::__private::Layout) {
+                    #(::paralens::__private::Init::layout(
+                        &self.#fields,
+                        &::paralens::__private::checkpoint_join(path, #field_names),
+                        layout,
+                    );)*
+                }
             }
         }
     });

@@ -93,3 +93,14 @@ impl<T: Real, const I: usize, const O: usize, const P: usize> Conv2d<T, I, O, P>
 }
 
 crate::span::linear::linear_layer!(Conv2d, g);
+
+#[cfg(feature = "std")] // read by checkpoints only
+impl<T, const I: usize, const O: usize, const P: usize> crate::span::linear::KernelShape
+    for Conv2d<T, I, O, P>
+{
+    fn kernel_shape(&self) -> Option<[usize; 4]> {
+        // The span's weight index is `((o * c + i) * k + ky) * k + kx`: row-major in this shape.
+        let g = &self.g;
+        Some([g.co, g.c, g.k, g.k])
+    }
+}
