@@ -107,6 +107,14 @@ fn rosen<const M: usize>(c: &mut Criterion) {
     g.bench_with_input(BenchmarkId::new("generated", n), &(u, v), |b, &(u, v)| {
         b.iter(|| rosenbrock_rev(black_box(u), black_box(v), 1.0))
     });
+    // The pullback of `rosenbrock_vjp`: what `rosenbrock_rev` ran before it was expanded in
+    // one frame (the captures moved into the closure and out of the function first).
+    g.bench_with_input(BenchmarkId::new("through_vjp", n), &(u, v), |b, &(u, v)| {
+        b.iter(|| {
+            let (_, pullback) = rosenbrock_vjp(black_box(u), black_box(v));
+            pullback(1.0)
+        })
+    });
     g.bench_with_input(
         BenchmarkId::new("hand_written", n),
         &(u, v),

@@ -476,3 +476,27 @@ fn names_hidden_by_an_inner_let_are_data() {
         );
     }
 }
+
+// `name_rev` runs the forward statements and the reverse sweep in one frame, not through
+// `name_vjp`'s closure: the two must give the same changes, bit for bit, whatever the body
+// holds (branches and a match, tuples, vectors, a local named `d`, data arguments).
+#[test]
+fn rev_in_one_frame_is_the_pullback_of_vjp() {
+    for (x, n) in [(0.7, 0), (-0.4, 1), (0.3, 2)] {
+        let (_, pb) = branches_vjp(x, n);
+        assert_eq!(branches_rev(x, n, 1.3).to_bits(), pb(1.3).0.to_bits());
+    }
+    let (_, pb) = polar_vjp(1.5, 0.4);
+    assert_eq!(polar_rev(1.5, 0.4, (0.2, -0.7)), pb((0.2, -0.7)));
+    let x = SVector::<f64, 7>::from_fn(|i, _| i as f64 * 0.3 - 1.0);
+    let (_, pb) = rosenbrock_vjp::<7>(x);
+    assert_eq!(rosenbrock_rev::<7>(x, 0.9), pb(0.9));
+    let (_, pb) = scaled_vjp(2.0, 3, true, 0.5);
+    assert_eq!(scaled_rev(2.0, 3, true, 0.5, 1.5), pb(1.5).0);
+    let cfg = Config {
+        scale: 2.0,
+        square: true,
+    };
+    let (_, pb) = configured_vjp(0.8, cfg, Some(3));
+    assert_eq!(configured_rev(0.8, cfg, Some(3), 1.0), pb(1.0).0);
+}

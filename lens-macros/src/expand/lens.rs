@@ -1,6 +1,6 @@
 //! `#[lens]`: the function as written, `name_vjp`, `name_rev` and the lens type.
 
-use super::{Cx, Ret, allows, block};
+use super::{Cx, Ret, allows, block, block_rev};
 use crate::analyse::Analysed;
 use crate::parse::{ArgKind, LensFn};
 use proc_macro2::TokenStream;
@@ -103,6 +103,8 @@ pub fn lens(f: &LensFn, analysed: &Analysed) -> TokenStream {
     } else {
         format_ident!("d")
     };
+    // The same body, forward and reverse in one frame.
+    let rev_tokens = block_rev(&cx, body, &returns, ret, &d_name, args.len() != 1);
     let slot_names: Vec<Ident> = (0..args.len()).map(|i| format_ident!("__g{}", i)).collect();
     let slot_pat = tuple_or_single(&slot_names.iter().map(|g| quote!(#g)).collect::<Vec<_>>());
     let diff_idx: Vec<usize> = (0..args.len())
@@ -345,7 +347,6 @@ pub fn lens(f: &LensFn, analysed: &Analysed) -> TokenStream {
             #lens_impls
         }
     };
-    let turbofish = turbofish(&f.generics);
     quote! {
         #[doc = #doc_vjp]
         #[inline]
@@ -356,9 +357,8 @@ pub fn lens(f: &LensFn, analysed: &Analysed) -> TokenStream {
         #[doc = #doc_rev]
         #[inline]
         #allow
-        #vis fn #rev #generics (#(#idents: #types,)* #d_name: #ret) -> #rev_ty #where_clause {
-            let (_, __pb) = #vjp #turbofish (#(#idents),*);
-            let #slot_pat = __pb(#d_name);
+        #vis fn #rev #generics (#(#arg_pats: #types,)* #d_name: #ret) -> #rev_ty #where_clause {
+            let #slot_pat = #rev_tokens;
             #rev_val
         }
 
@@ -373,30 +373,6 @@ fn mentions(tokens: TokenStream, name: &str) -> bool {
         proc_macro2::TokenTree::Group(g) => mentions(g.stream(), name),
         _ => false,
     })
-}
-
-/// `::<A, B, N>` naming a function's type and const parameters.
-fn turbofish(g: &syn::Generics) -> TokenStream {
-    let names: Vec<TokenStream> = g
-        .params
-        .iter()
-        .filter_map(|p| match p {
-            syn::GenericParam::Type(t) => {
-                let i = &t.ident;
-                Some(quote!(#i))
-            }
-            syn::GenericParam::Const(c) => {
-                let i = &c.ident;
-                Some(quote!(#i))
-            }
-            syn::GenericParam::Lifetime(_) => None,
-        })
-        .collect();
-    if names.is_empty() {
-        TokenStream::new()
-    } else {
-        quote!(::<#(#names),*>)
-    }
 }
 
 /// Whether a `#[nodiff]` argument's type has a "no change" value the lens type can return

@@ -63,21 +63,23 @@ pub enum Ret<'a> {
     Unit,
 }
 
-/// Expands a block to an expression evaluating to `(value, pullback)`. The pullback
-/// returns `returns` as a tuple (or the single value when `tuple` is false and there is
-/// exactly one).
-///
-/// A nested block (a branch, a loop body) also takes the adjoints of `external`, the values
-/// from outside it that it reads, as a tuple of `&mut`, and adds their changes in place; the
-/// tokens beside them name their witnesses (see [`witnesses`]).
-pub fn block(
+/// A block's forward statements, its value, the names of its outside adjoints, its reverse
+/// sweep and the changes the sweep returns.
+struct Parts {
+    forward: Vec<TokenStream>,
+    value: TokenStream,
+    slots: Vec<Ident>,
+    reverse: TokenStream,
+    changes: TokenStream,
+}
+
+fn parts(
     cx: &Cx,
     b: &Block,
     returns: &[Ret],
     external: Option<(&[VarId], &TokenStream)>,
-    d_type: Option<&Type>,
     tuple: bool,
-) -> TokenStream {
+) -> Parts {
     let forward: Vec<TokenStream> = b.stmts.iter().map(|s| forward::stmt(cx, s)).collect();
     let value = match &b.result {
         // Read again later (by a loop's next iteration): the block hands on a clone.
@@ -122,7 +124,67 @@ pub fn block(
         (false, [one]) => one.clone(),
         _ => quote!((#(#changes,)*)),
     };
-    let reverse = sweep.out;
+    Parts {
+        forward,
+        value,
+        slots,
+        reverse: sweep.out,
+        changes,
+    }
+}
+
+/// The top block of a `#[lens]` function (no outside adjoints, no parameter buffer) as one
+/// expression evaluating to the changes of its arguments at the output change `d`: the forward
+/// statements and the reverse sweep in one frame, for `name_rev`. The pullbacks' captures are
+/// not moved into a closure and out of `name_vjp` first (at 256 pairs of the Rosenbrock
+/// function, 2 KB each).
+pub fn block_rev(
+    cx: &Cx,
+    b: &Block,
+    returns: &[Ret],
+    d_type: &Type,
+    d: &Ident,
+    tuple: bool,
+) -> TokenStream {
+    let Parts {
+        forward,
+        value,
+        reverse,
+        changes,
+        ..
+    } = parts(cx, b, returns, None, tuple);
+    // `d` is bound first: the body may bind a local of that name.
+    quote!({
+        let __d: #d_type = #d;
+        #(#forward)*
+        let __v: #d_type = #value;
+        #reverse
+        #changes
+    })
+}
+
+/// Expands a block to an expression evaluating to `(value, pullback)`. The pullback
+/// returns `returns` as a tuple (or the single value when `tuple` is false and there is
+/// exactly one).
+///
+/// A nested block (a branch, a loop body) also takes the adjoints of `external`, the values
+/// from outside it that it reads, as a tuple of `&mut`, and adds their changes in place; the
+/// tokens beside them name their witnesses (see [`witnesses`]).
+pub fn block(
+    cx: &Cx,
+    b: &Block,
+    returns: &[Ret],
+    external: Option<(&[VarId], &TokenStream)>,
+    d_type: Option<&Type>,
+    tuple: bool,
+) -> TokenStream {
+    let Parts {
+        forward,
+        value,
+        slots,
+        reverse,
+        changes,
+    } = parts(cx, b, returns, external, tuple);
     let param = match d_type {
         Some(t) => quote!(__d: #t),
         None => quote!(__d),
