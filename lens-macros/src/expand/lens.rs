@@ -98,12 +98,13 @@ pub fn lens(f: &LensFn, analysed: &Analysed) -> TokenStream {
     let body_tokens = block(&cx, body, &returns, None, Some(ret), args.len() != 1);
 
     // name_rev: only the differentiated slots.
+    // Hygienic (mixed-site): the body's own `d`, a function or a constant of that name, still
+    // means what it means in the function as written.
     let d_name = if idents.iter().any(|i| *i == "d") {
-        format_ident!("__d_out")
+        Ident::new("__d_out", proc_macro2::Span::mixed_site())
     } else {
-        format_ident!("d")
+        Ident::new("d", proc_macro2::Span::mixed_site())
     };
-    // The same body, forward and reverse in one frame.
     let rev_tokens = block_rev(&cx, body, &returns, ret, &d_name, args.len() != 1);
     let slot_names: Vec<Ident> = (0..args.len()).map(|i| format_ident!("__g{}", i)).collect();
     let slot_pat = tuple_or_single(&slot_names.iter().map(|g| quote!(#g)).collect::<Vec<_>>());

@@ -79,6 +79,7 @@ fn parts(
     returns: &[Ret],
     external: Option<(&[VarId], &TokenStream)>,
     tuple: bool,
+    change: &TokenStream,
 ) -> Parts {
     let forward: Vec<TokenStream> = b.stmts.iter().map(|s| forward::stmt(cx, s)).collect();
     let value = match &b.result {
@@ -103,7 +104,7 @@ fn parts(
             .collect(),
         out: TokenStream::new(),
     };
-    sweep.contribute(&b.result, quote!(__d));
+    sweep.contribute(&b.result, change.clone());
     for s in b.stmts.iter().rev() {
         sweep.stmt(s);
     }
@@ -146,16 +147,18 @@ pub fn block_rev(
     d: &Ident,
     tuple: bool,
 ) -> TokenStream {
+    // The output change, hygienic (mixed-site): the sweep reads it after the body's
+    // statements, in the same scope, and a local the body binds must not hide it.
+    let change = Ident::new("__d", proc_macro2::Span::mixed_site());
     let Parts {
         forward,
         value,
         reverse,
         changes,
         ..
-    } = parts(cx, b, returns, None, tuple);
-    // `d` is bound first: the body may bind a local of that name.
+    } = parts(cx, b, returns, None, tuple, &quote!(#change));
     quote!({
-        let __d: #d_type = #d;
+        let #change: #d_type = #d;
         #(#forward)*
         let __v: #d_type = #value;
         #reverse
@@ -184,7 +187,7 @@ pub fn block(
         slots,
         reverse,
         changes,
-    } = parts(cx, b, returns, external, tuple);
+    } = parts(cx, b, returns, external, tuple, &quote!(__d));
     let param = match d_type {
         Some(t) => quote!(__d: #t),
         None => quote!(__d),
