@@ -10,7 +10,12 @@
 //! [`save`] and [`load`] see only the parameters, and store each array as its type says. A
 //! convolution's kernel is a flat `SVector<T, P>` whose geometry the layer holds: [`save_model`]
 //! and [`load_model`] ask the model ([`Layout`]) and store it as `conv1.kernel` of shape
-//! `[out, in, k, k]`.
+//! `[out, in, k, k]`, so that a kernel of another geometry with as many weights is refused.
+//! The two kinds of file do not mix: a file written by `save` loads with `load` (a model with
+//! a convolution refuses it in `load_model`, the kernel missing), and the other way round.
+//! Only [`crate::span::Conv2d`] and `SpanLayer::conv2d` know their geometry; a `SpanLayer`
+//! compiled from any other span, and optimizer state saved beside the parameters with `save`
+//! (`(params, state)`), are stored flat.
 //!
 //! ```
 //! use lens_core::checkpoint::{load, save};
@@ -104,6 +109,16 @@ pub enum CheckpointError {
         /// The file's shape.
         found: Vec<usize>,
     },
+    /// The model's [`Layout`] stores an array under a shape that does not hold its values (a
+    /// bug in the model's `Init::layout`, not in the file).
+    Layout {
+        /// The name the array is stored under.
+        name: String,
+        /// The shape the layout gives it.
+        shape: Vec<usize>,
+        /// How many values the array has.
+        len: usize,
+    },
     /// A tensor of the wrong scalar type.
     Dtype {
         /// The tensor's name.
@@ -135,6 +150,10 @@ impl fmt::Display for CheckpointError {
             } => write!(
                 f,
                 "checkpoint: tensor `{name}` has shape {found:?}, the model's is {expected:?}"
+            ),
+            Self::Layout { name, shape, len } => write!(
+                f,
+                "checkpoint: the model stores `{name}` as shape {shape:?}, which does not hold its {len} values (its `Init::layout` is wrong)"
             ),
             Self::Dtype {
                 name,
@@ -293,9 +312,11 @@ fn holds(name: &str, shape: &[usize], len: usize) -> Result<(), CheckpointError>
     if shape.iter().product::<usize>() == len {
         Ok(())
     } else {
-        Err(CheckpointError::Format(format!(
-            "the model stores `{name}` as shape {shape:?}, which does not hold its {len} values"
-        )))
+        Err(CheckpointError::Layout {
+            name: name.to_string(),
+            shape: shape.to_vec(),
+            len,
+        })
     }
 }
 
