@@ -56,6 +56,7 @@ pub fn lens(attr: TokenStream, item: TokenStream) -> TokenStream {
     f.init = attr.init;
     // Validate: the signature and each argument's kind, by the rules.
     validate::lens_fn(&mut f, &mut errors);
+    validate::reserved_names(&f.original, &mut errors);
     // Analyse: the body in A-normal form, every unsupported construct an error at its span
     // (run even after a signature error, so that one build reports both).
     let analysed = analyse::lens_fn(&f, &mut errors);
@@ -96,6 +97,7 @@ pub fn para(input: TokenStream) -> TokenStream {
             }
             Ok(model) => {
                 validate::para_forward(&model, &mut errors);
+                validate::reserved_names(&model.forward, &mut errors);
                 let analysed = analyse::para_model(&model, &mut errors);
                 models.push((model, analysed));
             }

@@ -3,6 +3,7 @@
 
 use crate::errors::Errors;
 use crate::parse::{ArgKind, LensFn, ParaModel, nodiff_type};
+use syn::visit::Visit;
 use syn::{FnArg, Signature, Type};
 
 /// Checks a `#[lens]` function's signature and decides each argument's kind from its
@@ -77,6 +78,42 @@ pub fn para_forward(m: &ParaModel, errors: &mut Errors) {
             "the function in `para!` takes `&self` first: `fn forward(&self, x: T) -> U`",
         ),
     }
+}
+
+/// Refuses bindings whose names begin with `__` in a function the macros expand (its arguments
+/// and its body): the generated code names its adjoints, pullbacks, temporaries and indices
+/// so, and a user binding of one of those names, read by the reverse sweep in its place, could
+/// change a gradient without any error.
+pub fn reserved_names(f: &syn::ItemFn, errors: &mut Errors) {
+    let mut v = Reserved { errors };
+    v.visit_signature(&f.sig);
+    v.visit_block(&f.block);
+}
+
+struct Reserved<'e> {
+    errors: &'e mut Errors,
+}
+
+impl<'ast> Visit<'ast> for Reserved<'_> {
+    fn visit_pat_ident(&mut self, p: &'ast syn::PatIdent) {
+        let name = syn::ext::IdentExt::unraw(&p.ident).to_string();
+        if name.starts_with("__") {
+            self.errors.at(
+                &p.ident,
+                format!(
+                    "names beginning with `__` are reserved for the code the macro generates (adjoints, pullbacks, temporaries); rename `{name}`, for example to `{}`",
+                    match name.trim_start_matches('_') {
+                        "" => "value",
+                        rest => rest,
+                    }
+                ),
+            );
+        }
+        syn::visit::visit_pat_ident(self, p);
+    }
+
+    // Items declared inside the body are not expanded: their names are their own.
+    fn visit_item(&mut self, _: &'ast syn::Item) {}
 }
 
 fn check_signature(sig: &Signature, errors: &mut Errors) {
