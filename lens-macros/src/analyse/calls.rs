@@ -249,35 +249,7 @@ impl Analyser<'_> {
             return Operand::Const(ix.to_token_stream());
         }
         let index = ix.index.to_token_stream();
-        // The same entry read again in this block (`x[i] * x[i]`): the same value, so one
-        // adjoint, added into `x` once.
-        let key = index.to_string();
-        let names = match base {
-            Operand::Var(b) => super::pure_index_names(&ix.index).map(|n| (b, n)),
-            Operand::Const(_) => None,
-        };
-        if let Some((b, _)) = &names
-            && let Some(temp) = self.reads.last().and_then(|reads| {
-                reads
-                    .iter()
-                    .find(|r| r.base == *b && r.index == key)
-                    .map(|r| r.temp)
-            })
-        {
-            return self.use_var(temp);
-        }
-        let value = self.push_op(Op::Index { base, index }, ix.span(), out);
-        if let (Some((base, names)), Operand::Var(temp), Some(reads)) =
-            (names, &value, self.reads.last_mut())
-        {
-            reads.push(super::Read {
-                base,
-                index: key,
-                names,
-                temp: *temp,
-            });
-        }
-        value
+        self.push_op(Op::Index { base, index }, ix.span(), out)
     }
 
     pub(super) fn sub_call(&mut self, m: &syn::ExprMethodCall, out: &mut Vec<Stmt>) -> Operand {

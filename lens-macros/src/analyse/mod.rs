@@ -54,18 +54,6 @@ pub struct Analyser<'e> {
     /// `&mut` arguments, refused by `validate`: assigning through one (`*x = ...`) is the
     /// same mistake, not a second error.
     mut_ref_args: BTreeSet<String>,
-    /// Entries read so far in each open block (`x[i]`), reused when read again: one adjoint
-    /// and one addition into `x`'s per place, not one per read (see `calls::index`).
-    reads: Vec<Vec<Read>>,
-}
-
-/// An entry read in the current block: `base[index]`, its value in `temp`; `names` are the
-/// identifiers of the index, whose rebinding makes the entry another one.
-struct Read {
-    base: VarId,
-    index: String,
-    names: Vec<String>,
-    temp: VarId,
 }
 
 fn rules_path(span: Span, item: TokenStream) -> TokenStream {
@@ -88,7 +76,6 @@ impl<'e> Analyser<'e> {
             type_params: Vec::new(),
             refused: BTreeSet::new(),
             mut_ref_args: BTreeSet::new(),
-            reads: vec![Vec::new()],
         }
     }
 
@@ -200,12 +187,6 @@ impl<'e> Analyser<'e> {
     }
 
     fn block_with(&mut self, block: &syn::Block, bindings: Vec<(Ident, bool)>) -> Block {
-        // A nested block may change what an index names (`{ i += 1; ... }`): the entries read
-        // before it are not reused after it, and it starts with none.
-        if let Some(reads) = self.reads.last_mut() {
-            reads.clear();
-        }
-        self.reads.push(Vec::new());
         self.scopes.push(Vec::new());
         self.frames.push(Frame {
             defined: BTreeSet::new(),
@@ -227,7 +208,6 @@ impl<'e> Analyser<'e> {
             }
         }
         self.scopes.pop();
-        self.reads.pop();
         let frame = self.frames.pop().expect("frame pushed above");
         let free: Vec<VarId> = frame.used.difference(&frame.defined).copied().collect();
         if let Some(parent) = self.frames.last_mut() {
@@ -242,36 +222,6 @@ impl<'e> Analyser<'e> {
     }
 
     fn stmt(&mut self, stmt: &SynStmt, out: &mut Vec<Stmt>) {
-        self.stmt_inner(stmt, out);
-        self.forget_reads(stmt);
-    }
-
-    /// After a statement: the entries read before it stay reused only if the statement is a
-    /// `let` that changes nothing an index names (it assigns nothing, calls no macro, takes
-    /// no `&mut`, and binds no name an index uses).
-    fn forget_reads(&mut self, stmt: &SynStmt) {
-        let Some(reads) = self.reads.last_mut() else {
-            return;
-        };
-        let SynStmt::Local(local) = stmt else {
-            reads.clear();
-            return;
-        };
-        let mut changes = Changes::default();
-        syn::visit::Visit::visit_local(&mut changes, local);
-        if changes.any {
-            reads.clear();
-            return;
-        }
-        let bound: Vec<String> = pattern_bindings(&local.pat)
-            .into_iter()
-            .map(|(i, _)| i.to_string())
-            .chain(changes.receivers)
-            .collect();
-        reads.retain(|r| !r.names.iter().any(|n| bound.contains(n)));
-    }
-
-    fn stmt_inner(&mut self, stmt: &SynStmt, out: &mut Vec<Stmt>) {
         let span = stmt.span();
         match stmt {
             SynStmt::Local(local) => self.local(local, out),
@@ -714,84 +664,5 @@ pub fn para_model(m: &crate::parse::ParaModel, errors: &mut Errors) -> Analysed 
         vars: std::mem::take(&mut an.vars),
         body,
         arg_ids,
-    }
-}
-
-/// What in a statement could change the value of an index: an assignment, a macro, a `&mut`
-/// borrow, a loop or a closure (`any`), and the receivers of method calls (`n.add_assign(1)`).
-#[derive(Default)]
-struct Changes {
-    any: bool,
-    receivers: Vec<String>,
-}
-
-impl<'ast> syn::visit::Visit<'ast> for Changes {
-    fn visit_expr(&mut self, e: &'ast Expr) {
-        match e {
-            Expr::Assign(_)
-            | Expr::Macro(_)
-            | Expr::ForLoop(_)
-            | Expr::While(_)
-            | Expr::Loop(_)
-            | Expr::Closure(_) => self.any = true,
-            Expr::Binary(b) if is_compound(&b.op) => self.any = true,
-            Expr::Reference(r) if r.mutability.is_some() => self.any = true,
-            Expr::MethodCall(m) => {
-                if let Expr::Path(p) = &*m.receiver
-                    && let Some(i) = p.path.get_ident()
-                {
-                    self.receivers.push(i.to_string());
-                }
-            }
-            _ => {}
-        }
-        syn::visit::visit_expr(self, e);
-    }
-
-    fn visit_macro(&mut self, _: &'ast syn::Macro) {
-        self.any = true;
-    }
-}
-
-/// `+=`, `-=`, ... (an assignment).
-fn is_compound(op: &BinOp) -> bool {
-    matches!(
-        op,
-        BinOp::AddAssign(_)
-            | BinOp::SubAssign(_)
-            | BinOp::MulAssign(_)
-            | BinOp::DivAssign(_)
-            | BinOp::RemAssign(_)
-            | BinOp::BitXorAssign(_)
-            | BinOp::BitAndAssign(_)
-            | BinOp::BitOrAssign(_)
-            | BinOp::ShlAssign(_)
-            | BinOp::ShrAssign(_)
-    )
-}
-
-/// The identifiers of an index made only of names, literals, arithmetic, casts, parentheses
-/// and tuples (`i + 1`, `(r, c)`, `N - 1 - k`); `None` for any other (a call, a method, a
-/// block), whose value could differ between two reads.
-fn pure_index_names(e: &Expr) -> Option<Vec<String>> {
-    let mut names = Vec::new();
-    pure_names(e, &mut names).then_some(names)
-}
-
-fn pure_names(e: &Expr, names: &mut Vec<String>) -> bool {
-    match e {
-        Expr::Lit(_) => true,
-        Expr::Path(p) if p.qself.is_none() => {
-            names.extend(p.path.segments.iter().map(|s| s.ident.to_string()));
-            true
-        }
-        Expr::Binary(b) if !is_compound(&b.op) => {
-            pure_names(&b.left, names) && pure_names(&b.right, names)
-        }
-        Expr::Paren(p) => pure_names(&p.expr, names),
-        Expr::Group(g) => pure_names(&g.expr, names),
-        Expr::Cast(c) => pure_names(&c.expr, names),
-        Expr::Tuple(t) => t.elems.iter().all(|x| pure_names(x, names)),
-        _ => false,
     }
 }
