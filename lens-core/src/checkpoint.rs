@@ -3,6 +3,9 @@
 //! Scalars are `f32`, `f64`, or `u64` for the words of Boolean circuits (an array of words is
 //! one tensor of shape `[N]`; a `Lanes<W>` one of `W` words).
 //!
+//! An array of no values (the `SVector<T, 0>` of a layer without parameters, such as a
+//! pooling span layer) is not written, and a file that has one anyway still loads.
+//!
 //! Loading checks every name, shape and dtype, and refuses a file that does not match the
 //! model with an error naming the tensor. On error the parameters are left as they were: a
 //! load fills a copy and swaps it in only when everything matched.
@@ -282,10 +285,13 @@ impl Source<'_> {
             }
             None => (name, shape),
         };
-        let view = self
-            .file
-            .tensor(name)
-            .map_err(|_| CheckpointError::Missing(name.to_string()))?;
+        let view = match self.file.tensor(name) {
+            Ok(view) => view,
+            // An array of no values (a layer with no parameters, `SVector<T, 0>`) is not
+            // written; a file that has it anyway is read as usual.
+            Err(_) if shape.contains(&0) => return Ok(Vec::new()),
+            Err(_) => return Err(CheckpointError::Missing(name.to_string())),
+        };
         if view.dtype() != T::DTYPE {
             return Err(CheckpointError::Dtype {
                 name: name.to_string(),
@@ -529,7 +535,8 @@ fn bytes_as<T: Stored, P: Tensors<T>>(
     let mut tensors = Vec::new();
     params.tensors("", &mut tensors);
     let mut bytes: Vec<(String, Vec<usize>, Vec<u8>)> = Vec::with_capacity(tensors.len());
-    for t in tensors {
+    // Arrays of no values (the parameters of a layer that has none) are not written.
+    for t in tensors.into_iter().filter(|t| !t.shape.contains(&0)) {
         let mut b = Vec::with_capacity(t.data.len() * core::mem::size_of::<T>());
         for v in &t.data {
             v.put(&mut b);
