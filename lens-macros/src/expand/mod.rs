@@ -150,9 +150,9 @@ pub fn block_rev(
     // The output change, hygienic (mixed-site): the sweep reads it after the body's
     // statements, in the same scope, and a local the body binds must not hide it.
     let change = Ident::new("__d", proc_macro2::Span::mixed_site());
+    // The block's value is not needed: the sweep starts from the output change.
     let Parts {
         forward,
-        value,
         reverse,
         changes,
         ..
@@ -160,7 +160,6 @@ pub fn block_rev(
     quote!({
         let #change: #d_type = #d;
         #(#forward)*
-        let __v: #d_type = #value;
         #reverse
         #changes
     })
