@@ -254,6 +254,26 @@ fn conv_precision<T: Real + Into<f64>>(
         ("input change", &dx, want_dx),
         ("parameter change", &dw, want_dw),
     ];
+    // The layer adds the parameter change into the learner's buffer: the same path (taken
+    // here exactly where the setting pass ran) must add to what is there.
+    if ran[2] {
+        let g = match path {
+            ConvPath::Products => g.products_only(),
+            ConvPath::Direct => *g,
+        };
+        let before: Vec<f64> = (0..want_dw.len())
+            .map(|i| 0.25 - 0.125 * (i % 5) as f64)
+            .collect();
+        let mut added = cast(&before);
+        g.add_reverse_param(&x, &dy, &mut added);
+        let want: Vec<f64> = before.iter().zip(want_dw).map(|(b, w)| b + w).collect();
+        assert_close(
+            &format!("conv parameter change added, {shape}"),
+            &added,
+            &want,
+            tol,
+        );
+    }
     let mut count = 0;
     for ((pass, got, want), ran) in passes.into_iter().zip(ran) {
         if ran {

@@ -46,15 +46,14 @@ macro_rules! linear_layer {
         y
     }};
     // The kernel's change, added into the caller's buffer.
+    // Added straight into the caller's change: no temporary of the kernel's size.
     (@param $self:ident, $field:ident, $x:ident, $dy:ident, $dp:ident) => {{
-        let mut dw = Self::Param::zeros();
-        $crate::span::linear::BatchPasses::reverse_param_batch(
+        $crate::span::linear::BatchPasses::add_reverse_param_batch(
             &$self.$field,
             $x.as_slice(),
             $dy.as_slice(),
-            dw.as_mut_slice(),
+            $dp.as_mut_slice(),
         );
-        *$dp += dw;
     }};
     // `Para` on batches of type `$x` (static matrices or `HeapMatrix`), output `$out`.
     (@on $ty:ident, $field:ident, $x:ty, $out:ty) => {
@@ -122,8 +121,8 @@ pub trait BatchPasses<T> {
     fn forward_batch(&self, x: &[T], w: &[T], y: &mut [T]);
     /// `dx = R_x(dy)` for every example.
     fn reverse_input_batch(&self, w: &[T], dy: &[T], dx: &mut [T]);
-    /// `dw = sum over examples of R_w(x, dy)`.
-    fn reverse_param_batch(&self, x: &[T], dy: &[T], dw: &mut [T]);
+    /// `dw += sum over examples of R_w(x, dy)`.
+    fn add_reverse_param_batch(&self, x: &[T], dy: &[T], dw: &mut [T]);
 }
 
 /// The shape a layer's weights have beyond their flat order (a convolution's
@@ -151,9 +150,8 @@ impl<T: crate::Real> BatchPasses<T> for CompiledSpan<T> {
         }
     }
 
-    fn reverse_param_batch(&self, x: &[T], dy: &[T], dw: &mut [T]) {
+    fn add_reverse_param_batch(&self, x: &[T], dy: &[T], dw: &mut [T]) {
         let (i, _, o) = self.sizes();
-        dw.fill(T::zero());
         for (xb, dyb) in x.chunks_exact(i).zip(dy.chunks_exact(o)) {
             self.add_reverse_param(xb, dyb, dw);
         }
@@ -169,7 +167,7 @@ impl<T: crate::Real> BatchPasses<T> for ConvGeometry {
         self.reverse_input(w, dy, dx);
     }
 
-    fn reverse_param_batch(&self, x: &[T], dy: &[T], dw: &mut [T]) {
-        self.reverse_param(x, dy, dw);
+    fn add_reverse_param_batch(&self, x: &[T], dy: &[T], dw: &mut [T]) {
+        self.add_reverse_param(x, dy, dw);
     }
 }

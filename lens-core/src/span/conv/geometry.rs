@@ -119,7 +119,7 @@ impl ConvGeometry {
     /// As [`ConvGeometry::reverse_param`].
     pub fn direct_reverse_param<T: Real>(&self, x: &[T], dy: &[T], dw: &mut [T]) -> bool {
         self.check_reverse_param(x, dy, dw);
-        super::direct::reverse_param(self, x, dy, dw)
+        super::direct::reverse_param(self, x, dy, dw, false)
     }
 
     /// The number of taps feeding one output: `c k^2` (the fan-in, for initialisation).
@@ -217,12 +217,37 @@ impl ConvGeometry {
     /// # Panics
     /// As [`ConvGeometry::forward`].
     pub fn reverse_param<T: Real>(&self, x: &[T], dy: &[T], dw: &mut [T]) {
-        let n = self.check_reverse_param(x, dy, dw);
-        if self.direct && super::direct::reverse_param(self, x, dy, dw) {
+        self.check_reverse_param(x, dy, dw);
+        if self.direct && super::direct::reverse_param(self, x, dy, dw, false) {
             return;
         }
         dw.fill(T::zero());
-        // dW^T (taps x co) = patches (taps x positions) dY^T (positions x co).
+        self.add_reverse_param(x, dy, dw);
+    }
+
+    /// `dw += R_w(dy)` for a batch: [`ConvGeometry::reverse_param`] added into `dw`, which a
+    /// layer's reverse uses to add straight into the learner's change (no temporary of the
+    /// kernel's size on the stack).
+    ///
+    /// ```
+    /// use lens_core::span::ConvGeometry;
+    ///
+    /// let g = ConvGeometry::new(1, 4, 4, 2, 3, 1, 1, 1).unwrap();
+    /// let (x, dy) = ([0.5f32; 16], [1.0f32; 32]);
+    /// let (mut set, mut added) = ([0.0; 18], [1.0; 18]);
+    /// g.reverse_param(&x, &dy, &mut set);
+    /// g.add_reverse_param(&x, &dy, &mut added);
+    /// assert!(set.iter().zip(&added).all(|(s, a)| (s + 1.0 - a).abs() < 1e-5));
+    /// ```
+    ///
+    /// # Panics
+    /// As [`ConvGeometry::forward`].
+    pub fn add_reverse_param<T: Real>(&self, x: &[T], dy: &[T], dw: &mut [T]) {
+        let n = self.check_reverse_param(x, dy, dw);
+        if self.direct && super::direct::reverse_param(self, x, dy, dw, true) {
+            return;
+        }
+        // dW^T (taps x co) += patches (taps x positions) dY^T (positions x co).
         let taps = self.fan_in();
         gemm(
             &Patches {

@@ -6,27 +6,35 @@ use super::{D_MAX, G_MAX, K_MAX, S_MAX, X_MAX, available};
 use crate::Real;
 use crate::span::ConvGeometry;
 
-/// `dw = sum over images of R_w(x, dy)`, or `false` (nothing written) if the buffers would
-/// be too large: positions in the lanes where the partial sums of all output channels and
-/// taps fit (stride 1), else channels in the lanes.
+/// `dw = sum over images of R_w(x, dy)`, or `dw +=` that sum if `add` (the layer's reverse
+/// adds into the learner's change, with no temporary); `false` (nothing written) if the
+/// buffers would be too large: positions in the lanes where the partial sums of all output
+/// channels and taps fit (stride 1), else channels in the lanes.
 pub(in crate::span) fn reverse_param<T: Real>(
     g: &ConvGeometry,
     x: &[T],
     dy: &[T],
     dw: &mut [T],
+    add: bool,
 ) -> bool {
-    correlate(g, x, dy, dw) || channels_last(g, x, dy, dw)
+    correlate(g, x, dy, dw, add) || channels_last(g, x, dy, dw, add)
+}
+
+/// `*v = s`, or `*v += s` if `add`.
+#[inline(always)]
+fn put<T: Real>(v: &mut T, s: T, add: bool) {
+    *v = if add { *v + s } else { s };
 }
 
 /// Output channels in blocks of 4 against taps in blocks of 5 or 6, each pair's products summed
 /// over the wide positions of the output change (zero past `ow`) and the padded image, lane
 /// by lane; the lanes are summed once, after the last image.
-fn correlate<T: Real>(g: &ConvGeometry, x: &[T], dy: &[T], dw: &mut [T]) -> bool {
+fn correlate<T: Real>(g: &ConvGeometry, x: &[T], dy: &[T], dw: &mut [T], add: bool) -> bool {
     // Blocks of 5 taps where they pad fewer taps than blocks of 6 (25 taps: none, not 5).
     if g.fan_in().div_ceil(5) * 5 < g.fan_in().div_ceil(6) * 6 {
-        correlate_by::<T, 5>(g, x, dy, dw)
+        correlate_by::<T, 5>(g, x, dy, dw, add)
     } else {
-        correlate_by::<T, 6>(g, x, dy, dw)
+        correlate_by::<T, 6>(g, x, dy, dw, add)
     }
 }
 
@@ -36,6 +44,7 @@ fn correlate_by<T: Real, const NR: usize>(
     x: &[T],
     dy: &[T],
     dw: &mut [T],
+    add: bool,
 ) -> bool {
     const MR: usize = 4;
     let mut xoff = [0; K_MAX];
@@ -99,9 +108,10 @@ fn correlate_by<T: Real, const NR: usize>(
         for (q, v) in row.iter_mut().enumerate() {
             let (tb, t) = (q / NR, q % NR);
             let at = (ob * blocks + tb) * tile + (m * NR + t) * T::VECTOR;
-            *v = sums[at..at + T::VECTOR]
+            let s = sums[at..at + T::VECTOR]
                 .iter()
                 .fold(T::zero(), |acc, &s| acc + s);
+            put(v, s, add);
         }
     }
     true
@@ -109,7 +119,7 @@ fn correlate_by<T: Real, const NR: usize>(
 
 /// The output change transposed to channels last, vectors of output channels against
 /// blocks of taps, summed over the positions (any stride).
-fn channels_last<T: Real>(g: &ConvGeometry, x: &[T], dy: &[T], dw: &mut [T]) -> bool {
+fn channels_last<T: Real>(g: &ConvGeometry, x: &[T], dy: &[T], dw: &mut [T], add: bool) -> bool {
     let mut xoff = [0; K_MAX];
     let Some(pad) = input_layout(g, &mut xoff) else {
         return false;
@@ -167,7 +177,7 @@ fn channels_last<T: Real>(g: &ConvGeometry, x: &[T], dy: &[T], dw: &mut [T]) -> 
     for (o, row) in dw.chunks_exact_mut(taps).enumerate().take(g.co) {
         let (cb, c) = (o / width, o % width);
         for (q, v) in row.iter_mut().enumerate() {
-            *v = sums[(cb * taps_pad + q) * width + c];
+            put(v, sums[(cb * taps_pad + q) * width + c], add);
         }
     }
     true
@@ -264,7 +274,7 @@ mod tests {
                 .map(|i| ((i * 5) % 13) as f32 * 0.1 - 0.6)
                 .collect();
             let (mut got, mut want) = (vec![f32::NAN; np], vec![f32::NAN; np]);
-            if !channels_last(&g, &x, &dy, &mut got) {
+            if !channels_last(&g, &x, &dy, &mut got, false) {
                 return; // no AVX-512 on this CPU
             }
             g.products_only().reverse_param(&x, &dy, &mut want);
