@@ -551,3 +551,62 @@ fn entries_read_again_are_one_value_and_places_that_change_are_not() {
         );
     }
 }
+
+// In `name_rev` a recomputed loop's pullback reads the values of the function's frame through
+// references instead of copying them into its closure (a copy of the whole input per call).
+// Each case below is a way a value can be read by such a loop and then used again: read
+// afterwards, destructured afterwards (a move: it must not be borrowed), the start value of a
+// second loop (a move), read by loops nested in a loop and in a branch beside a value local to
+// the branch (which does not live in the frame). `name_rev` must equal `name_vjp`'s pullback
+// bit for bit, and both the finite differences.
+#[lens]
+fn frame_reads(x: SVector<f64, 6>, p: (f64, f64), flag: bool) -> f64 {
+    let mut f = 0.0;
+    for i in 0..5 {
+        let t = x[i + 1] - x[i] * x[i] + p.0;
+        f = f + t * t;
+    }
+    let later = x.dot(&x);
+    let (a, b) = p;
+    let mut g = b;
+    for i in 0..6 {
+        g = g + x[i] * a;
+    }
+    for i in 0..2 {
+        for j in 0..3 {
+            f = f + (x[i + j] * p.1).sin();
+        }
+    }
+    let h = if flag {
+        let local = x * 2.0;
+        let mut s = 0.0;
+        for i in 0..6 {
+            s = s + local[i] * x[i] * g;
+        }
+        s
+    } else {
+        let mut s = 0.0;
+        for i in 0..6 {
+            s = s + x[i].exp();
+        }
+        s
+    };
+    f + 0.1 * later + g * h
+}
+
+#[test]
+fn loops_in_rev_read_the_frame_through_references() {
+    let x = SVector::<f64, 6>::new(0.3, -0.5, 0.8, 0.1, -0.2, 0.6);
+    for flag in [true, false] {
+        let p = (0.4, -0.9);
+        let (_, pb) = frame_reads_vjp(x, p, flag);
+        let (vx, vp, ()) = pb(1.7);
+        let (rx, rp) = frame_reads_rev(x, p, flag, 1.7);
+        assert_eq!(rx, vx, "flag {flag}");
+        assert_eq!(rp.0.to_bits(), vp.0.to_bits(), "flag {flag}");
+        assert_eq!(rp.1.to_bits(), vp.1.to_bits(), "flag {flag}");
+        let f = |(x, p): (SVector<f64, 6>, (f64, f64))| frame_reads(x, p, flag);
+        let r = |(x, p): (SVector<f64, 6>, (f64, f64)), d: f64| frame_reads_rev(x, p, flag, d);
+        ok("frame_reads", check_gradient(f, r, (x, p), H));
+    }
+}

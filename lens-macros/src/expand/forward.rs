@@ -10,7 +10,7 @@ use quote::{ToTokens, format_ident, quote, quote_spanned};
 /// or an entry, read through a borrow), a forward-only value as written.
 pub fn operand(cx: &Cx, o: &Operand) -> TokenStream {
     match o {
-        Operand::Var(id) => cx.vars[*id].ident.to_token_stream(),
+        Operand::Var(id) => cx.read(*id),
         Operand::Const(ts) => ts.clone(),
     }
 }
@@ -65,7 +65,7 @@ fn clones(cx: &Cx, target: VarId, op: &Op) -> TokenStream {
             && cx.again.contains(id)
             && seen.insert(*id)
         {
-            let (c, x) = (clone_name(target, *id), &cx.vars[*id].ident);
+            let (c, x) = (clone_name(target, *id), cx.read(*id));
             out.extend(quote!(let #c = #x.clone();));
         }
     }
@@ -86,7 +86,7 @@ pub fn stmt(cx: &Cx, s: &Stmt) -> TokenStream {
             targets,
             array,
         } => {
-            let src = &cx.vars[*src].ident;
+            let src = cx.read(*src);
             let pats = targets.iter().map(|t| match t {
                 Some(id) => {
                     // A joined `let mut` binding may be changed again by forward-only code.
@@ -230,7 +230,7 @@ pub fn stmt(cx: &Cx, s: &Stmt) -> TokenStream {
 /// iterations and adding up the changes of the values from outside.
 fn loop_expr(cx: &Cx, l: &Loop, witness: &TokenStream) -> TokenStream {
     let ident = |v: &VarId| cx.vars[*v].ident.clone();
-    let init: Vec<syn::Ident> = l.init.iter().map(ident).collect();
+    let init: Vec<TokenStream> = l.init.iter().map(|v| cx.read(*v)).collect();
     let carried: Vec<syn::Ident> = l.carried.iter().map(ident).collect();
     let free = cx.wanted(&l.free);
     // The carried values' zeros are typed by a witness of their values before the loop: the
@@ -245,6 +245,26 @@ fn loop_expr(cx: &Cx, l: &Loop, witness: &TokenStream) -> TokenStream {
             Ret::Zero(*v, quote!(__wc.#k))
         })
         .collect();
+    let plan = crate::analyse::recompute_plan(l, cx.vars);
+    // In `name_rev`, a recomputed loop's pullback runs in the function's frame: the values it
+    // reads that live there are read through references, not copied into the closure.
+    let refs: Vec<(VarId, syn::Ident)> = match cx.frame {
+        Some(frame) if plan.recompute => free
+            .iter()
+            .filter(|v| frame.contains(v) && !cx.by_ref.contains_key(v))
+            .map(|v| (*v, format_ident!("__xr{}", v)))
+            .collect(),
+        _ => Vec::new(),
+    };
+    let borrows: Vec<TokenStream> = refs
+        .iter()
+        .map(|(v, r)| {
+            let x = &cx.vars[*v].ident;
+            quote!(let #r = &#x;)
+        })
+        .collect();
+    let inner = cx.reading_through(&refs);
+    let cx = &inner;
     let body = block(cx, &l.body, &rets, Some((&free, witness)), None, true);
     let (pat, range, bound) = (&l.pat, &l.range, &l.bound);
     let slots: Vec<syn::Ident> = (0..free.len()).map(|k| format_ident!("__a{}", k)).collect();
@@ -253,7 +273,6 @@ fn loop_expr(cx: &Cx, l: &Loop, witness: &TokenStream) -> TokenStream {
         Some(params) => (quote!(, __dp: &mut #params), quote!(, &mut *__dp)),
         None => (quote!(), quote!()),
     };
-    let plan = crate::analyse::recompute_plan(l, cx.vars);
     if plan.recompute {
         // Recomputation (see `analyse/recompute.rs`): the tape keeps only the carried values
         // the reverse reads, the reverse finds each iteration's counter again with `nth`
@@ -289,6 +308,7 @@ fn loop_expr(cx: &Cx, l: &Loop, witness: &TokenStream) -> TokenStream {
             })
             .collect();
         return quote!({
+            #(#borrows)*
             let __wc = (#(::paralens::__private::witness(&#init),)*);
             let __r = #range;
             let mut __n: usize = 0;

@@ -36,12 +36,10 @@ pub fn lens(f: &LensFn, analysed: &Analysed) -> TokenStream {
         arg_ids: ids,
     } = analysed;
     let again = super::read_again(body);
-    let cx = Cx {
-        vars,
-        params: None,
-        skip: None,
-        again: &again,
-    };
+    let cx = Cx::new(vars, None, None, &again, None);
+    // `name_rev`'s context: its pullbacks never leave the frame.
+    let frame = super::frame_bound(ids, body);
+    let cx_rev = Cx::new(vars, None, None, &again, Some(&frame));
     let LensFn {
         vis,
         name,
@@ -105,7 +103,7 @@ pub fn lens(f: &LensFn, analysed: &Analysed) -> TokenStream {
     } else {
         Ident::new("d", proc_macro2::Span::mixed_site())
     };
-    let rev_tokens = block_rev(&cx, body, &returns, ret, &d_name, args.len() != 1);
+    let rev_tokens = block_rev(&cx_rev, body, &returns, ret, &d_name, args.len() != 1);
     let slot_names: Vec<Ident> = (0..args.len()).map(|i| format_ident!("__g{}", i)).collect();
     let slot_pat = tuple_or_single(&slot_names.iter().map(|g| quote!(#g)).collect::<Vec<_>>());
     let diff_idx: Vec<usize> = (0..args.len())

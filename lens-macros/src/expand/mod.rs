@@ -11,7 +11,7 @@ pub use para::{para, without_markers};
 
 use crate::analyse::{Block, Op, Operand, StmtKind, Var, VarId};
 use proc_macro2::TokenStream;
-use quote::{format_ident, quote};
+use quote::{ToTokens, format_ident, quote};
 use reverse::{Sweep, adjoint};
 use std::collections::{BTreeMap, BTreeSet, HashSet};
 use syn::{Ident, Type};
@@ -28,6 +28,54 @@ pub struct Cx<'a> {
     /// The variables the forward sweep reads more than once: their reads clone (see
     /// [`read_again`]).
     pub again: &'a BTreeSet<VarId>,
+    /// In `name_rev` (one frame): the variables that live until its sweep has run and are
+    /// never moved, which a recomputed loop may read through a reference (see
+    /// [`frame_bound`]); `None` where pullbacks leave the function.
+    pub frame: Option<&'a BTreeSet<VarId>>,
+    /// Variables read through a reference: `(*r)` for `x` (see `forward::loop_expr`).
+    pub by_ref: BTreeMap<VarId, Ident>,
+}
+
+impl<'a> Cx<'a> {
+    /// Every expansion context of a function's body: no variable read through a reference.
+    pub fn new(
+        vars: &'a [Var],
+        params: Option<&'a TokenStream>,
+        skip: Option<&'a [VarId]>,
+        again: &'a BTreeSet<VarId>,
+        frame: Option<&'a BTreeSet<VarId>>,
+    ) -> Self {
+        Cx {
+            vars,
+            params,
+            skip,
+            again,
+            frame,
+            by_ref: BTreeMap::new(),
+        }
+    }
+
+    /// This context with `refs` also read through their references.
+    pub fn reading_through(&self, refs: &[(VarId, Ident)]) -> Cx<'a> {
+        let mut by_ref = self.by_ref.clone();
+        by_ref.extend(refs.iter().cloned());
+        Cx {
+            vars: self.vars,
+            params: self.params,
+            skip: self.skip,
+            again: self.again,
+            frame: self.frame,
+            by_ref,
+        }
+    }
+
+    /// A read of variable `id`: its name, or `(*r)` where it is read through reference `r`.
+    pub fn read(&self, id: VarId) -> TokenStream {
+        match self.by_ref.get(&id) {
+            Some(r) => quote!((*#r)),
+            None => self.vars[id].ident.to_token_stream(),
+        }
+    }
 }
 
 impl Cx<'_> {
@@ -85,7 +133,7 @@ fn parts(
     let value = match &b.result {
         // Read again later (by a loop's next iteration): the block hands on a clone.
         crate::analyse::Operand::Var(id) if cx.again.contains(id) => {
-            let x = &cx.vars[*id].ident;
+            let x = cx.read(*id);
             quote!(#x.clone())
         }
         other => forward::operand(cx, other),
@@ -237,7 +285,7 @@ pub fn block(
 /// name.
 pub fn witnesses(cx: &Cx, target: VarId, free: &[VarId]) -> (TokenStream, TokenStream) {
     let w = format_ident!("__w{}", target);
-    let xs = free.iter().map(|v| &cx.vars[*v].ident);
+    let xs = free.iter().map(|v| cx.read(*v));
     (
         quote!(let #w = (#(::paralens::__private::witness(&#xs),)*);),
         quote!(#w),
@@ -266,6 +314,33 @@ pub fn allows() -> TokenStream {
         clippy::all,
         clippy::pedantic
     )])
+}
+
+/// The variables of a function's top block (its arguments and the bindings of its own
+/// statements) that no statement there moves: in `name_rev` they live until the sweep has run,
+/// so a loop's pullback, used in that frame only, may read them through a reference instead of
+/// taking a copy (a 512-byte copy of an `SVector<f64, 64>` per call, which cost the chained
+/// Rosenbrock about a tenth of its time). A top-level destructuring or a loop's start value
+/// moves its variable, which a reference held by an earlier loop would forbid.
+pub fn frame_bound(args: &[VarId], body: &Block) -> BTreeSet<VarId> {
+    let mut vars: BTreeSet<VarId> = args.iter().copied().collect();
+    let mut moved = BTreeSet::new();
+    for s in &body.stmts {
+        match &s.kind {
+            StmtKind::Verbatim(_) => {}
+            StmtKind::Destructure { src, targets, .. } => {
+                moved.insert(*src);
+                vars.extend(targets.iter().flatten());
+            }
+            StmtKind::Let { target, op, .. } => {
+                vars.insert(*target);
+                if let Op::Loop(l) = &**op {
+                    moved.extend(l.init.iter().copied());
+                }
+            }
+        }
+    }
+    vars.difference(&moved).copied().collect()
 }
 
 /// The variables whose value the forward sweep reads more than once, counting a read in a

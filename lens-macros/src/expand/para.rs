@@ -92,19 +92,9 @@ pub fn para(m: &ParaModel, analysed: &Analysed, with_items: bool) -> TokenStream
     let model_generics = &item.generics;
     let model_where_clause = &item.generics.where_clause;
     let again = super::read_again(body);
-    let cx = Cx {
-        vars,
-        params: Some(&params),
-        skip: None,
-        again: &again,
-    };
+    let cx = Cx::new(vars, Some(&params), None, &again, None);
     // The same body for `vjp_params`: no change for the arguments.
-    let cx_params = Cx {
-        vars,
-        params: Some(&params),
-        skip: Some(arg_ids),
-        again: &again,
-    };
+    let cx_params = Cx::new(vars, Some(&params), Some(arg_ids), &again, None);
 
     let vis = &item.vis;
     let attrs = &item.attrs;
