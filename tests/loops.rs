@@ -610,3 +610,59 @@ fn loops_in_rev_read_the_frame_through_references() {
         ok("frame_reads", check_gradient(f, r, (x, p), H));
     }
 }
+
+// Found by a reviewer: a value that is not `Copy`, which forward-only code in a recomputed
+// loop names as written (a condition on an entry, `ps.len()`), is captured by value by the
+// loop's closure; `name_rev` must then not also borrow it (E0505 before the fix). Read
+// through references only where the body's differentiated code alone reads it.
+#[derive(Clone, Debug, PartialEq, Tangent)]
+pub struct Pair {
+    pub a: f64,
+    pub b: f64,
+}
+
+#[lens]
+fn condition_on_entries(ps: [Pair; 3]) -> f64 {
+    let mut f = 0.0;
+    for i in 0..3 {
+        if ps[i].b > 0.0 {
+            f = f + ps[i].a * ps[i].b;
+        } else {
+            f = f - ps[i].a;
+        }
+    }
+    f
+}
+
+#[lens]
+fn length_in_the_body(ps: [Pair; 3]) -> f64 {
+    let mut f = 0.0;
+    for i in 0..3 {
+        let n = ps.len() as f64;
+        f = f + ps[i].a * ps[i].b * n;
+    }
+    f
+}
+
+#[test]
+fn values_named_by_forward_only_code_are_not_borrowed() {
+    let ps = [
+        Pair { a: 0.5, b: 1.5 },
+        Pair { a: -0.7, b: -0.2 },
+        Pair { a: 1.1, b: 0.4 },
+    ];
+    let (_, pb) = condition_on_entries_vjp(ps.clone());
+    let got = condition_on_entries_rev(ps.clone(), 1.0);
+    assert_eq!(got, pb(1.0));
+    // d/da = b where b > 0, else -1; d/db = a where b > 0, else 0.
+    let want = [(1.5, 0.5), (-1.0, 0.0), (0.4, 1.1)];
+    for (g, (da, db)) in got.iter().zip(want) {
+        assert_eq!((g.a, g.b), (da, db));
+    }
+    let (_, pb) = length_in_the_body_vjp(ps.clone());
+    let got = length_in_the_body_rev(ps.clone(), 1.0);
+    assert_eq!(got, pb(1.0));
+    for (g, p) in got.iter().zip(&ps) {
+        assert!((g.a - 3.0 * p.b).abs() < 1e-12 && (g.b - 3.0 * p.a).abs() < 1e-12);
+    }
+}

@@ -65,6 +65,9 @@ const KEYWORDS: &[&str] = &[
 pub struct Plan {
     pub recompute: bool,
     pub needed: Vec<bool>,
+    /// The names the body's forward-only code reads (a condition, an index, `x.len()`): the
+    /// recomputing closure captures these as written, by value.
+    pub mentioned: HashSet<String>,
 }
 
 /// The plan for loop `l`.
@@ -89,6 +92,7 @@ pub fn plan(l: &Loop, vars: &[Var]) -> Plan {
         return Plan {
             recompute: false,
             needed: vec![true; l.carried.len()],
+            mentioned: walk.mentioned,
         };
     }
     // Values the reverse reads: the roots, and what they are computed from.
@@ -112,6 +116,7 @@ pub fn plan(l: &Loop, vars: &[Var]) -> Plan {
     Plan {
         recompute: true,
         needed: l.carried.iter().map(|c| needed.contains(c)).collect(),
+        mentioned: walk.mentioned,
     }
 }
 

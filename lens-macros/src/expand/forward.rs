@@ -247,11 +247,18 @@ fn loop_expr(cx: &Cx, l: &Loop, witness: &TokenStream) -> TokenStream {
         .collect();
     let plan = crate::analyse::recompute_plan(l, cx.vars);
     // In `name_rev`, a recomputed loop's pullback runs in the function's frame: the values it
-    // reads that live there are read through references, not copied into the closure.
+    // reads that live there are read through references, not copied into the closure. Not a
+    // value that forward-only code in the body names as written (`if ps[i].b > 0.0`,
+    // `ps.len()`): the `move` closure captures that name by value, which a borrow would
+    // forbid for a value that is not `Copy`.
     let refs: Vec<(VarId, syn::Ident)> = match cx.frame {
         Some(frame) if plan.recompute => free
             .iter()
-            .filter(|v| frame.contains(v) && !cx.by_ref.contains_key(v))
+            .filter(|v| {
+                frame.contains(v)
+                    && !cx.by_ref.contains_key(v)
+                    && !plan.mentioned.contains(&cx.vars[**v].ident.to_string())
+            })
             .map(|v| (*v, format_ident!("__xr{}", v)))
             .collect(),
         _ => Vec::new(),
