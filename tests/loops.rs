@@ -666,3 +666,72 @@ fn values_named_by_forward_only_code_are_not_borrowed() {
         assert!((g.a - 3.0 * p.b).abs() < 1e-12 && (g.b - 3.0 * p.a).abs() < 1e-12);
     }
 }
+
+// Also found by the reviewer, and failing before `name_rev` read loops' values through
+// references (E0382 in `name_vjp` too): a value that is not `Copy`, read by a recomputed loop
+// through its fields, then read again after the loop, given away after it, or destructured in
+// a branch after it. The loop's closure takes a clone of such a value; `name_rev` does not
+// borrow a value the body moves anywhere.
+#[lens]
+fn field_read_after(p: Pair, x: SVector<f64, 3>) -> f64 {
+    let mut f = 0.0;
+    for i in 0..3 {
+        f = f + x[i] * p.a;
+    }
+    f + p.b * p.a
+}
+
+#[lens]
+fn given_away_after(p: Pair, x: SVector<f64, 3>) -> f64 {
+    let mut f = 0.0;
+    for i in 0..3 {
+        f = f + x[i] * p.a;
+    }
+    let q = p;
+    f + q.b
+}
+
+#[lens]
+fn destructured_in_a_branch_after(p: (Pair, f64), x: SVector<f64, 3>, flag: bool) -> f64 {
+    let mut f = 0.0;
+    for i in 0..3 {
+        f = f + x[i] * p.1;
+    }
+    let g = if flag {
+        let (s, c) = p;
+        s.a * c
+    } else {
+        0.5
+    };
+    f + g
+}
+
+#[test]
+fn values_that_are_not_copy_are_read_after_a_loop() {
+    let x = SVector::<f64, 3>::new(0.3, -0.7, 0.5);
+    let p = Pair { a: -0.2, b: -0.7 };
+    let sx = x.sum();
+    let (_, pb) = field_read_after_vjp(p.clone(), x);
+    let (gp, gx) = field_read_after_rev(p.clone(), x, 1.0);
+    assert_eq!((gp.clone(), gx), pb(1.0));
+    // f = a sx + a b: d/da = sx + b, d/db = a, d/dx = a.
+    assert!((gp.a - (sx + p.b)).abs() < 1e-12 && (gp.b - p.a).abs() < 1e-12);
+    assert!((gx - SVector::repeat(p.a)).amax() < 1e-12);
+    let (_, pb) = given_away_after_vjp(p.clone(), x);
+    let (gp, gx) = given_away_after_rev(p.clone(), x, 1.0);
+    assert_eq!((gp.clone(), gx), pb(1.0));
+    assert!((gp.a - sx).abs() < 1e-12 && gp.b == 1.0);
+    for flag in [true, false] {
+        let q = (p.clone(), 1.5);
+        let (_, pb) = destructured_in_a_branch_after_vjp(q.clone(), x, flag);
+        let (gq, gx, ()) = pb(1.0);
+        let (rq, rx) = destructured_in_a_branch_after_rev(q.clone(), x, flag, 1.0);
+        assert_eq!((rq.clone(), rx), (gq, gx));
+        // f = c sx + (a c if flag): d/dc = sx + a (flag), d/da = c (flag).
+        let (da, dc) = if flag { (1.5, sx + p.a) } else { (0.0, sx) };
+        assert!(
+            (rq.0.a - da).abs() < 1e-12 && (rq.1 - dc).abs() < 1e-12,
+            "flag {flag}"
+        );
+    }
+}

@@ -187,7 +187,7 @@ pub fn stmt(cx: &Cx, s: &Stmt) -> TokenStream {
                 }
                 Op::Loop(l) => {
                     let (bind, w) = super::witnesses(cx, *target, &cx.wanted(&l.free));
-                    let value = loop_expr(cx, l, &w);
+                    let value = loop_expr(cx, *target, l, &w);
                     quote_spanned!(span=> #bind let (#x, #pb) #pair_ann = #value;)
                 }
                 Op::Branch(b) => {
@@ -228,7 +228,7 @@ pub fn stmt(cx: &Cx, s: &Stmt) -> TokenStream {
 /// A loop: the iterations run forward, each keeping its pullback on a fixed-size tape; the
 /// loop's pullback runs them last first, handing the carried changes back through the
 /// iterations and adding up the changes of the values from outside.
-fn loop_expr(cx: &Cx, l: &Loop, witness: &TokenStream) -> TokenStream {
+fn loop_expr(cx: &Cx, target: VarId, l: &Loop, witness: &TokenStream) -> TokenStream {
     let ident = |v: &VarId| cx.vars[*v].ident.clone();
     let init: Vec<TokenStream> = l.init.iter().map(|v| cx.read(*v)).collect();
     let carried: Vec<syn::Ident> = l.carried.iter().map(ident).collect();
@@ -270,6 +270,23 @@ fn loop_expr(cx: &Cx, l: &Loop, witness: &TokenStream) -> TokenStream {
             quote!(let #r = &#x;)
         })
         .collect();
+    // The values the recomputing closure takes by value that are read again after the loop:
+    // it takes clones (bound here, inside the loop's block, hiding the originals).
+    let taken: Vec<TokenStream> = match cx.after.get(&target) {
+        Some(after) if plan.recompute => free
+            .iter()
+            .filter(|v| {
+                after.contains(v)
+                    && !cx.by_ref.contains_key(v)
+                    && !refs.iter().any(|(r, _)| r == *v)
+            })
+            .map(|v| {
+                let (x, read) = (&cx.vars[*v].ident, cx.read(*v));
+                quote!(let #x = ::core::clone::Clone::clone(&#read);)
+            })
+            .collect(),
+        _ => Vec::new(),
+    };
     let inner = cx.reading_through(&refs);
     let cx = &inner;
     let body = block(cx, &l.body, &rets, Some((&free, witness)), None, true);
@@ -316,6 +333,7 @@ fn loop_expr(cx: &Cx, l: &Loop, witness: &TokenStream) -> TokenStream {
             .collect();
         return quote!({
             #(#borrows)*
+            #(#taken)*
             let __wc = (#(::paralens::__private::witness(&#init),)*);
             let __r = #range;
             let mut __n: usize = 0;

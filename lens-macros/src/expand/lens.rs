@@ -36,10 +36,11 @@ pub fn lens(f: &LensFn, analysed: &Analysed) -> TokenStream {
         arg_ids: ids,
     } = analysed;
     let again = super::read_again(body);
-    let cx = Cx::new(vars, None, None, &again, None);
+    let after = super::read_after_loops(body);
+    let cx = Cx::new(vars, None, None, &again, None, &after);
     // `name_rev`'s context: its pullbacks never leave the frame.
-    let frame = super::frame_bound(ids, body);
-    let cx_rev = Cx::new(vars, None, None, &again, Some(&frame));
+    let frame = super::frame_bound(ids, body, &again);
+    let cx_rev = Cx::new(vars, None, None, &again, Some(&frame), &after);
     let LensFn {
         vis,
         name,

@@ -34,6 +34,9 @@ pub struct Cx<'a> {
     pub frame: Option<&'a BTreeSet<VarId>>,
     /// Variables read through a reference: `(*r)` for `x` (see `forward::loop_expr`).
     pub by_ref: BTreeMap<VarId, Ident>,
+    /// For each loop (by the variable its statement defines), the outside values it reads
+    /// that are read again after it (see [`read_after_loops`]).
+    pub after: &'a BTreeMap<VarId, BTreeSet<VarId>>,
 }
 
 impl<'a> Cx<'a> {
@@ -44,6 +47,7 @@ impl<'a> Cx<'a> {
         skip: Option<&'a [VarId]>,
         again: &'a BTreeSet<VarId>,
         frame: Option<&'a BTreeSet<VarId>>,
+        after: &'a BTreeMap<VarId, BTreeSet<VarId>>,
     ) -> Self {
         Cx {
             vars,
@@ -52,6 +56,7 @@ impl<'a> Cx<'a> {
             again,
             frame,
             by_ref: BTreeMap::new(),
+            after,
         }
     }
 
@@ -66,6 +71,7 @@ impl<'a> Cx<'a> {
             again: self.again,
             frame: self.frame,
             by_ref,
+            after: self.after,
         }
     }
 
@@ -317,30 +323,154 @@ pub fn allows() -> TokenStream {
 }
 
 /// The variables of a function's top block (its arguments and the bindings of its own
-/// statements) that no statement there moves: in `name_rev` they live until the sweep has run,
+/// statements) that nothing in the body moves: in `name_rev` they live until the sweep has run,
 /// so a loop's pullback, used in that frame only, may read them through a reference instead of
 /// taking a copy (a 512-byte copy of an `SVector<f64, 64>` per call, which cost the chained
-/// Rosenbrock about a tenth of its time). A top-level destructuring or a loop's start value
-/// moves its variable, which a reference held by an earlier loop would forbid.
-pub fn frame_bound(args: &[VarId], body: &Block) -> BTreeSet<VarId> {
+/// Rosenbrock about a tenth of its time). Moves, at any depth: a destructuring, a loop's start
+/// value, and an operand given away by value (one not read again, see [`read_again`], whose
+/// reads clone); a reference held by a loop would forbid them for a value that is not `Copy`.
+pub fn frame_bound(args: &[VarId], body: &Block, again: &BTreeSet<VarId>) -> BTreeSet<VarId> {
     let mut vars: BTreeSet<VarId> = args.iter().copied().collect();
-    let mut moved = BTreeSet::new();
     for s in &body.stmts {
         match &s.kind {
             StmtKind::Verbatim(_) => {}
-            StmtKind::Destructure { src, targets, .. } => {
-                moved.insert(*src);
-                vars.extend(targets.iter().flatten());
-            }
-            StmtKind::Let { target, op, .. } => {
+            StmtKind::Destructure { targets, .. } => vars.extend(targets.iter().flatten()),
+            StmtKind::Let { target, .. } => {
                 vars.insert(*target);
-                if let Op::Loop(l) = &**op {
-                    moved.extend(l.init.iter().copied());
-                }
             }
         }
     }
+    let mut moved = BTreeSet::new();
+    moves_block(body, again, &mut moved);
     vars.difference(&moved).copied().collect()
+}
+
+fn moves_block(b: &Block, again: &BTreeSet<VarId>, moved: &mut BTreeSet<VarId>) {
+    let by_value = |o: &Operand, moved: &mut BTreeSet<VarId>| {
+        if let Operand::Var(v) = o
+            && !again.contains(v)
+        {
+            moved.insert(*v);
+        }
+    };
+    for s in &b.stmts {
+        match &s.kind {
+            StmtKind::Verbatim(_) => {}
+            StmtKind::Destructure { src, .. } => {
+                moved.insert(*src);
+            }
+            StmtKind::Let { op, .. } => match &**op {
+                Op::Alias(o) => by_value(o, moved),
+                Op::Rule { args, .. }
+                | Op::Call { args, .. }
+                | Op::Tuple(args)
+                | Op::Array(args)
+                | Op::Build { args, .. }
+                | Op::Sub { args, .. } => args.iter().for_each(|a| by_value(a, moved)),
+                Op::Struct { fields, .. } => fields.iter().for_each(|(_, a)| by_value(a, moved)),
+                Op::Field { .. } | Op::Index { .. } => {}
+                Op::Branch(br) => br
+                    .blocks
+                    .iter()
+                    .for_each(|blk| moves_block(blk, again, moved)),
+                Op::Loop(l) => {
+                    moved.extend(l.init.iter().copied());
+                    moves_block(&l.body, again, moved);
+                }
+            },
+        }
+    }
+    by_value(&b.result, moved);
+}
+
+/// For each loop (by the variable its statement defines), the values from outside it that it
+/// reads and that are read again after it: by a later statement of its block or of a block
+/// around it, or by the next iteration of a loop around it. A recomputed loop's `move`
+/// closure takes the values it reads; it is given a clone of these, so that a value that is
+/// not `Copy` (a struct read by its fields) can still be read afterwards.
+pub fn read_after_loops(body: &Block) -> BTreeMap<VarId, BTreeSet<VarId>> {
+    let mut out = BTreeMap::new();
+    after_block(body, &BTreeSet::new(), &mut out);
+    out
+}
+
+fn after_block(b: &Block, later: &BTreeSet<VarId>, out: &mut BTreeMap<VarId, BTreeSet<VarId>>) {
+    // `suffix[k]`: what statements `k..` and the block's value read, and what is read later.
+    let mut acc = later.clone();
+    reads_operand(&b.result, &mut acc);
+    let mut suffix = vec![acc.clone(); b.stmts.len() + 1];
+    for k in (0..b.stmts.len()).rev() {
+        reads_stmt(&b.stmts[k].kind, &mut acc);
+        suffix[k] = acc.clone();
+    }
+    for (k, s) in b.stmts.iter().enumerate() {
+        let StmtKind::Let { target, op, .. } = &s.kind else {
+            continue;
+        };
+        let after = &suffix[k + 1];
+        match &**op {
+            Op::Loop(l) => {
+                let kept: BTreeSet<VarId> = l
+                    .free
+                    .iter()
+                    .copied()
+                    .filter(|v| after.contains(v))
+                    .collect();
+                if !kept.is_empty() {
+                    out.insert(*target, kept);
+                }
+                let mut inner = after.clone();
+                reads_block(&l.body, &mut inner);
+                after_block(&l.body, &inner, out);
+            }
+            Op::Branch(br) => {
+                for blk in &br.blocks {
+                    after_block(blk, after, out);
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+/// Every variable a block reads, by any operation (a field or an entry of it included).
+fn reads_block(b: &Block, acc: &mut BTreeSet<VarId>) {
+    for s in &b.stmts {
+        reads_stmt(&s.kind, acc);
+    }
+    reads_operand(&b.result, acc);
+}
+
+fn reads_operand(o: &Operand, acc: &mut BTreeSet<VarId>) {
+    if let Operand::Var(v) = o {
+        acc.insert(*v);
+    }
+}
+
+fn reads_stmt(s: &StmtKind, acc: &mut BTreeSet<VarId>) {
+    match s {
+        StmtKind::Verbatim(_) => {}
+        StmtKind::Destructure { src, .. } => {
+            acc.insert(*src);
+        }
+        StmtKind::Let { op, .. } => match &**op {
+            Op::Alias(o) => reads_operand(o, acc),
+            Op::Rule { args, .. }
+            | Op::Call { args, .. }
+            | Op::Tuple(args)
+            | Op::Array(args)
+            | Op::Build { args, .. }
+            | Op::Sub { args, .. } => args.iter().for_each(|a| reads_operand(a, acc)),
+            Op::Struct { fields, .. } => fields.iter().for_each(|(_, a)| reads_operand(a, acc)),
+            Op::Field { base, .. } | Op::Index { base, .. } => reads_operand(base, acc),
+            Op::Branch(br) => br.blocks.iter().for_each(|blk| reads_block(blk, acc)),
+            Op::Loop(l) => {
+                acc.extend(l.init.iter().copied());
+                acc.extend(l.free.iter().copied());
+                reads_block(&l.body, acc);
+            }
+        },
+    }
 }
 
 /// The variables whose value the forward sweep reads more than once, counting a read in a

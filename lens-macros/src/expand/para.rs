@@ -92,9 +92,10 @@ pub fn para(m: &ParaModel, analysed: &Analysed, with_items: bool) -> TokenStream
     let model_generics = &item.generics;
     let model_where_clause = &item.generics.where_clause;
     let again = super::read_again(body);
-    let cx = Cx::new(vars, Some(&params), None, &again, None);
+    let after = super::read_after_loops(body);
+    let cx = Cx::new(vars, Some(&params), None, &again, None, &after);
     // The same body for `vjp_params`: no change for the arguments.
-    let cx_params = Cx::new(vars, Some(&params), Some(arg_ids), &again, None);
+    let cx_params = Cx::new(vars, Some(&params), Some(arg_ids), &again, None, &after);
 
     let vis = &item.vis;
     let attrs = &item.attrs;
