@@ -103,6 +103,24 @@ pub enum Op {
     Loop(Loop),
 }
 
+impl Op {
+    /// The operands the operation takes by value (not a field's or an entry's base, which it
+    /// reads through a borrow, nor what nested blocks read).
+    pub fn taken(&self) -> Vec<&Operand> {
+        match self {
+            Op::Alias(o) => vec![o],
+            Op::Rule { args, .. }
+            | Op::Call { args, .. }
+            | Op::Tuple(args)
+            | Op::Array(args)
+            | Op::Build { args, .. }
+            | Op::Sub { args, .. } => args.iter().collect(),
+            Op::Struct { fields, .. } => fields.iter().map(|(_, o)| o).collect(),
+            Op::Field { .. } | Op::Index { .. } | Op::Branch(_) | Op::Loop(_) => Vec::new(),
+        }
+    }
+}
+
 pub struct Branch {
     pub head: BranchHead,
     pub blocks: Vec<Block>,

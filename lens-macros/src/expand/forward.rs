@@ -47,17 +47,7 @@ fn moved(cx: &Cx, target: VarId, o: &Operand) -> TokenStream {
 /// `let` of its own, where the receiver's known type picks the impl (as an argument, a
 /// clone's type is left to inference, which could then pick a rule's other impl).
 fn clones(cx: &Cx, target: VarId, op: &Op) -> TokenStream {
-    let operands: Vec<&Operand> = match op {
-        Op::Alias(o) => vec![o],
-        Op::Rule { args, .. }
-        | Op::Call { args, .. }
-        | Op::Tuple(args)
-        | Op::Array(args)
-        | Op::Build { args, .. }
-        | Op::Sub { args, .. } => args.iter().collect(),
-        Op::Struct { fields, .. } => fields.iter().map(|(_, o)| o).collect(),
-        Op::Field { .. } | Op::Index { .. } | Op::Branch(_) | Op::Loop(_) => Vec::new(),
-    };
+    let operands = op.taken();
     let mut seen = std::collections::BTreeSet::new();
     let mut out = TokenStream::new();
     for o in operands {

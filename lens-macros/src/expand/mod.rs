@@ -360,15 +360,6 @@ fn moves_block(b: &Block, again: &BTreeSet<VarId>, moved: &mut BTreeSet<VarId>) 
                 moved.insert(*src);
             }
             StmtKind::Let { op, .. } => match &**op {
-                Op::Alias(o) => by_value(o, moved),
-                Op::Rule { args, .. }
-                | Op::Call { args, .. }
-                | Op::Tuple(args)
-                | Op::Array(args)
-                | Op::Build { args, .. }
-                | Op::Sub { args, .. } => args.iter().for_each(|a| by_value(a, moved)),
-                Op::Struct { fields, .. } => fields.iter().for_each(|(_, a)| by_value(a, moved)),
-                Op::Field { .. } | Op::Index { .. } => {}
                 Op::Branch(br) => br
                     .blocks
                     .iter()
@@ -377,6 +368,7 @@ fn moves_block(b: &Block, again: &BTreeSet<VarId>, moved: &mut BTreeSet<VarId>) 
                     moved.extend(l.init.iter().copied());
                     moves_block(&l.body, again, moved);
                 }
+                other => other.taken().into_iter().for_each(|a| by_value(a, moved)),
             },
         }
     }
@@ -454,14 +446,6 @@ fn reads_stmt(s: &StmtKind, acc: &mut BTreeSet<VarId>) {
             acc.insert(*src);
         }
         StmtKind::Let { op, .. } => match &**op {
-            Op::Alias(o) => reads_operand(o, acc),
-            Op::Rule { args, .. }
-            | Op::Call { args, .. }
-            | Op::Tuple(args)
-            | Op::Array(args)
-            | Op::Build { args, .. }
-            | Op::Sub { args, .. } => args.iter().for_each(|a| reads_operand(a, acc)),
-            Op::Struct { fields, .. } => fields.iter().for_each(|(_, a)| reads_operand(a, acc)),
             Op::Field { base, .. } | Op::Index { base, .. } => reads_operand(base, acc),
             Op::Branch(br) => br.blocks.iter().for_each(|blk| reads_block(blk, acc)),
             Op::Loop(l) => {
@@ -469,6 +453,10 @@ fn reads_stmt(s: &StmtKind, acc: &mut BTreeSet<VarId>) {
                 acc.extend(l.free.iter().copied());
                 reads_block(&l.body, acc);
             }
+            other => other
+                .taken()
+                .into_iter()
+                .for_each(|a| reads_operand(a, acc)),
         },
     }
 }
@@ -504,24 +492,6 @@ fn count_operand(o: &Operand, k: usize, counts: &mut BTreeMap<VarId, usize>) {
 
 fn count_op(op: &Op, k: usize, counts: &mut BTreeMap<VarId, usize>) {
     match op {
-        Op::Alias(o) => count_operand(o, k, counts),
-        Op::Rule { args, .. }
-        | Op::Call { args, .. }
-        | Op::Tuple(args)
-        | Op::Array(args)
-        | Op::Build { args, .. }
-        | Op::Sub { args, .. } => {
-            for a in args {
-                count_operand(a, k, counts);
-            }
-        }
-        Op::Struct { fields, .. } => {
-            for (_, a) in fields {
-                count_operand(a, k, counts);
-            }
-        }
-        // Read through a borrow.
-        Op::Field { .. } | Op::Index { .. } => {}
         Op::Branch(b) => {
             for blk in &b.blocks {
                 count_block(blk, k, counts);
@@ -533,5 +503,10 @@ fn count_op(op: &Op, k: usize, counts: &mut BTreeMap<VarId, usize>) {
             }
             count_block(&l.body, 2 * k, counts);
         }
+        // A field's or an entry's base is read through a borrow.
+        other => other
+            .taken()
+            .into_iter()
+            .for_each(|a| count_operand(a, k, counts)),
     }
 }

@@ -217,12 +217,12 @@ impl ConvGeometry {
     /// # Panics
     /// As [`ConvGeometry::forward`].
     pub fn reverse_param<T: Real>(&self, x: &[T], dy: &[T], dw: &mut [T]) {
-        self.check_reverse_param(x, dy, dw);
+        let n = self.check_reverse_param(x, dy, dw);
         if self.direct && super::direct::reverse_param(self, x, dy, dw, false) {
             return;
         }
         dw.fill(T::zero());
-        self.add_reverse_param(x, dy, dw);
+        self.add_products(n, x, dy, dw);
     }
 
     /// `dw += R_w(dy)` for a batch: [`ConvGeometry::reverse_param`] added into `dw`, which a
@@ -247,7 +247,12 @@ impl ConvGeometry {
         if self.direct && super::direct::reverse_param(self, x, dy, dw, true) {
             return;
         }
-        // dW^T (taps x co) += patches (taps x positions) dY^T (positions x co).
+        self.add_products(n, x, dy, dw);
+    }
+
+    /// `dw +=` the parameter change of `n` images by one matrix product, sizes checked:
+    /// dW^T (taps x co) += patches (taps x positions) dY^T (positions x co).
+    fn add_products<T: Real>(&self, n: usize, x: &[T], dy: &[T], dw: &mut [T]) {
         let taps = self.fan_in();
         gemm(
             &Patches {
