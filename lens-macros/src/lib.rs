@@ -62,8 +62,13 @@ pub fn lens(attr: TokenStream, item: TokenStream) -> TokenStream {
     let analysed = analyse::lens_fn(&f, &mut errors);
     // Expand, unless something was refused.
     let mut out = if errors.is_empty() {
-        let mut out = f.original.to_token_stream();
-        out.extend(expand::lens(&f, &analysed));
+        let generated = expand::lens(&f, &analysed);
+        // The function as written, its differentiated operations through their rules.
+        expand::rewrite_written(&mut f.body, &analysed.in_place);
+        let mut original = f.original;
+        *original.block = f.body;
+        let mut out = original.to_token_stream();
+        out.extend(generated);
         out
     } else {
         // Keep the signature for the callers, but not the body, whose mistakes rustc would

@@ -1,6 +1,6 @@
-// A differentiated `dot` with a scalar operand: one error from the reverse rule at the
-// method (saying what `dot` takes) and rustc's own for the function as written; no third one
-// at `#[lens]` from the change's type.
+// A differentiated `dot` with a scalar operand: one error, the reverse rule's, at the method
+// (saying what `dot` takes); not a second one from nalgebra's `dot` in the function as written,
+// nor one at `#[lens]` from the change's type.
 use paralens::prelude::*;
 
 #[lens]

@@ -1,6 +1,6 @@
-// `f64 * f32` in a `#[lens]` body: the type error is reported at the operator, by rustc for
-// the function as written and once by the reverse rule, with no error at `#[lens]` or at an
-// argument's declaration.
+// `f64 * f32` in a `#[lens]` body: one error, the reverse rule's, at the operator. The function
+// as written runs the product through the same rule, so rustc's own two errors for the operator
+// do not come beside it; none at `#[lens]` or at an argument's declaration.
 use paralens::prelude::*;
 
 #[lens]

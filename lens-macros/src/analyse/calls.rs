@@ -5,6 +5,19 @@ use super::*;
 
 impl Analyser<'_> {
     pub(super) fn binary(&mut self, b: &syn::ExprBinary, out: &mut Vec<Stmt>) -> Operand {
+        self.binary_of(b, &b.left, &b.right, node_key(b), out)
+    }
+
+    /// `b` with the operands `left` and `right`, read in place (`b` is a copy for `x += e`,
+    /// read as `x + (e)`), the node found at `key` in the function as written.
+    pub(super) fn binary_of(
+        &mut self,
+        b: &syn::ExprBinary,
+        left: &Expr,
+        right: &Expr,
+        key: usize,
+        out: &mut Vec<Stmt>,
+    ) -> Operand {
         // The rule's code sits at the operator: a type error in it is reported there.
         let span = b.op.span();
         let rule = match b.op {
@@ -43,8 +56,8 @@ impl Analyser<'_> {
             }
             _ => unreachable!("compound assignments are lowered by `assign`"),
         };
-        let l = self.expr(&b.left, out);
-        let r = self.expr(&b.right, out);
+        let l = self.expr(left, out);
+        let r = self.expr(right, out);
         if let (Operand::Const(_), Operand::Const(_)) = (&l, &r) {
             // Both sides are forward-only data (`n + (x > 0.0) as usize`).
             self.check_read(b);
@@ -55,6 +68,14 @@ impl Analyser<'_> {
         {
             // `x * x`: one change `2 x d` instead of two to be added.
             let func = rules_path(span, quote!(SquareRule::square_vjp));
+            self.in_place.push((
+                key,
+                InPlace {
+                    func: func.clone(),
+                    extra: vec![],
+                    receiver_only: true,
+                },
+            ));
             return self.push_op(
                 Op::Rule {
                     func,
@@ -66,6 +87,14 @@ impl Analyser<'_> {
             );
         }
         let func = rules_path(span, rule);
+        self.in_place.push((
+            key,
+            InPlace {
+                func: func.clone(),
+                extra: vec![],
+                receiver_only: false,
+            },
+        ));
         self.push_op(
             Op::Rule {
                 func,
@@ -201,6 +230,14 @@ impl Analyser<'_> {
         let mut ops = vec![recv];
         ops.extend(rest);
         let func = rules_path(span, func);
+        self.in_place.push((
+            node_key(m),
+            InPlace {
+                func: func.clone(),
+                extra: extra.clone(),
+                receiver_only: operands.is_empty(),
+            },
+        ));
         self.push_op(
             Op::Rule {
                 func,
@@ -349,7 +386,14 @@ impl Analyser<'_> {
                 paren_token: c.paren_token,
                 args: c.args.iter().skip(1).cloned().collect(),
             };
-            return self.method(&call, out);
+            let value = self.method(&call, out);
+            // The function as written keeps the call: its rewrite is keyed by the call.
+            if let Some(last) = self.in_place.last_mut()
+                && last.0 == node_key(&call)
+            {
+                last.0 = node_key(c);
+            }
+            return value;
         }
         let args = c.args.iter().map(|a| self.expr(a, out)).collect();
         let path = suffixed(&p.path, "_vjp");

@@ -32,11 +32,11 @@ impl Analyser<'_> {
         }
         // No `else` is an empty one: the untaken branch keeps every binding as it was.
         let other = match i.else_branch.as_ref().map(|(_, e)| &**e) {
-            None => empty_block(),
-            Some(Expr::Block(b)) if b.label.is_none() => b.block.clone(),
-            Some(e) => wrap_block(e.clone()),
+            None => Part::Empty,
+            Some(Expr::Block(b)) if b.label.is_none() => Part::Block(&b.block),
+            Some(e) => Part::Expr(e),
         };
-        let parts = vec![(i.then_branch.clone(), bindings), (other, Vec::new())];
+        let parts = vec![(Part::Block(&i.then_branch), bindings), (other, Vec::new())];
         self.branches(BranchHead::If(head), parts, span, out)
     }
 
@@ -69,8 +69,8 @@ impl Analyser<'_> {
             arms.push(quote!(#pat #guard));
             let names = pattern_bindings(&arm.pat);
             let block = match &*arm.body {
-                Expr::Block(b) if b.label.is_none() => b.block.clone(),
-                e => wrap_block(e.clone()),
+                Expr::Block(b) if b.label.is_none() => Part::Block(&b.block),
+                e => Part::Expr(e),
             };
             blocks.push((block, names));
         }
@@ -85,7 +85,7 @@ impl Analyser<'_> {
     pub(super) fn branches(
         &mut self,
         head: BranchHead,
-        parts: Vec<(syn::Block, Vec<(Ident, bool)>)>,
+        parts: Vec<(Part<'_>, Vec<(Ident, bool)>)>,
         span: Span,
         out: &mut Vec<Stmt>,
     ) -> Operand {
@@ -109,7 +109,7 @@ impl Analyser<'_> {
         let mut blocks = Vec::new();
         let mut changes = Vec::new();
         for (b, bindings) in &parts {
-            blocks.push(self.block_with(b, bindings.clone()));
+            blocks.push(self.block_with(*b, bindings.clone()));
             let mut changed = BTreeMap::new();
             for (si, scope) in before.iter().enumerate() {
                 for (ei, (_, id)) in scope.iter().enumerate() {

@@ -139,3 +139,22 @@ pub enum BranchHead {
         arms: Vec<TokenStream>,
     },
 }
+
+/// A differentiated operator or method of the body as written, lowered to a rule: the
+/// function as written runs it through the same rule (`rule(a, b).0`), so that a type error
+/// in it is the rule's one error, reported once for the three functions, not rustc's own
+/// errors for the operator beside the rule's (see `expand::written`).
+pub struct InPlace {
+    /// The rule's path, at the expression.
+    pub func: TokenStream,
+    /// The arguments after the operands, as written (`powi`'s exponent).
+    pub extra: Vec<TokenStream>,
+    /// The rule takes the receiver alone (`x.dot(&x)` as `dot_self(x)`).
+    pub receiver_only: bool,
+}
+
+/// Where a syntax node sits in the body the analysis read, as the key of [`InPlace`]:
+/// the body is not moved or changed between the analysis and the rewrite.
+pub fn node_key<T>(node: &T) -> usize {
+    core::ptr::from_ref(node) as usize
+}

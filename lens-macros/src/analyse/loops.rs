@@ -9,7 +9,7 @@
 //! carried values kept for it (see `recompute.rs`) or pops the pullbacks the forward pass kept
 //! on a tape of fixed size (`Tape<_, N>`, `N` read from the range).
 
-use super::{Analyser, Block, Op, Operand, Stmt, StmtKind, VarId};
+use super::{Analyser, Block, Op, Operand, Part, Stmt, StmtKind, VarId};
 use proc_macro2::TokenStream;
 use quote::{ToTokens, quote};
 use std::collections::BTreeMap;
@@ -120,7 +120,7 @@ impl Analyser<'_> {
                     p
                 })
                 .collect();
-            let body = self.block_with(&f.body, pat_names.clone());
+            let body = self.block_with(Part::Block(&f.body), pat_names.clone());
             let finals: BTreeMap<(usize, usize), VarId> = slots
                 .iter()
                 .map(|s| (*s, self.scopes[s.0][s.1].1))

@@ -54,6 +54,9 @@ pub struct Analyser<'e> {
     /// `&mut` arguments, refused by `validate`: assigning through one (`*x = ...`) is the
     /// same mistake, not a second error.
     mut_ref_args: BTreeSet<String>,
+    /// The operators and methods of the body lowered to rules, by [`node_key`], in order
+    /// (a lowering found to be forward-only data after all drops the entries it added).
+    in_place: Vec<(usize, InPlace)>,
 }
 
 fn rules_path(span: Span, item: TokenStream) -> TokenStream {
@@ -76,6 +79,7 @@ impl<'e> Analyser<'e> {
             type_params: Vec::new(),
             refused: BTreeSet::new(),
             mut_ref_args: BTreeSet::new(),
+            in_place: Vec::new(),
         }
     }
 
@@ -183,10 +187,10 @@ impl<'e> Analyser<'e> {
         for (tokens, msg) in exits.0 {
             self.errors.at(tokens, msg);
         }
-        self.block_with(block, Vec::new())
+        self.block_with(Part::Block(block), Vec::new())
     }
 
-    fn block_with(&mut self, block: &syn::Block, bindings: Vec<(Ident, bool)>) -> Block {
+    fn block_with(&mut self, part: Part<'_>, bindings: Vec<(Ident, bool)>) -> Block {
         self.scopes.push(Vec::new());
         self.frames.push(Frame {
             defined: BTreeSet::new(),
@@ -200,12 +204,20 @@ impl<'e> Analyser<'e> {
         }
         let mut stmts = Vec::new();
         let mut result = Operand::Const(quote!(()));
-        let n = block.stmts.len();
-        for (i, stmt) in block.stmts.iter().enumerate() {
+        let (body, tail): (&[SynStmt], _) = match part {
+            Part::Block(b) => (&b.stmts, None),
+            Part::Expr(e) => (&[], Some(e)),
+            Part::Empty => (&[], None),
+        };
+        let n = body.len();
+        for (i, stmt) in body.iter().enumerate() {
             match stmt {
                 SynStmt::Expr(e, None) if i + 1 == n => result = self.expr(e, &mut stmts),
                 other => self.stmt(other, &mut stmts),
             }
+        }
+        if let Some(e) = tail {
+            result = self.expr(e, &mut stmts);
         }
         self.scopes.pop();
         let frame = self.frames.pop().expect("frame pushed above");
@@ -506,7 +518,7 @@ impl<'e> Analyser<'e> {
                 Operand::Const(e.to_token_stream())
             }
             Expr::Block(b) if b.label.is_none() => self.lowered_or_data(e, out, |an, out| {
-                let parts = vec![(b.block.clone(), Vec::new())];
+                let parts = vec![(Part::Block(&b.block), Vec::new())];
                 an.branches(BranchHead::Plain, parts, span, out)
             }),
             Expr::If(i) => self.lowered_or_data(e, out, |an, out| an.if_expr(i, out)),
@@ -595,7 +607,7 @@ impl<'e> Analyser<'e> {
         out: &mut Vec<Stmt>,
         lower: impl FnOnce(&mut Self, &mut Vec<Stmt>) -> Operand,
     ) -> Operand {
-        let (mark, errors) = (out.len(), self.errors.count());
+        let (mark, errors, lowered) = (out.len(), self.errors.count(), self.in_place.len());
         let value = lower(self, out);
         let only_branch = match (&value, &out[mark..]) {
             (Operand::Var(v), [stmt]) => matches!(
@@ -607,6 +619,7 @@ impl<'e> Analyser<'e> {
         };
         if only_branch && self.errors.count() == errors && !self.names_self(e.to_token_stream()) {
             out.truncate(mark);
+            self.in_place.truncate(lowered);
             return Operand::Const(e.to_token_stream());
         }
         value
@@ -623,6 +636,8 @@ pub struct Analysed {
     pub vars: Vec<Var>,
     pub body: Block,
     pub arg_ids: Vec<VarId>,
+    /// The operators and methods of the body as written that are lowered to rules.
+    pub in_place: BTreeMap<usize, InPlace>,
 }
 
 /// Analyses the body of a `#[lens]` function.
@@ -645,6 +660,7 @@ pub fn lens_fn(f: &crate::parse::LensFn, errors: &mut Errors) -> Analysed {
         vars: std::mem::take(&mut an.vars),
         body,
         arg_ids,
+        in_place: std::mem::take(&mut an.in_place).into_iter().collect(),
     }
 }
 
@@ -664,5 +680,6 @@ pub fn para_model(m: &crate::parse::ParaModel, errors: &mut Errors) -> Analysed 
         vars: std::mem::take(&mut an.vars),
         body,
         arg_ids,
+        in_place: std::mem::take(&mut an.in_place).into_iter().collect(),
     }
 }

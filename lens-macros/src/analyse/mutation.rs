@@ -76,7 +76,13 @@ impl Analyser<'_> {
                         expr: Box::new(right.clone()),
                     })),
                 };
-                self.binary(&combined, out)
+                // Read in place: the operands of `x op= e` as written (the key of a node
+                // that is not the function's own is never found).
+                let (key, lhs) = match e {
+                    Expr::Binary(b) => (node_key(b), &*b.left),
+                    _ => (0, &*combined.left),
+                };
+                self.binary_of(&combined, lhs, right, key, out)
             }
         };
         self.rebind(e, name, (si, ei), value, out)
@@ -130,7 +136,13 @@ impl Analyser<'_> {
                         expr: Box::new(right.clone()),
                     })),
                 };
-                self.binary(&combined, out)
+                // Read in place: the operands of `x op= e` as written (the key of a node
+                // that is not the function's own is never found).
+                let (key, lhs) = match e {
+                    Expr::Binary(b) => (node_key(b), &*b.left),
+                    _ => (0, &*combined.left),
+                };
+                self.binary_of(&combined, lhs, right, key, out)
             }
         };
         let old = self.scopes[si][ei].1;

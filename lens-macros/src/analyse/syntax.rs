@@ -1,7 +1,7 @@
 //! Small questions about syntax: assignments, patterns, paths, nalgebra type names.
 
 use proc_macro2::TokenTree;
-use syn::{BinOp, Expr, Ident, Pat, Path, Stmt as SynStmt};
+use syn::{BinOp, Expr, Ident, Pat, Path};
 
 /// Whether `e` is an assignment (`x = e` or `x op= e`).
 pub(super) fn is_assignment(e: &Expr) -> bool {
@@ -29,19 +29,14 @@ pub(super) fn compound_op(op: &BinOp) -> Option<BinOp> {
     })
 }
 
-pub(super) fn empty_block() -> syn::Block {
-    syn::Block {
-        brace_token: Default::default(),
-        stmts: Vec::new(),
-    }
-}
-
-/// An expression as the one statement of a block (a `match` arm, an `else if`).
-pub(super) fn wrap_block(e: Expr) -> syn::Block {
-    syn::Block {
-        brace_token: Default::default(),
-        stmts: vec![SynStmt::Expr(e, None)],
-    }
+/// What a branch runs, read in place: a block, an expression as the one statement of a
+/// block (a `match` arm, an `else if`), or nothing (the missing `else`). Not a copy: the
+/// function as written is rewritten at the nodes the analysis read (see `InPlace`).
+#[derive(Clone, Copy)]
+pub(super) enum Part<'a> {
+    Block(&'a syn::Block),
+    Expr(&'a Expr),
+    Empty,
 }
 
 /// The identifiers a pattern binds, with whether each is `mut`.

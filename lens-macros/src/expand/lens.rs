@@ -34,6 +34,7 @@ pub fn lens(f: &LensFn, analysed: &Analysed) -> TokenStream {
         vars,
         body,
         arg_ids: ids,
+        ..
     } = analysed;
     let again = super::read_again(body);
     let after = super::read_after_loops(body);

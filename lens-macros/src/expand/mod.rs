@@ -5,9 +5,11 @@ mod forward;
 mod lens;
 mod para;
 mod reverse;
+mod written;
 
 pub use lens::lens;
 pub use para::{para, without_markers};
+pub use written::rewrite as rewrite_written;
 
 use crate::analyse::{Block, Op, Operand, StmtKind, Var, VarId};
 use proc_macro2::TokenStream;

@@ -54,6 +54,7 @@ pub fn para(m: &ParaModel, analysed: &Analysed, with_items: bool) -> TokenStream
         vars,
         body,
         arg_ids,
+        ..
     } = analysed;
     let fields = m.fields();
     let field_types: Vec<&Type> = subs.iter().map(|f| &f.ty).collect();

@@ -1,0 +1,131 @@
+//! The function as written, with each differentiated operator and method run through the
+//! rule that `name_vjp` and `name_rev` call for it (`rule(a, b).0`). A type error in such an
+//! expression (`f64 * f32`, `v.dot(x)` with a scalar) is then the same diagnostic, at the same
+//! place, in all three functions, and rustc reports it once; with the operator as written it
+//! gave its own errors for the operator beside the rule's. After inlining the rule's forward
+//! is the operator itself, and its unused pullback is dropped.
+
+use crate::analyse::{InPlace, node_key};
+use proc_macro2::{Span, TokenStream};
+use quote::{ToTokens, quote_spanned};
+use std::collections::BTreeMap;
+use syn::Expr;
+use syn::visit_mut::VisitMut;
+
+/// Rewrites `body` (the block the analysis read, not moved since) in place.
+pub fn rewrite(body: &mut syn::Block, in_place: &BTreeMap<usize, InPlace>) {
+    if !in_place.is_empty() {
+        Rewrite { in_place }.visit_block_mut(body);
+    }
+}
+
+struct Rewrite<'a> {
+    in_place: &'a BTreeMap<usize, InPlace>,
+}
+
+/// `&x` as a clone of `x` (the rules take their operands by value), anything else as written.
+fn by_value(e: &Expr, span: Span) -> TokenStream {
+    match e {
+        Expr::Reference(r) if r.mutability.is_none() => {
+            let inner = &r.expr;
+            quote_spanned!(span=> ::core::clone::Clone::clone(&#inner))
+        }
+        other => other.to_token_stream(),
+    }
+}
+
+impl VisitMut for Rewrite<'_> {
+    fn visit_expr_mut(&mut self, e: &mut Expr) {
+        // The key before anything below changes; the operands first, then the node.
+        let key = match &*e {
+            Expr::Binary(b) => node_key(b),
+            Expr::MethodCall(m) => node_key(m),
+            Expr::Call(c) => node_key(c),
+            _ => return syn::visit_mut::visit_expr_mut(self, e),
+        };
+        syn::visit_mut::visit_expr_mut(self, e);
+        let Some(InPlace {
+            func,
+            extra,
+            receiver_only,
+        }) = self.in_place.get(&key)
+        else {
+            return;
+        };
+        let span = func
+            .clone()
+            .into_iter()
+            .next()
+            .map_or_else(Span::call_site, |t| t.span());
+        // Each operand bound at the expression's place, as in `name_vjp`: the rule's error
+        // is then the same diagnostic in the three functions.
+        let mut assigned = None;
+        let operands: Vec<TokenStream> = match &*e {
+            Expr::Binary(b) => {
+                // `x op= e` is `x = rule(x, e).0`.
+                if compound(&b.op) {
+                    assigned = Some(&b.left);
+                }
+                let mut v = vec![b.left.to_token_stream()];
+                if !*receiver_only {
+                    v.push(b.right.to_token_stream());
+                }
+                v
+            }
+            // `x.f(a)`, and `f64::f(x, a)` as `x.f(a)`.
+            Expr::MethodCall(syn::ExprMethodCall { receiver, args, .. }) => {
+                method_operands(receiver, args.iter(), *receiver_only, span)
+            }
+            Expr::Call(c) => match c.args.first() {
+                Some(receiver) => {
+                    method_operands(receiver, c.args.iter().skip(1), *receiver_only, span)
+                }
+                None => return,
+            },
+            _ => return,
+        };
+        let names: Vec<syn::Ident> = (0..operands.len())
+            .map(|i| syn::Ident::new(&format!("__op{i}"), span))
+            .collect();
+        // `(n as f64)` bound as a `let` has parentheses that `unused_parens` would flag in the
+        // user's code.
+        let value = quote_spanned!(span=> {
+            #(#[allow(unused_parens, unused_braces)] let #names = #operands;)*
+            #func(#(#names,)* #(#extra,)*).0
+        });
+        *e = Expr::Verbatim(match assigned {
+            Some(place) => quote_spanned!(span=> #place = #value),
+            None => value,
+        });
+    }
+}
+
+/// `+=` and the other compound assignments.
+fn compound(op: &syn::BinOp) -> bool {
+    use syn::BinOp as B;
+    matches!(
+        op,
+        B::AddAssign(_)
+            | B::SubAssign(_)
+            | B::MulAssign(_)
+            | B::DivAssign(_)
+            | B::BitXorAssign(_)
+            | B::BitAndAssign(_)
+            | B::BitOrAssign(_)
+    )
+}
+
+/// A method's operands for its rule, which takes them by value: a clone of the receiver
+/// (borrowed by the method), then the arguments unless the rule takes the receiver alone.
+fn method_operands<'a>(
+    receiver: &Expr,
+    args: impl Iterator<Item = &'a Expr>,
+    receiver_only: bool,
+    span: Span,
+) -> Vec<TokenStream> {
+    let mut v = vec![quote_spanned!(span=> ::core::clone::Clone::clone(&#receiver))];
+    if !receiver_only {
+        v.extend(args.map(|a| by_value(a, span)));
+    }
+    v
+}
