@@ -217,6 +217,15 @@ pub mod __private {
     /// The type of `value`, as a zero-sized marker: it tells the helpers above the types of
     /// the adjoints a nested pullback adds into (a value's change has the value's type), even
     /// where that pullback is never called.
+    /// A rule's value without its pullback: the function as written runs a differentiated
+    /// operation as `value_of(match (a, b) { (x, y) => rule(x, y) })`, an expression that
+    /// starts with a path, so that an index after it (`v.component_mul(&w)[0]`) is not read as
+    /// an array after a block.
+    #[inline(always)]
+    pub fn value_of<V, P>(pair: (V, P)) -> V {
+        pair.0
+    }
+
     #[inline(always)]
     pub fn witness<T>(_value: &T) -> core::marker::PhantomData<T> {
         core::marker::PhantomData

@@ -5,14 +5,9 @@ use crate::Real;
 /// `y.atan2(x)` (the angle of the point `(x, y)`); reverse
 /// `(d x / (x^2 + y^2), -d y / (x^2 + y^2))` for `(y, x)`, zero at the origin (where it has
 /// no derivative).
-#[diagnostic::on_unimplemented(
-    message = "no reverse rule for `.atan2` on a `{Self}` and a `{Rhs}`",
-    label = "differentiated here, and no rule takes a `{Self}` and a `{Rhs}`",
-    note = "it is differentiated on two scalars of one precision; convert one operand so that the types agree"
-)]
-pub trait Atan2Rule<Rhs = Self>: Sized {
+pub trait Atan2Rule: Sized {
     /// The forward value and its pullback.
-    fn atan2_vjp(self, x: Rhs) -> (Self, impl FnOnce(Self) -> (Self, Rhs));
+    fn atan2_vjp(self, x: Self) -> (Self, impl FnOnce(Self) -> (Self, Self));
 }
 
 impl<T: Real> Atan2Rule for T {
@@ -37,14 +32,9 @@ impl<T: Real> Atan2Rule for T {
 
 /// `x.hypot(y) = sqrt(x^2 + y^2)`; reverse `(d x / h, d y / h)` (zero at the origin, where
 /// it has no derivative).
-#[diagnostic::on_unimplemented(
-    message = "no reverse rule for `.hypot` on a `{Self}` and a `{Rhs}`",
-    label = "differentiated here, and no rule takes a `{Self}` and a `{Rhs}`",
-    note = "it is differentiated on two scalars of one precision; convert one operand so that the types agree"
-)]
-pub trait HypotRule<Rhs = Self>: Sized {
+pub trait HypotRule: Sized {
     /// The forward value and its pullback.
-    fn hypot_vjp(self, y: Rhs) -> (Self, impl FnOnce(Self) -> (Self, Rhs));
+    fn hypot_vjp(self, y: Self) -> (Self, impl FnOnce(Self) -> (Self, Self));
 }
 
 impl<T: Real> HypotRule for T {

@@ -41,11 +41,14 @@ mod z2;
 
 pub use binary::{AddRule, DivRule, MulRule, NegRule, SquareRule, SubRule};
 
-/// No value has this type. Each rule trait with an operand type parameter has a second impl
-/// for it, so that the operand type is never inferred from a single impl: `x + y` with
-/// `x: f64`, `y: f32` is then the rule's own error ("no reverse rule for `f64 + f32`") at the
-/// operator, not a mismatch with an impossible suggestion (`acc +.into()= y`) followed by
-/// errors at `#[lens]`. `#[diagnostic::do_not_recommend]` keeps these impls out of the help.
+/// No value has this type. The rules of `+`, `-` and `/` have a second impl for it, so that
+/// the operand type is never inferred from a single impl: `x + y` with `x: f64`, `y: f32` is
+/// then the rule's own error ("no reverse rule for `f64 + f32`") at the operator, not a
+/// mismatch with an impossible suggestion (`acc +.into()= y`) followed by errors at
+/// `#[lens]`. The operators are no less inferable than they were as written: `f64` has many
+/// `Add` impls. The rules of methods (`max`, `powf`) have none, as the methods take `f64`
+/// and `x.max(c.into())` is valid Rust. `#[diagnostic::do_not_recommend]` keeps these impls
+/// out of the help.
 #[doc(hidden)]
 #[derive(Clone, Copy, Debug)]
 pub enum Unmatched {}
@@ -65,30 +68,6 @@ macro_rules! unmatched {
 }
 unmatched!(AddRule::add_vjp, SubRule::sub_vjp, DivRule::div_vjp);
 
-/// A value of any type from one that has none.
-fn absurd<X>(never: Unmatched) -> X {
-    match never {}
-}
-
-/// [`unmatched!`] for the rules of float methods, whose value has the receiver's type.
-macro_rules! unmatched_method {
-    ($($rule:ident :: $f:ident),* $(,)?) => {$(
-        #[diagnostic::do_not_recommend]
-        impl<X> $rule<Unmatched> for X {
-            fn $f(self, rhs: Unmatched) -> (X, impl FnOnce(X) -> (X, Unmatched)) {
-                let never: Unmatched = rhs;
-                (absurd(never), move |_: X| (absurd(never), never))
-            }
-        }
-    )*};
-}
-unmatched_method!(
-    PowfRule::powf_vjp,
-    MaxRule::max_vjp,
-    MinRule::min_vjp,
-    Atan2Rule::atan2_vjp,
-    HypotRule::hypot_vjp,
-);
 pub use float::{Atan2Rule, ClampRule, HypotRule, MulAddRule};
 pub use index::{IndexRule, SetRule};
 pub use matrix::{

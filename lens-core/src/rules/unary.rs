@@ -88,36 +88,21 @@ pub trait PowiRule: Sized {
 }
 
 /// `x.powf(a)`; reverse `(d a x^(a-1), d x^a ln x)` (the second is 0 where `x <= 0`).
-#[diagnostic::on_unimplemented(
-    message = "no reverse rule for `.powf` on a `{Self}` and a `{Rhs}`",
-    label = "differentiated here, and no rule takes a `{Self}` and a `{Rhs}`",
-    note = "it is differentiated on two scalars of one precision; convert one operand so that the types agree"
-)]
-pub trait PowfRule<Rhs = Self>: Sized {
+pub trait PowfRule: Sized {
     /// The forward value and its pullback.
-    fn powf_vjp(self, a: Rhs) -> (Self, impl FnOnce(Self) -> (Self, Rhs));
+    fn powf_vjp(self, a: Self) -> (Self, impl FnOnce(Self) -> (Self, Self));
 }
 
 /// `x.max(y)`; the change goes to the larger operand (to `x` on a tie).
-#[diagnostic::on_unimplemented(
-    message = "no reverse rule for `.max` on a `{Self}` and a `{Rhs}`",
-    label = "differentiated here, and no rule takes a `{Self}` and a `{Rhs}`",
-    note = "it is differentiated on two scalars of one precision; convert one operand so that the types agree"
-)]
-pub trait MaxRule<Rhs = Self>: Sized {
+pub trait MaxRule: Sized {
     /// The forward value and its pullback.
-    fn max_vjp(self, y: Rhs) -> (Self, impl FnOnce(Self) -> (Self, Rhs));
+    fn max_vjp(self, y: Self) -> (Self, impl FnOnce(Self) -> (Self, Self));
 }
 
 /// `x.min(y)`; the change goes to the smaller operand (to `x` on a tie).
-#[diagnostic::on_unimplemented(
-    message = "no reverse rule for `.min` on a `{Self}` and a `{Rhs}`",
-    label = "differentiated here, and no rule takes a `{Self}` and a `{Rhs}`",
-    note = "it is differentiated on two scalars of one precision; convert one operand so that the types agree"
-)]
-pub trait MinRule<Rhs = Self>: Sized {
+pub trait MinRule: Sized {
     /// The forward value and its pullback.
-    fn min_vjp(self, y: Rhs) -> (Self, impl FnOnce(Self) -> (Self, Rhs));
+    fn min_vjp(self, y: Self) -> (Self, impl FnOnce(Self) -> (Self, Self));
 }
 
 impl<T: Real> PowiRule for T {

@@ -107,6 +107,21 @@ impl Analyser<'_> {
     }
 
     pub(super) fn method(&mut self, m: &syn::ExprMethodCall, out: &mut Vec<Stmt>) -> Operand {
+        let args = m.args.iter().collect();
+        self.method_of(m, &m.receiver, args, node_key(m), out)
+    }
+
+    /// `m` with the receiver `receiver` and the arguments `args`, read in place (`m` is a
+    /// copy for `f64::max(x, y)`, read as `x.max(y)`), the node found at `key` in the
+    /// function as written.
+    pub(super) fn method_of(
+        &mut self,
+        m: &syn::ExprMethodCall,
+        receiver: &Expr,
+        args: Vec<&Expr>,
+        key: usize,
+        out: &mut Vec<Stmt>,
+    ) -> Operand {
         // The rule's code sits at the method's name: a type error in it is reported there.
         let span = m.method.span();
         let name = m.method.to_string();
@@ -134,7 +149,6 @@ impl Analyser<'_> {
             self.errors
                 .at(t, "turbofish on a differentiated method is not supported");
         }
-        let args: Vec<&Expr> = m.args.iter().collect();
         let mut extra = Vec::new();
         let (func, operands): (TokenStream, Vec<&Expr>) = match name.as_str() {
             "powi" => {
@@ -175,7 +189,7 @@ impl Analyser<'_> {
                 (quote!(map_vjp), Vec::new())
             }
             "clone" => {
-                let recv = self.expr(&m.receiver, out);
+                let recv = self.expr(receiver, out);
                 return self.push_op(Op::Alias(recv), span, out);
             }
             _ => match primitives::find(&name, args.len()) {
@@ -183,7 +197,7 @@ impl Analyser<'_> {
                     // `x.dot(&x)` and `x.component_mul(&x)`: one change, not two to be added.
                     let same = p.square.is_some()
                         && matches!(
-                            (self.expr_var(&m.receiver), self.expr_var(strip_ref(args[0]))),
+                            (self.expr_var(receiver), self.expr_var(strip_ref(args[0]))),
                             (Some(a), Some(b)) if a == b
                         );
                     let rule = if same {
@@ -216,7 +230,7 @@ impl Analyser<'_> {
                 }
             },
         };
-        let recv = self.expr(&m.receiver, out);
+        let recv = self.expr(receiver, out);
         let rest: Vec<Operand> = operands
             .iter()
             .map(|a| self.expr(strip_ref(a), out))
@@ -231,7 +245,7 @@ impl Analyser<'_> {
         ops.extend(rest);
         let func = rules_path(span, func);
         self.in_place.push((
-            node_key(m),
+            key,
             InPlace {
                 func: func.clone(),
                 extra: extra.clone(),
@@ -386,14 +400,9 @@ impl Analyser<'_> {
                 paren_token: c.paren_token,
                 args: c.args.iter().skip(1).cloned().collect(),
             };
-            let value = self.method(&call, out);
-            // The function as written keeps the call: its rewrite is keyed by the call.
-            if let Some(last) = self.in_place.last_mut()
-                && last.0 == node_key(&call)
-            {
-                last.0 = node_key(c);
-            }
-            return value;
+            // Its operands read in place: the function as written keeps the call.
+            let args = c.args.iter().skip(1).collect();
+            return self.method_of(&call, receiver, args, node_key(c), out);
         }
         let args = c.args.iter().map(|a| self.expr(a, out)).collect();
         let path = suffixed(&p.path, "_vjp");

@@ -28,7 +28,7 @@ fn by_value(e: &Expr, span: Span) -> TokenStream {
     match e {
         Expr::Reference(r) if r.mutability.is_none() => {
             let inner = &r.expr;
-            quote_spanned!(span=> ::core::clone::Clone::clone(&#inner))
+            quote_spanned!(span=> ::core::clone::Clone::clone(&(#inner)))
         }
         other => other.to_token_stream(),
     }
@@ -89,10 +89,13 @@ impl VisitMut for Rewrite<'_> {
             .collect();
         // `(n as f64)` bound as a `let` has parentheses that `unused_parens` would flag in the
         // user's code.
-        let value = quote_spanned!(span=> {
-            #(#[allow(unused_parens, unused_braces)] let #names = #operands;)*
-            #func(#(#names,)* #(#extra,)*).0
-        });
+        // A call first: `{ .. }[0]` at the start of a statement would be a block and an
+        // array, and parentheses would be linted in `let t = (..);`.
+        let value = quote_spanned!(span=>
+            ::paralens::__private::value_of(match (#(#operands,)*) {
+                (#(#names,)*) => #func(#(#names,)* #(#extra,)*),
+            })
+        );
         *e = Expr::Verbatim(match assigned {
             Some(place) => quote_spanned!(span=> #place = #value),
             None => value,
@@ -123,7 +126,7 @@ fn method_operands<'a>(
     receiver_only: bool,
     span: Span,
 ) -> Vec<TokenStream> {
-    let mut v = vec![quote_spanned!(span=> ::core::clone::Clone::clone(&#receiver))];
+    let mut v = vec![quote_spanned!(span=> ::core::clone::Clone::clone(&(#receiver)))];
     if !receiver_only {
         v.extend(args.map(|a| by_value(a, span)));
     }

@@ -1,0 +1,137 @@
+//! The function as written runs each differentiated operation through its rule
+//! (`value_of(match (a, b) { (x, y) => rule(x, y) })`): the forms a reviewer found broken by
+//! that rewrite, each checked for its value against `_vjp` and its reverse against central
+//! finite differences. They compiled and were right before the rewrite, and must stay so.
+
+use paralens::prelude::*;
+use paralens::{GradCheck, check_gradient};
+
+type V3 = SVector<f64, 3>;
+
+const H: f64 = 1e-6;
+const TOL: f64 = 1e-7;
+
+fn check(name: &str, r: &GradCheck, written: f64, generated: f64) {
+    assert!(r.passes(TOL), "{name}: {r}");
+    assert!(
+        (written - generated).abs() <= 1e-12 * written.abs().max(1.0),
+        "{name}: as written {written}, _vjp {generated}"
+    );
+}
+
+// Path forms whose first argument is an operation or a cast: the receiver is cloned as a
+// whole (`Clone::clone(&(x * 2.0))`, not `Clone::clone(&x) * 2.0`), and the operations in the
+// arguments are rewritten too.
+#[lens]
+fn path_min(x: f64, y: f64) -> f64 {
+    f64::min(x * 2.0, y)
+}
+
+#[lens]
+fn path_sqrt<T: Real>(x: T, y: T) -> T {
+    T::sqrt(x * x + y * y)
+}
+
+#[lens]
+fn path_cast(x: f64, n: usize) -> f64 {
+    f64::powf(n as f64, x)
+}
+
+#[lens]
+fn path_exp(x: f64, y: f64) -> f64 {
+    f64::exp(x - y) + f64::max(x.sin() * y, 0.1)
+}
+
+#[test]
+fn path_forms_with_operations_in_their_arguments() {
+    for (x, y) in [(0.3, 0.9), (0.7, 0.2)] {
+        let f = |(x, y): (f64, f64)| path_min(x, y);
+        let r = check_gradient(f, |(x, y), d| path_min_rev(x, y, d), (x, y), H);
+        check("path_min", &r, path_min(x, y), path_min_vjp(x, y).0);
+        let f = |(x, y): (f64, f64)| path_sqrt(x, y);
+        let r = check_gradient(f, |(x, y), d| path_sqrt_rev(x, y, d), (x, y), H);
+        check("path_sqrt", &r, path_sqrt(x, y), path_sqrt_vjp(x, y).0);
+        let r = check_gradient(|x| path_cast(x, 3), |x, d| path_cast_rev(x, 3, d), x, H);
+        check("path_cast", &r, path_cast(x, 3), path_cast_vjp(x, 3).0);
+        let f = |(x, y): (f64, f64)| path_exp(x, y);
+        let r = check_gradient(f, |(x, y), d| path_exp_rev(x, y, d), (x, y), H);
+        check("path_exp", &r, path_exp(x, y), path_exp_vjp(x, y).0);
+    }
+}
+
+// A rewritten method at the start of a block's value, followed by an index: the rewrite
+// starts with a call, so `[0]` indexes its value (a block there would end the statement).
+#[lens]
+fn entry_of_product(v: V3, w: V3) -> f64 {
+    v.component_mul(&w)[0]
+}
+
+#[lens]
+fn entry_in_branch(v: V3, w: V3, k: usize) -> f64 {
+    if k > 0 {
+        v.component_mul(&w)[1]
+    } else {
+        w.sum()
+    }
+}
+
+#[lens]
+fn entry_of_transpose(m: SMatrix<f64, 2, 3>) -> f64 {
+    m.transpose()[(2, 1)] * m[(0, 1)]
+}
+
+#[test]
+fn an_index_after_a_rewritten_method() {
+    let (v, w) = (V3::new(0.5, -1.5, 2.0), V3::new(1.25, 0.75, -0.5));
+    let f = |(v, w): (V3, V3)| entry_of_product(v, w);
+    let r = check_gradient(f, |(v, w), d| entry_of_product_rev(v, w, d), (v, w), H);
+    check(
+        "entry_of_product",
+        &r,
+        entry_of_product(v, w),
+        entry_of_product_vjp(v, w).0,
+    );
+    for k in [0, 1] {
+        let f = |(v, w): (V3, V3)| entry_in_branch(v, w, k);
+        let r = check_gradient(f, |(v, w), d| entry_in_branch_rev(v, w, k, d), (v, w), H);
+        check(
+            "entry_in_branch",
+            &r,
+            entry_in_branch(v, w, k),
+            entry_in_branch_vjp(v, w, k).0,
+        );
+    }
+    let m = SMatrix::<f64, 2, 3>::new(0.5, -1.0, 2.0, 1.5, 0.25, -0.75);
+    let r = check_gradient(entry_of_transpose, entry_of_transpose_rev, m, H);
+    check(
+        "entry_of_transpose",
+        &r,
+        entry_of_transpose(m),
+        entry_of_transpose_vjp(m).0,
+    );
+}
+
+// A method's other operand whose type comes from the method's parameter (`k.into()`,
+// `Default::default()`): the rules of methods keep one impl, so it is still inferred.
+#[lens]
+fn inferred_operands(x: f64, k: i32, #[nodiff] c: f32) -> f64 {
+    x.powf(k.into()) + x.max(Default::default()) + x.atan2(c.into()) + x.hypot(c.into())
+}
+
+#[test]
+fn operands_inferred_from_the_method() {
+    for x in [0.4, 1.7] {
+        let r = check_gradient(
+            |x| inferred_operands(x, 3, 0.5),
+            |x, d| inferred_operands_rev(x, 3, 0.5, d),
+            x,
+            H,
+        );
+        check(
+            "inferred_operands",
+            &r,
+            inferred_operands(x, 3, 0.5),
+            inferred_operands_vjp(x, 3, 0.5).0,
+        );
+    }
+}
