@@ -23,9 +23,27 @@ struct Rewrite<'a> {
     in_place: &'a BTreeMap<usize, InPlace>,
 }
 
+/// An operand without the parentheses or braces that only delimited it (`(n as f64)`,
+/// `{ x.sin() }`): as a function's argument they would be linted as unnecessary in the
+/// user's code. A block with statements is kept (and not linted).
+fn bare(mut e: &Expr) -> &Expr {
+    loop {
+        match e {
+            Expr::Paren(p) if p.attrs.is_empty() => e = &p.expr,
+            Expr::Block(b) if b.attrs.is_empty() && b.label.is_none() => {
+                match b.block.stmts.as_slice() {
+                    [syn::Stmt::Expr(inner, None)] => e = inner,
+                    _ => return e,
+                }
+            }
+            _ => return e,
+        }
+    }
+}
+
 /// `&x` as a clone of `x` (the rules take their operands by value), anything else as written.
 fn by_value(e: &Expr, span: Span) -> TokenStream {
-    match e {
+    match bare(e) {
         Expr::Reference(r) if r.mutability.is_none() => {
             let inner = &r.expr;
             quote_spanned!(span=> ::core::clone::Clone::clone(&(#inner)))
@@ -66,9 +84,9 @@ impl VisitMut for Rewrite<'_> {
                 if compound(&b.op) {
                     assigned = Some(&b.left);
                 }
-                let mut v = vec![b.left.to_token_stream()];
+                let mut v = vec![bare(&b.left).to_token_stream()];
                 if !*receiver_only {
-                    v.push(b.right.to_token_stream());
+                    v.push(bare(&b.right).to_token_stream());
                 }
                 v
             }
@@ -84,17 +102,12 @@ impl VisitMut for Rewrite<'_> {
             },
             _ => return,
         };
-        let names: Vec<syn::Ident> = (0..operands.len())
-            .map(|i| syn::Ident::new(&format!("__op{i}"), span))
-            .collect();
-        // `(n as f64)` bound as a `let` has parentheses that `unused_parens` would flag in the
-        // user's code.
-        // A call first: `{ .. }[0]` at the start of a statement would be a block and an
-        // array, and parentheses would be linted in `let t = (..);`.
+        // The rule run in a closure's frame (see `value_of`), a call first.
         let value = quote_spanned!(span=>
-            ::paralens::__private::value_of(match (#(#operands,)*) {
-                (#(#names,)*) => #func(#(#names,)* #(#extra,)*),
-            })
+            ::paralens::__private::value_of(|| #func(
+                #(::paralens::__private::operand(#operands),)*
+                #(#extra,)*
+            ))
         );
         *e = Expr::Verbatim(match assigned {
             Some(place) => quote_spanned!(span=> #place = #value),
@@ -126,6 +139,7 @@ fn method_operands<'a>(
     receiver_only: bool,
     span: Span,
 ) -> Vec<TokenStream> {
+    let receiver = bare(receiver);
     let mut v = vec![quote_spanned!(span=> ::core::clone::Clone::clone(&(#receiver)))];
     if !receiver_only {
         v.extend(args.map(|a| by_value(a, span)));
