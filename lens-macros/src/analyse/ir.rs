@@ -141,9 +141,10 @@ pub enum BranchHead {
 }
 
 /// A differentiated operator or method of the body as written, lowered to a rule: the
-/// function as written runs it through the same rule (`rule(a, b).0`), so that a type error
-/// in it is the rule's one error, reported once for the three functions, not rustc's own
-/// errors for the operator beside the rule's (see `expand::written`).
+/// function as written runs it through the same rule (`value_of(|| rule(operand(a), ..))`),
+/// so that a type error in it is the rule's one error, reported once for the three
+/// functions, not rustc's own errors for the operator beside the rule's (see
+/// `expand::written`).
 pub struct InPlace {
     /// The rule's path, at the expression.
     pub func: TokenStream,

@@ -1,5 +1,6 @@
 //! The function as written, with each differentiated operator and method run through the
-//! rule that `name_vjp` and `name_rev` call for it (`rule(a, b).0`). A type error in such an
+//! rule that `name_vjp` and `name_rev` call for it (`value_of(|| rule(operand(a),
+//! operand(b)))`, the rule's value without its pullback). A type error in such an
 //! expression (`f64 * f32`, `v.dot(x)` with a scalar) is then the same diagnostic, at the same
 //! place, in all three functions, and rustc reports it once; with the operator as written it
 //! gave its own errors for the operator beside the rule's. After inlining the rule's forward
@@ -75,12 +76,12 @@ impl VisitMut for Rewrite<'_> {
             .into_iter()
             .next()
             .map_or_else(Span::call_site, |t| t.span());
-        // Each operand bound at the expression's place, as in `name_vjp`: the rule's error
-        // is then the same diagnostic in the three functions.
+        // The operands as written; `operand(..)` below gives each the expression's span, as
+        // `name_vjp`'s operands have it: the rule's error is then one diagnostic in the three.
         let mut assigned = None;
         let operands: Vec<TokenStream> = match &*e {
             Expr::Binary(b) => {
-                // `x op= e` is `x = rule(x, e).0`.
+                // `x op= e` is `x = value_of(|| rule(operand(x), operand(e)))`.
                 if compound(&b.op) {
                     assigned = Some(&b.left);
                 }
