@@ -214,9 +214,6 @@ pub mod __private {
         adjoints12 adjoints12_buffered (A0, A1, A2, A3, A4, A5, A6, A7, A8, A9, A10, A11);
     }
 
-    /// The type of `value`, as a zero-sized marker: it tells the helpers above the types of
-    /// the adjoints a nested pullback adds into (a value's change has the value's type), even
-    /// where that pullback is never called.
     /// A rule's value without its pullback: the function as written runs a differentiated
     /// operation as `value_of(|| rule(operand(a), operand(b)))`. The rule runs in the
     /// closure's frame, not the caller's: a debug build keeps every temporary of a frame for
@@ -237,6 +234,9 @@ pub mod __private {
         x
     }
 
+    /// The type of `value`, as a zero-sized marker: it tells the helpers above the types of
+    /// the adjoints a nested pullback adds into (a value's change has the value's type), even
+    /// where that pullback is never called.
     #[inline(always)]
     pub fn witness<T>(_value: &T) -> core::marker::PhantomData<T> {
         core::marker::PhantomData

@@ -68,42 +68,32 @@ impl Analyser<'_> {
         {
             // `x * x`: one change `2 x d` instead of two to be added.
             let func = rules_path(span, quote!(SquareRule::square_vjp));
-            self.in_place.push((
-                key,
-                InPlace {
-                    func: func.clone(),
-                    extra: vec![],
-                    receiver_only: true,
-                },
-            ));
-            return self.push_op(
-                Op::Rule {
-                    func,
-                    args: vec![l],
-                    extra: vec![],
-                },
-                span,
-                out,
-            );
+            return self.push_rule(key, func, vec![l], vec![], span, out);
         }
         let func = rules_path(span, rule);
+        self.push_rule(key, func, vec![l, r], vec![], span, out)
+    }
+
+    /// The rule `func` on `args` (then `extra`), lowered from the node at `key` in the function
+    /// as written, which runs the same rule on the first `args.len()` of its operands.
+    fn push_rule(
+        &mut self,
+        key: usize,
+        func: TokenStream,
+        args: Vec<Operand>,
+        extra: Vec<TokenStream>,
+        span: Span,
+        out: &mut Vec<Stmt>,
+    ) -> Operand {
         self.in_place.push((
             key,
             InPlace {
                 func: func.clone(),
-                extra: vec![],
-                receiver_only: false,
+                extra: extra.clone(),
+                operands: args.len(),
             },
         ));
-        self.push_op(
-            Op::Rule {
-                func,
-                args: vec![l, r],
-                extra: vec![],
-            },
-            span,
-            out,
-        )
+        self.push_op(Op::Rule { func, args, extra }, span, out)
     }
 
     pub(super) fn method(&mut self, m: &syn::ExprMethodCall, out: &mut Vec<Stmt>) -> Operand {
@@ -244,23 +234,7 @@ impl Analyser<'_> {
         let mut ops = vec![recv];
         ops.extend(rest);
         let func = rules_path(span, func);
-        self.in_place.push((
-            key,
-            InPlace {
-                func: func.clone(),
-                extra: extra.clone(),
-                receiver_only: operands.is_empty(),
-            },
-        ));
-        self.push_op(
-            Op::Rule {
-                func,
-                args: ops,
-                extra,
-            },
-            span,
-            out,
-        )
+        self.push_rule(key, func, ops, extra, span, out)
     }
 
     /// The variable a plain name refers to, if it is a differentiated one (no code emitted).

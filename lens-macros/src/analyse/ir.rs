@@ -150,8 +150,9 @@ pub struct InPlace {
     pub func: TokenStream,
     /// The arguments after the operands, as written (`powi`'s exponent).
     pub extra: Vec<TokenStream>,
-    /// The rule takes the receiver alone (`x.dot(&x)` as `dot_self(x)`).
-    pub receiver_only: bool,
+    /// How many of the expression's operands (the receiver first) the rule takes: fewer
+    /// than written for `x * x` as `square(x)` and `x.dot(&x)` as `dot_self(x)`.
+    pub operands: usize,
 }
 
 /// Where a syntax node sits in the body the analysis read, as the key of [`InPlace`]:

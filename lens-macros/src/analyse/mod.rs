@@ -15,6 +15,7 @@ mod syntax;
 mod whitelist;
 
 pub use ir::*;
+pub use syntax::compound_op;
 use syntax::*;
 use whitelist::{EarlyExits, NO_CHANGE_METHODS, format_captures};
 

@@ -65,27 +65,30 @@ impl Analyser<'_> {
         }
         let value = match op {
             None => self.expr(right, out),
-            Some(op) => {
-                let combined = syn::ExprBinary {
-                    attrs: Vec::new(),
-                    left: Box::new(left.clone()),
-                    op,
-                    right: Box::new(Expr::Paren(syn::ExprParen {
-                        attrs: Vec::new(),
-                        paren_token: syn::token::Paren(right.span()),
-                        expr: Box::new(right.clone()),
-                    })),
-                };
-                // Read in place: the operands of `x op= e` as written (the key of a node
-                // that is not the function's own is never found).
-                let (key, lhs) = match e {
-                    Expr::Binary(b) => (node_key(b), &*b.left),
-                    _ => (0, &*combined.left),
-                };
-                self.binary_of(&combined, lhs, right, key, out)
-            }
+            Some(op) => self.compound(e, op, out),
         };
         self.rebind(e, name, (si, ei), value, out)
+    }
+
+    /// The value of `x op= e` (`e`, a compound assignment) as `x op (e)`, its operands read
+    /// in place and the assignment the node the function as written rewrites.
+    fn compound(&mut self, e: &Expr, op: BinOp, out: &mut Vec<Stmt>) -> Operand {
+        let Expr::Binary(b) = e else {
+            unreachable!("a compound assignment is a binary expression")
+        };
+        // `x op (e)` for the operator and the tokens of messages; the operands themselves are
+        // read where they are.
+        let combined = syn::ExprBinary {
+            attrs: Vec::new(),
+            left: b.left.clone(),
+            op,
+            right: Box::new(Expr::Paren(syn::ExprParen {
+                attrs: Vec::new(),
+                paren_token: syn::token::Paren(b.right.span()),
+                expr: b.right.clone(),
+            })),
+        };
+        self.binary_of(&combined, &b.left, &b.right, node_key(b), out)
     }
 
     /// `v[i] = e` and `v[i] op= e` (the binding and its mutability checked): `v` is rebound
@@ -125,25 +128,7 @@ impl Analyser<'_> {
         }
         let value = match op {
             None => self.expr(right, out),
-            Some(op) => {
-                let combined = syn::ExprBinary {
-                    attrs: Vec::new(),
-                    left: Box::new(Expr::Index(ix.clone())),
-                    op,
-                    right: Box::new(Expr::Paren(syn::ExprParen {
-                        attrs: Vec::new(),
-                        paren_token: syn::token::Paren(right.span()),
-                        expr: Box::new(right.clone()),
-                    })),
-                };
-                // Read in place: the operands of `x op= e` as written (the key of a node
-                // that is not the function's own is never found).
-                let (key, lhs) = match e {
-                    Expr::Binary(b) => (node_key(b), &*b.left),
-                    _ => (0, &*combined.left),
-                };
-                self.binary_of(&combined, lhs, right, key, out)
-            }
+            Some(op) => self.compound(e, op, out),
         };
         let old = self.scopes[si][ei].1;
         if let Operand::Const(_) = value

@@ -13,7 +13,7 @@ pub(super) fn is_assignment(e: &Expr) -> bool {
 }
 
 /// The operator of a compound assignment (`+` for `+=`), spanned at it.
-pub(super) fn compound_op(op: &BinOp) -> Option<BinOp> {
+pub fn compound_op(op: &BinOp) -> Option<BinOp> {
     Some(match op {
         BinOp::AddAssign(t) => BinOp::Add(syn::Token![+](t.spans[0])),
         BinOp::SubAssign(t) => BinOp::Sub(syn::Token![-](t.spans[0])),

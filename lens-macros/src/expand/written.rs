@@ -6,7 +6,7 @@
 //! gave its own errors for the operator beside the rule's. After inlining the rule's forward
 //! is the operator itself, and its unused pullback is dropped.
 
-use crate::analyse::{InPlace, node_key};
+use crate::analyse::{InPlace, compound_op, node_key};
 use proc_macro2::{Span, TokenStream};
 use quote::{ToTokens, quote_spanned};
 use std::collections::BTreeMap;
@@ -66,7 +66,7 @@ impl VisitMut for Rewrite<'_> {
         let Some(InPlace {
             func,
             extra,
-            receiver_only,
+            operands: taken,
         }) = self.in_place.get(&key)
         else {
             return;
@@ -79,30 +79,23 @@ impl VisitMut for Rewrite<'_> {
         // The operands as written; `operand(..)` below gives each the expression's span, as
         // `name_vjp`'s operands have it: the rule's error is then one diagnostic in the three.
         let mut assigned = None;
-        let operands: Vec<TokenStream> = match &*e {
+        let mut operands: Vec<TokenStream> = match &*e {
             Expr::Binary(b) => {
                 // `x op= e` is `x = value_of(|| rule(operand(x), operand(e)))`.
-                if compound(&b.op) {
+                if compound_op(&b.op).is_some() {
                     assigned = Some(&b.left);
                 }
-                let mut v = vec![bare(&b.left).to_token_stream()];
-                if !*receiver_only {
-                    v.push(bare(&b.right).to_token_stream());
-                }
-                v
+                vec![
+                    bare(&b.left).to_token_stream(),
+                    bare(&b.right).to_token_stream(),
+                ]
             }
             // `x.f(a)`, and `f64::f(x, a)` as `x.f(a)`.
-            Expr::MethodCall(syn::ExprMethodCall { receiver, args, .. }) => {
-                method_operands(receiver, args.iter(), *receiver_only, span)
-            }
-            Expr::Call(c) => match c.args.first() {
-                Some(receiver) => {
-                    method_operands(receiver, c.args.iter().skip(1), *receiver_only, span)
-                }
-                None => return,
-            },
+            Expr::MethodCall(m) => method_operands(&m.receiver, m.args.iter(), span),
+            Expr::Call(c) => method_operands(&c.args[0], c.args.iter().skip(1), span),
             _ => return,
         };
+        operands.truncate(*taken);
         // The rule run in a closure's frame (see `value_of`), a call first.
         let value = quote_spanned!(span=>
             ::paralens::__private::value_of(|| #func(
@@ -117,33 +110,15 @@ impl VisitMut for Rewrite<'_> {
     }
 }
 
-/// `+=` and the other compound assignments.
-fn compound(op: &syn::BinOp) -> bool {
-    use syn::BinOp as B;
-    matches!(
-        op,
-        B::AddAssign(_)
-            | B::SubAssign(_)
-            | B::MulAssign(_)
-            | B::DivAssign(_)
-            | B::BitXorAssign(_)
-            | B::BitAndAssign(_)
-            | B::BitOrAssign(_)
-    )
-}
-
 /// A method's operands for its rule, which takes them by value: a clone of the receiver
-/// (borrowed by the method), then the arguments unless the rule takes the receiver alone.
+/// (borrowed by the method), then the arguments.
 fn method_operands<'a>(
     receiver: &Expr,
     args: impl Iterator<Item = &'a Expr>,
-    receiver_only: bool,
     span: Span,
 ) -> Vec<TokenStream> {
     let receiver = bare(receiver);
     let mut v = vec![quote_spanned!(span=> ::core::clone::Clone::clone(&(#receiver)))];
-    if !receiver_only {
-        v.extend(args.map(|a| by_value(a, span)));
-    }
+    v.extend(args.map(|a| by_value(a, span)));
     v
 }
