@@ -57,6 +57,7 @@ pub mod gan;
 pub mod gemm;
 #[cfg(feature = "alloc")]
 pub mod gradcheck;
+mod guard;
 #[cfg(feature = "alloc")]
 mod heap;
 mod held;
@@ -138,6 +139,10 @@ pub mod __private {
     pub use crate::init::Init;
     pub use crate::lens::Lens;
     pub use crate::para::Para;
+    /// Guards on the types of the reverse sweep (see the module).
+    pub mod guard {
+        pub use crate::guard::{Exact, ExactTypes, Mismatch, MismatchTypes, Typed, Types};
+    }
     pub use crate::rules;
     pub use crate::tangent::{Flat, Tangent};
     pub use crate::tape::Tape;

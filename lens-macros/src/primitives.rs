@@ -71,6 +71,13 @@ pub const METHODS: &[Method] = &[
     m("component_div", 1, "component_div"),
 ];
 
+/// Whether `m`'s rule takes every operand at the receiver's type (`Self`): the rule traits
+/// of scalar methods (`MaxRule::max_vjp(self, y: Self)`). The rules of matrices' methods are
+/// functions whose operand may also be borrowed (`x.dot(w)` with `w: &SVector`).
+pub fn tied(m: &Method) -> bool {
+    m.args > 0 && m.rule.contains("::")
+}
+
 /// Methods lowered by the analysis itself (see the module's documentation).
 pub const SPECIAL: &[&str] = &["powi", "map", "clone"];
 

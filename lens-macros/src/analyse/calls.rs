@@ -68,32 +68,41 @@ impl Analyser<'_> {
         {
             // `x * x`: one change `2 x d` instead of two to be added.
             let func = rules_path(span, quote!(SquareRule::square_vjp));
-            return self.push_rule(key, func, vec![l], vec![], span, out);
+            let rule = Op::Rule {
+                func,
+                args: vec![l],
+                extra: vec![],
+                tied: false,
+            };
+            return self.push_rule(key, rule, span, out);
         }
         let func = rules_path(span, rule);
-        self.push_rule(key, func, vec![l, r], vec![], span, out)
+        let rule = Op::Rule {
+            func,
+            args: vec![l, r],
+            extra: vec![],
+            tied: false,
+        };
+        self.push_rule(key, rule, span, out)
     }
 
-    /// The rule `func` on `args` (then `extra`), lowered from the node at `key` in the function
-    /// as written, which runs the same rule on the first `args.len()` of its operands.
-    fn push_rule(
-        &mut self,
-        key: usize,
-        func: TokenStream,
-        args: Vec<Operand>,
-        extra: Vec<TokenStream>,
-        span: Span,
-        out: &mut Vec<Stmt>,
-    ) -> Operand {
-        self.in_place.push((
-            key,
-            InPlace {
-                func: func.clone(),
-                extra: extra.clone(),
-                operands: args.len(),
-            },
-        ));
-        self.push_op(Op::Rule { func, args, extra }, span, out)
+    /// The rule `rule` (an `Op::Rule`), lowered from the node at `key` in the function as
+    /// written, which runs the same rule on the first `args.len()` of its operands.
+    fn push_rule(&mut self, key: usize, rule: Op, span: Span, out: &mut Vec<Stmt>) -> Operand {
+        if let Op::Rule {
+            func, args, extra, ..
+        } = &rule
+        {
+            self.in_place.push((
+                key,
+                InPlace {
+                    func: func.clone(),
+                    extra: extra.clone(),
+                    operands: args.len(),
+                },
+            ));
+        }
+        self.push_op(rule, span, out)
     }
 
     pub(super) fn method(&mut self, m: &syn::ExprMethodCall, out: &mut Vec<Stmt>) -> Operand {
@@ -140,6 +149,7 @@ impl Analyser<'_> {
                 .at(t, "turbofish on a differentiated method is not supported");
         }
         let mut extra = Vec::new();
+        let mut tied = false;
         let (func, operands): (TokenStream, Vec<&Expr>) = match name.as_str() {
             "powi" => {
                 if args.len() != 1 {
@@ -195,6 +205,7 @@ impl Analyser<'_> {
                     } else {
                         p.rule
                     };
+                    tied = !same && primitives::tied(p);
                     let rule: TokenStream = rule.parse().expect("the table's rules are paths");
                     let operands = if same { Vec::new() } else { args.clone() };
                     (rule, operands)
@@ -234,7 +245,13 @@ impl Analyser<'_> {
         let mut ops = vec![recv];
         ops.extend(rest);
         let func = rules_path(span, func);
-        self.push_rule(key, func, ops, extra, span, out)
+        let rule = Op::Rule {
+            func,
+            args: ops,
+            extra,
+            tied,
+        };
+        self.push_rule(key, rule, span, out)
     }
 
     /// The variable a plain name refers to, if it is a differentiated one (no code emitted).
@@ -379,8 +396,9 @@ impl Analyser<'_> {
             return self.method_of(&call, receiver, args, node_key(c), out);
         }
         let args = c.args.iter().map(|a| self.expr(a, out)).collect();
+        let spans = c.args.iter().map(written_span).collect();
         let path = suffixed(&p.path, "_vjp");
-        self.push_op(Op::Call { path, args }, c.span(), out)
+        self.push_op(Op::Call { path, args, spans }, c.span(), out)
     }
 
     /// `SMatrix::<T, R, C>::from_fn(|r, c| e)` (or `SVector::<T, N>`) whose entries read
@@ -457,5 +475,17 @@ impl Analyser<'_> {
         }))
         .expect("the loops of `from_fn` parse");
         self.expr(&block, out)
+    }
+}
+
+/// Where the function as written has the value of `e` as an argument, for the sweep to read
+/// it at the same place (see `Op::Call::spans`): a name at the name, an operator the rewrite
+/// runs through its rule at the operator, a method of the table at its name.
+fn written_span(e: &Expr) -> Option<Span> {
+    match e {
+        Expr::Path(p) if p.qself.is_none() && p.path.get_ident().is_some() => Some(p.span()),
+        Expr::Binary(b) => Some(b.op.span()),
+        Expr::MethodCall(m) if primitives::known(&m.method.to_string()) => Some(m.method.span()),
+        _ => None,
     }
 }

@@ -69,9 +69,21 @@ pub enum Op {
         func: TokenStream,
         args: Vec<Operand>,
         extra: Vec<TokenStream>,
+        /// Every operand has the first's type (the rules of methods: `x.max(y)`,
+        /// `a.dot(&b)`): the sweep reads the others, and their changes, through guards
+        /// (`expand::typed_like`), so that a mismatch is reported once, by the function as
+        /// written.
+        tied: bool,
     },
     /// A call of another lens function through its `_vjp`.
-    Call { path: Path, args: Vec<Operand> },
+    Call {
+        path: Path,
+        args: Vec<Operand>,
+        /// Where each argument is in the function as written, when the sweep can read it at
+        /// the same place (a name; an operation, at its operator): an argument of the wrong
+        /// type is then the same diagnostic in both, reported once.
+        spans: Vec<Option<Span>>,
+    },
     /// `(a, b, ...)`
     Tuple(Vec<Operand>),
     /// `[a, b, ...]`

@@ -491,6 +491,7 @@ impl<'e> Analyser<'e> {
                         func,
                         args: vec![arg],
                         extra: vec![],
+                        tied: false,
                     },
                     span,
                     out,

@@ -152,6 +152,7 @@ impl Analyser<'_> {
                 func: quote!(::paralens::__private::rules::SetRule::set_at_vjp),
                 args: vec![base, value],
                 extra: vec![index],
+                tied: false,
             },
             e.span(),
             out,

@@ -204,7 +204,9 @@ impl Walk<'_> {
                 let from = self.operands(std::slice::from_ref(base));
                 self.edges.push((target, from));
             }
-            Op::Rule { func, args, extra } => {
+            Op::Rule {
+                func, args, extra, ..
+            } => {
                 for e in extra {
                     self.tokens(e);
                 }

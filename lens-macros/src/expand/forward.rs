@@ -62,6 +62,32 @@ fn clones(cx: &Cx, target: VarId, op: &Op) -> TokenStream {
     out
 }
 
+/// The witnesses of a tied rule's operands (`let __w<n> = (witness(&x), ..);`, the names the
+/// reverse reads its changes through) and its operands after the first read as the first's
+/// type (see `super::typed_like`). A forward-only receiver gets no witness: it would be
+/// evaluated twice.
+fn tied_operands(
+    cx: &Cx,
+    target: VarId,
+    args: &[Operand],
+    taken: &mut [TokenStream],
+) -> TokenStream {
+    let w = format_ident!("__w{}", target);
+    let witnesses = args.iter().map(|a| match a {
+        Operand::Var(id) => {
+            let x = cx.read(*id);
+            quote!(::paralens::__private::witness(&#x))
+        }
+        Operand::Const(_) => quote!(()),
+    });
+    if matches!(args.first(), Some(Operand::Var(_))) {
+        for t in taken.iter_mut().skip(1) {
+            *t = super::typed_like(quote!(#w.0), t.clone());
+        }
+    }
+    quote!(let #w = (#(#witnesses,)*);)
+}
+
 /// The pullback variable of the statement defining `target`.
 pub fn pullback(target: usize) -> syn::Ident {
     format_ident!("__pb{}", target)
@@ -132,14 +158,33 @@ pub fn stmt(cx: &Cx, s: &Stmt) -> TokenStream {
                     let args = args.iter().map(|e| moved(cx, *target, e));
                     quote_spanned!(span=> let #x #ann = #callee(#(#args),*);)
                 }
-                Op::Rule { func, args, extra } => {
+                Op::Rule {
+                    func,
+                    args,
+                    extra,
+                    tied,
+                } => {
                     // The operands at the expression too: a rule missing for their types is
                     // then one error there, not a second one where a variable was declared.
-                    let args = args.iter().map(|a| at(moved(cx, *target, a), a, span));
-                    quote_spanned!(span=> let (#x, #pb) #pair_ann = #func(#(#args,)* #(#extra,)*);)
+                    let mut taken: Vec<TokenStream> = args
+                        .iter()
+                        .map(|a| at(moved(cx, *target, a), a, span))
+                        .collect();
+                    let witnesses = if *tied {
+                        tied_operands(cx, *target, args, &mut taken)
+                    } else {
+                        TokenStream::new()
+                    };
+                    quote_spanned!(span=>
+                        #witnesses
+                        let (#x, #pb) #pair_ann = #func(#(#taken,)* #(#extra,)*);
+                    )
                 }
-                Op::Call { path, args } => {
-                    let args = args.iter().map(|a| moved(cx, *target, a));
+                Op::Call { path, args, spans } => {
+                    let args = args.iter().zip(spans).map(|(a, s)| match s {
+                        Some(s) => at(moved(cx, *target, a), a, *s),
+                        None => moved(cx, *target, a),
+                    });
                     quote_spanned!(span=> let (#x, #pb) #pair_ann = #path(#(#args),*);)
                 }
                 Op::Sub { field, args } => {

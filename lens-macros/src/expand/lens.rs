@@ -52,8 +52,10 @@ pub fn lens(f: &LensFn, analysed: &Analysed) -> TokenStream {
     let (impl_generics, _, where_clause) = f.generics.split_for_impl();
     let generics = &f.generics;
     // `r#match` gives `match_vjp`, `match_rev` and `Match`.
-    let vjp = format_ident!("{}_vjp", name.unraw());
-    let rev = format_ident!("{}_rev", name.unraw());
+    // At the function's name: a call with an argument of the wrong type shows the same
+    // definition for `name_vjp` as for the function as written.
+    let vjp = format_ident!("{}_vjp", name.unraw(), span = name.span());
+    let rev = format_ident!("{}_rev", name.unraw(), span = name.span());
     let ty_name = f.type_name.clone().unwrap_or_else(|| camel(name));
     // The lens type lives in a module of its own and is re-exported by a glob import, which an
     // item of the same name written by the user shadows without a clash; a check below then

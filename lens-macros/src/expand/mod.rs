@@ -168,6 +168,12 @@ fn parts(
         .iter()
         .map(|r| match r {
             Ret::Unit => quote!(()),
+            // An argument's change as its declared type: a change of another type comes from
+            // a type error that the function as written reports.
+            Ret::Var(id, Some(ty)) if sweep.have.contains(id) => {
+                let d = adjoint(cx, *id);
+                typed_as(&ty.to_token_stream(), quote!(#d))
+            }
             Ret::Var(id, _) | Ret::Zero(id, _) if sweep.have.contains(id) => {
                 let d = adjoint(cx, *id);
                 quote!(#d)
@@ -213,9 +219,20 @@ pub fn block_rev(
         changes,
         ..
     } = parts(cx, b, returns, None, tuple, &quote!(#change));
+    // The output change as the value's own type (see `typed_as`).
+    let as_value = match &b.result {
+        crate::analyse::Operand::Var(id) => {
+            let x = cx.read(*id);
+            let w = quote!(::paralens::__private::witness(&#x));
+            let checked = typed_like_var(w, quote!(#change));
+            quote!(let #change = #checked;)
+        }
+        crate::analyse::Operand::Const(_) => TokenStream::new(),
+    };
     quote!({
         let #change: #d_type = #d;
         #(#forward)*
+        #as_value
         #reverse
         #changes
     })
@@ -246,6 +263,22 @@ pub fn block(
     let param = match d_type {
         Some(t) => quote!(__d: #t),
         None => quote!(__d),
+    };
+    // The top block of a function: its value as the declared type, and the output change as
+    // the value's own type (see `typed_as`).
+    let (as_declared, reverse) = match (external, d_type) {
+        (None, Some(t)) => {
+            let v = typed_as(&t.to_token_stream(), quote!(__v));
+            let d = typed_like_var(quote!(__wv), quote!(__d));
+            (
+                quote!(
+                    let __wv = ::paralens::__private::witness(&__v);
+                    let __v = #v;
+                ),
+                quote!(let __d = #d; #reverse),
+            )
+        }
+        _ => (TokenStream::new(), reverse),
     };
     let private = quote!(::paralens::__private);
     let closure = match (external, cx.params) {
@@ -283,8 +316,38 @@ pub fn block(
     quote!({
         #(#forward)*
         let __v = #value;
+        #as_declared
         let __pb = #closure;
         (__v, __pb)
+    })
+}
+
+/// The value of the variable `x` read as a value of type `ty` in the sweep
+/// (`lens_core::guard`): itself when it has that type; when it has another, the function as
+/// written has a type error, reported there once, and the sweep goes on with the type it
+/// expects instead of reporting it again. The value is handed over without a copy of its own
+/// (a debug build gives each temporary a place in the frame).
+pub fn typed_as(ty: &TokenStream, x: TokenStream) -> TokenStream {
+    quote!({
+        use ::paralens::__private::guard::{ExactTypes as _, MismatchTypes as _};
+        ::paralens::__private::guard::Types::<#ty, _>::of(&#x).lens_typed_move(#x)
+    })
+}
+
+/// [`typed_as`] for the type a witness (`witness(&value)`) names.
+pub fn typed_like_var(witness: TokenStream, x: TokenStream) -> TokenStream {
+    quote!({
+        use ::paralens::__private::guard::{ExactTypes as _, MismatchTypes as _};
+        ::paralens::__private::guard::Types::like(#witness, &#x).lens_typed_move(#x)
+    })
+}
+
+/// [`typed_like_var`] for any expression `x` (an operand of a rule: `2.0`, `k.into()`),
+/// taken by value.
+pub fn typed_like(witness: TokenStream, x: TokenStream) -> TokenStream {
+    quote!({
+        use ::paralens::__private::guard::{Exact as _, Mismatch as _};
+        ::paralens::__private::guard::Typed::like(#witness, #x).lens_typed()
     })
 }
 

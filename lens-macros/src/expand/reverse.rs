@@ -167,7 +167,11 @@ impl Sweep<'_> {
                             let names = self.names(*target, args);
                             self.out
                                 .extend(quote_spanned!(span=> let (#(#names),*) = #pb(#d);));
-                            self.spread(*target, args);
+                            if matches!(&**op, Op::Rule { tied: true, .. }) {
+                                self.spread_tied(*target, args);
+                            } else {
+                                self.spread(*target, args);
+                            }
                         }
                     }
                     Op::Sub { field, args } => {
@@ -248,6 +252,23 @@ impl Sweep<'_> {
                 _ => quote!(_),
             })
             .collect()
+    }
+
+    /// [`Sweep::spread`] for a tied rule (`Op::Rule::tied`): the changes of the operands
+    /// after the first, which the rule gives at the first's type, read as each operand's own
+    /// type through the witnesses bound beside the rule's call.
+    fn spread_tied(&mut self, target: VarId, ops: &[Operand]) {
+        let w = format_ident!("__w{}", target);
+        for (i, o) in ops.iter().enumerate() {
+            let g = format_ident!("__g{}_{}", target, i);
+            let k = syn::Index::from(i);
+            let g = if i == 0 {
+                quote!(#g)
+            } else {
+                super::typed_like_var(quote!(#w.#k), quote!(#g))
+            };
+            self.contribute(o, g);
+        }
     }
 
     fn spread(&mut self, target: VarId, ops: &[Operand]) {

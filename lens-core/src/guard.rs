@@ -1,0 +1,142 @@
+//! Guards on the types of the reverse sweep that `#[lens]` generates.
+//!
+//! A type error in a `#[lens]` function is in the function as written, and rustc reports it
+//! there, once. The sweep (`name_vjp`, `name_rev`) holds the same operations, and without
+//! these guards the same mistake showed again in it, where the types it derives stop
+//! agreeing: a rule whose single impl made rustc convert the operand (`x.max(y)` with
+//! `y: f32` gave changes `(f64, f64)`), then the argument changes returned against the
+//! signature's `(f64, f32)`, reported at `#[lens]` with suggestions that cannot be written
+//! (`x.max.into()(y)`).
+//!
+//! `Typed::<W, _>::new(x).lens_typed()` is `x` when `x` has type `W`. When it has another type,
+//! method resolution picks the second impl (the one on `&Typed`, found one step later) and
+//! the expression still has type `W`, so the sweep reports nothing and the one error is the
+//! function as written's. That impl is never run: the crate has a type error elsewhere and
+//! is not built. Should the sweep ever disagree with a function as written that compiles
+//! (a defect of `#[lens]`), building that impl's code fails with [`Typed::MISMATCH`], so a
+//! mismatch never becomes a program that runs.
+
+use core::marker::PhantomData;
+
+/// `x`, to be read as a `W` (see the module's documentation).
+pub struct Typed<W, X>(PhantomData<W>, X);
+
+impl<W, X> Typed<W, X> {
+    /// `x`, to be read as a `W`.
+    #[inline(always)]
+    pub fn new(x: X) -> Self {
+        Typed(PhantomData, x)
+    }
+
+    /// `x`, to be read as a value of the type `witness` names.
+    #[inline(always)]
+    pub fn like(_witness: PhantomData<W>, x: X) -> Self {
+        Typed(PhantomData, x)
+    }
+
+    /// Evaluated only when the code of a mismatch is built, which happens only if the
+    /// function as written compiles and its sweep does not agree with it.
+    pub const MISMATCH: () = panic!(
+        "#[lens] generated a reverse sweep whose types differ from the function as written: \
+         a defect of #[lens], please report it with the function"
+    );
+}
+
+/// The types of a value `x` and of `W`, with no value (`Types::<W, _>::of(&x)`): the form of
+/// [`Typed`] for a value named by a variable, handed over by [`ExactTypes::lens_typed_move`]
+/// without a copy of its own in a debug build (a change of a large matrix argument).
+pub struct Types<W, X>(PhantomData<(fn() -> W, fn() -> X)>);
+
+impl<W, X> Types<W, X> {
+    /// The types of `x` and of `W`.
+    #[inline(always)]
+    pub fn of(_x: &X) -> Self {
+        Types(PhantomData)
+    }
+
+    /// The type of `x` and the type `witness` names.
+    #[inline(always)]
+    pub fn like(_witness: PhantomData<W>, _x: &X) -> Self {
+        Types(PhantomData)
+    }
+}
+
+/// The types agree: the value itself.
+pub trait ExactTypes<W> {
+    /// `x`.
+    fn lens_typed_move(self, x: W) -> W;
+}
+
+impl<W> ExactTypes<W> for Types<W, W> {
+    #[inline(always)]
+    fn lens_typed_move(self, x: W) -> W {
+        x
+    }
+}
+
+/// The types differ (see [`Mismatch`]).
+pub trait MismatchTypes<W, X> {
+    /// Never returns.
+    fn lens_typed_move(self, x: X) -> W;
+}
+
+impl<W, X> MismatchTypes<W, X> for &Types<W, X> {
+    fn lens_typed_move(self, _x: X) -> W {
+        #[allow(clippy::let_unit_value)]
+        let () = Typed::<W, X>::MISMATCH;
+        unreachable!()
+    }
+}
+
+/// The types agree: the value itself.
+pub trait Exact<W> {
+    /// The value.
+    fn lens_typed(self) -> W;
+}
+
+impl<W> Exact<W> for Typed<W, W> {
+    #[inline(always)]
+    fn lens_typed(self) -> W {
+        self.1
+    }
+}
+
+/// The types differ: the function as written reports the error (see the module's
+/// documentation).
+pub trait Mismatch<W> {
+    /// Never returns.
+    fn lens_typed(self) -> W;
+}
+
+impl<W, X> Mismatch<W> for &Typed<W, X> {
+    fn lens_typed(self) -> W {
+        // Fails the build if this code is ever built (a constant of the generic impl is
+        // evaluated where the impl is used).
+        #[allow(clippy::let_unit_value)]
+        let () = Typed::<W, X>::MISMATCH;
+        unreachable!()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_value_of_the_named_type_passes_through() {
+        let x: f64 = Typed::<f64, _>::new(1.5).lens_typed();
+        assert_eq!(x, 1.5);
+        let w = PhantomData::<[f32; 2]>;
+        let v = Typed::like(w, [1.0, 2.0]).lens_typed();
+        assert_eq!(v, [1.0_f32, 2.0]);
+    }
+
+    #[test]
+    fn inference_follows_the_named_type() {
+        // `Default::default()` and a literal take the witness's type, as they would as the
+        // operand of a rule of that type.
+        let a = Typed::<f32, _>::new(Default::default()).lens_typed();
+        let b = Typed::<u8, _>::new(7).lens_typed();
+        assert_eq!((a, b), (0.0_f32, 7_u8));
+    }
+}
