@@ -81,6 +81,64 @@ pub use unary::{
 };
 pub use z2::{AndRule, NotRule, OrRule, XorRule};
 
+/// `v.map(f)` in the reverse sweep `#[lens]` generates (`map_checked!(v, f, f_rev)`):
+/// [`map_vjp`] when `f` and `f_rev` take the entries' type. When they take another, the
+/// function as written (`v.map(f)`, as the user wrote it) reports the error once, and method
+/// resolution picks [`MapMismatch`] one autoref step later, whose value has the vector's
+/// type, so the sweep reports nothing more (see `lens_core::guard`).
+#[doc(hidden)]
+pub struct MapOf<V, F, R>(pub V, pub F, pub R);
+
+/// [`MapOf`] whose functions take the entries' type.
+#[doc(hidden)]
+pub trait MapExact {
+    /// The vector.
+    type Value;
+    /// [`map_vjp`].
+    fn lens_map(self) -> (Self::Value, impl FnOnce(Self::Value) -> Self::Value);
+}
+
+impl<V, F, R> MapExact for MapOf<V, F, R>
+where
+    V: crate::activation::Elementwise,
+    F: Fn(V::Scalar) -> V::Scalar,
+    R: Fn(V::Scalar, V::Scalar) -> V::Scalar,
+{
+    type Value = V;
+    #[inline(always)]
+    fn lens_map(self) -> (V, impl FnOnce(V) -> V) {
+        map_vjp(self.0, self.1, self.2)
+    }
+}
+
+/// [`MapOf`] whose functions take another type: never built (see [`MapOf`]).
+#[doc(hidden)]
+pub trait MapMismatch<V> {
+    /// Never returns. (A function pointer for the pullback: an opaque type would borrow the
+    /// temporary `&MapOf`.)
+    fn lens_map(self) -> (V, fn(V) -> V);
+}
+
+impl<V, F, R> MapMismatch<V> for &MapOf<V, F, R> {
+    fn lens_map(self) -> (V, fn(V) -> V) {
+        #[allow(clippy::let_unit_value)]
+        let () = crate::guard::Typed::<V, (F, R)>::MISMATCH;
+        unreachable!()
+    }
+}
+
+/// `v.map(f)` in the reverse sweep (see [`MapOf`]).
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __map_checked {
+    ($v:expr, $f:expr, $f_rev:expr $(,)?) => {{
+        use $crate::__private::rules::{MapExact as _, MapMismatch as _};
+        $crate::__private::rules::MapOf($v, $f, $f_rev).lens_map()
+    }};
+}
+#[doc(hidden)]
+pub use crate::__map_checked as map_checked;
+
 /// `v.map(f)` for a scalar lens function `f` with reverse `f_rev`: entry-wise forward, and
 /// reverse `d_i f'(v_i)` entry by entry.
 #[inline]

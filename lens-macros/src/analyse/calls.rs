@@ -186,7 +186,9 @@ impl Analyser<'_> {
                 let f_rev = suffixed(&p.path, "_rev");
                 let f = &p.path;
                 extra.extend([quote!(#f), quote!(#f_rev)]);
-                (quote!(map_vjp), Vec::new())
+                // In the sweep through `map_checked!`, which reports nothing when `f` takes
+                // another type: the function as written keeps `v.map(f)` and reports it, once.
+                (quote!(map_checked!), Vec::new())
             }
             "clone" => {
                 let recv = self.expr(receiver, out);
@@ -251,6 +253,9 @@ impl Analyser<'_> {
             extra,
             tied,
         };
+        if name == "map" {
+            return self.push_op(rule, span, out);
+        }
         self.push_rule(key, rule, span, out)
     }
 
