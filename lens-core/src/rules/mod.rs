@@ -32,6 +32,7 @@
 
 pub mod activation;
 mod binary;
+pub mod checked;
 mod entrywise;
 mod float;
 mod index;

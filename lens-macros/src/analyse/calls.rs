@@ -20,14 +20,16 @@ impl Analyser<'_> {
     ) -> Operand {
         // The rule's code sits at the operator: a type error in it is reported there.
         let span = b.op.span();
-        let rule = match b.op {
-            BinOp::Add(_) => quote!(AddRule::add_vjp),
-            BinOp::Sub(_) => quote!(SubRule::sub_vjp),
-            BinOp::Mul(_) => quote!(MulRule::mul_vjp),
-            BinOp::Div(_) => quote!(DivRule::div_vjp),
-            BinOp::BitXor(_) => quote!(XorRule::xor_vjp),
-            BinOp::BitAnd(_) => quote!(AndRule::and_vjp),
-            BinOp::BitOr(_) => quote!(OrRule::or_vjp),
+        // The sweep runs `+ - * /` through `rules::checked` (`Some(tag)`); the Z2 rules take
+        // both words at one type (tied).
+        let (rule, checked) = match b.op {
+            BinOp::Add(_) => (quote!(AddRule::add_vjp), Some("Add")),
+            BinOp::Sub(_) => (quote!(SubRule::sub_vjp), Some("Sub")),
+            BinOp::Mul(_) => (quote!(MulRule::mul_vjp), Some("Mul")),
+            BinOp::Div(_) => (quote!(DivRule::div_vjp), Some("Div")),
+            BinOp::BitXor(_) => (quote!(XorRule::xor_vjp), None),
+            BinOp::BitAnd(_) => (quote!(AndRule::and_vjp), None),
+            BinOp::BitOr(_) => (quote!(OrRule::or_vjp), None),
             BinOp::Eq(_)
             | BinOp::Ne(_)
             | BinOp::Lt(_)
@@ -73,6 +75,7 @@ impl Analyser<'_> {
                 args: vec![l],
                 extra: vec![],
                 tied: false,
+                checked: None,
             };
             return self.push_rule(key, rule, span, out);
         }
@@ -81,7 +84,8 @@ impl Analyser<'_> {
             func,
             args: vec![l, r],
             extra: vec![],
-            tied: false,
+            tied: checked.is_none(),
+            checked,
         };
         self.push_rule(key, rule, span, out)
     }
@@ -252,6 +256,7 @@ impl Analyser<'_> {
             args: ops,
             extra,
             tied,
+            checked: None,
         };
         if name == "map" {
             return self.push_op(rule, span, out);

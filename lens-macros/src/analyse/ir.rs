@@ -74,6 +74,9 @@ pub enum Op {
         /// (`expand::typed_like`), so that a mismatch is reported once, by the function as
         /// written.
         tied: bool,
+        /// `+ - * /`: the tag of `rules::checked` the sweep runs the rule through, so that a
+        /// missing rule is reported once, by the function as written.
+        checked: Option<&'static str>,
     },
     /// A call of another lens function through its `_vjp`.
     Call {

@@ -492,6 +492,7 @@ impl<'e> Analyser<'e> {
                         args: vec![arg],
                         extra: vec![],
                         tied: false,
+                        checked: None,
                     },
                     span,
                     out,

@@ -153,6 +153,7 @@ impl Analyser<'_> {
                 args: vec![base, value],
                 extra: vec![index],
                 tied: false,
+                checked: None,
             },
             e.span(),
             out,

@@ -88,6 +88,36 @@ fn tied_operands(
     quote!(let #w = (#(#witnesses,)*);)
 }
 
+/// `a op b` through `rules::checked` (the tag names the operator): the operands' types
+/// pick the rule, or, when it has none, a value of the type the sweep most likely expects
+/// (the function as written reports the error). A forward-only operand is bound first, as it
+/// is named twice (its type, then its value).
+fn checked_rule(tag: &str, args: &[Operand], taken: &[TokenStream]) -> TokenStream {
+    let tag = format_ident!("{}", tag);
+    let checked = quote!(::paralens::__private::rules::checked);
+    let mut bind = TokenStream::new();
+    let names: Vec<TokenStream> = args
+        .iter()
+        .zip(taken)
+        .enumerate()
+        .map(|(i, (a, t))| match a {
+            Operand::Var(_) => t.clone(),
+            Operand::Const(_) => {
+                let o = format_ident!("__o{}", i);
+                bind.extend(quote!(let #o = #t;));
+                quote!(#o)
+            }
+        })
+        .collect();
+    quote!({
+        use #checked::{Dispatch as _, Mismatch as _, PickLeft as _, PickMatrix as _, PickProduct as _};
+        #bind
+        #checked::Binary::<#checked::tag::#tag, _, _>::of(#(&#names),*)
+            .lens_dispatch()
+            .lens_rule(#(#names),*)
+    })
+}
+
 /// The pullback variable of the statement defining `target`.
 pub fn pullback(target: usize) -> syn::Ident {
     format_ident!("__pb{}", target)
@@ -163,6 +193,7 @@ pub fn stmt(cx: &Cx, s: &Stmt) -> TokenStream {
                     args,
                     extra,
                     tied,
+                    checked,
                 } => {
                     // The operands at the expression too: a rule missing for their types is
                     // then one error there, not a second one where a variable was declared.
@@ -175,9 +206,13 @@ pub fn stmt(cx: &Cx, s: &Stmt) -> TokenStream {
                     } else {
                         TokenStream::new()
                     };
+                    let call = match checked {
+                        Some(tag) => checked_rule(tag, args, &taken),
+                        None => quote_spanned!(span=> #func(#(#taken,)* #(#extra,)*)),
+                    };
                     quote_spanned!(span=>
                         #witnesses
-                        let (#x, #pb) #pair_ann = #func(#(#taken,)* #(#extra,)*);
+                        let (#x, #pb) #pair_ann = #call;
                     )
                 }
                 Op::Call { path, args, spans } => {
