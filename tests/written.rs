@@ -135,3 +135,40 @@ fn operands_inferred_from_the_method() {
         );
     }
 }
+
+// `map` keeps its value's type: a heap matrix stays one (it has no `map` of its own; as
+// written, `v.map(f)` went through `Deref` to `SMatrix::map` and returned a static matrix),
+// and a scalar maps (`f64` has no `map` method at all).
+#[lens]
+fn squared(x: f64) -> f64 {
+    x * x
+}
+
+#[lens]
+fn map_heap(v: HeapMatrix<f64, 4, 1>) -> HeapMatrix<f64, 4, 1> {
+    v.map(squared)
+}
+
+#[lens]
+fn map_scalar(x: f64) -> f64 {
+    x.map(squared) * 2.0
+}
+
+#[test]
+fn map_keeps_its_value_type() {
+    let h = HeapMatrix::<f64, 4, 1>::from_fn(|i, _| i as f64 + 0.5);
+    let ones = HeapMatrix::<f64, 4, 1>::from_fn(|_, _| 1.0);
+    let value = map_heap(h.clone());
+    let grad = map_heap_rev(h.clone(), ones);
+    for i in 0..4 {
+        let x = h[(i, 0)];
+        assert_eq!(value[(i, 0)], x * x);
+        assert!(
+            (grad[(i, 0)] - 2.0 * x).abs() < 1e-12,
+            "entry {i}: {}",
+            grad[(i, 0)]
+        );
+    }
+    let r = check_gradient(map_scalar, map_scalar_rev, 0.7, H);
+    check("map_scalar", &r, map_scalar(0.7), map_scalar_vjp(0.7).0);
+}

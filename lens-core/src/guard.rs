@@ -8,13 +8,17 @@
 //! signature's `(f64, f32)`, reported at `#[lens]` with suggestions that cannot be written
 //! (`x.max.into()(y)`).
 //!
-//! `Typed::<W, _>::new(x).lens_typed()` is `x` when `x` has type `W`. When it has another type,
-//! method resolution picks the second impl (the one on `&Typed`, found one step later) and
-//! the expression still has type `W`, so the sweep reports nothing and the one error is the
+//! `Typed::like(witness, x).lens_typed()` (an operand, by value) and
+//! `Types::<W, _>::of(&x).lens_typed_move(x)` (a variable, handed over without a copy of its
+//! own) are `x` when `x` has type `W`. When it has another type, method resolution picks the
+//! second impl (the one on `&Typed` or `&Types`, found one autoref step later) and the
+//! expression still has type `W`, so the sweep reports nothing and the one error is the
 //! function as written's. That impl is never run: the crate has a type error elsewhere and
 //! is not built. Should the sweep ever disagree with a function as written that compiles
 //! (a defect of `#[lens]`), building that impl's code fails with [`Typed::MISMATCH`], so a
-//! mismatch never becomes a program that runs.
+//! mismatch never becomes a program that runs. That failure comes when the code is built
+//! (monomorphised), so `cargo check` does not show it, and only where the generated function
+//! is used.
 
 use core::marker::PhantomData;
 

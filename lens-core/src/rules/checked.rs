@@ -96,8 +96,8 @@ pub struct Pick<R, A, B>(Types<R, A, B>);
 
 /// A scalar and a matrix: the matrix's type.
 pub trait PickMatrix<A, B> {
-    /// Never returns. (A function pointer for the pullback: an opaque type would borrow the
-    /// temporary `&Pick`.)
+    /// Never returns. (Function pointers for the pullbacks of every `Pick`: an opaque type
+    /// on `&Pick` would borrow the temporary.)
     fn lens_rule(self, a: A, b: B) -> (B, fn(B) -> (A, B));
 }
 

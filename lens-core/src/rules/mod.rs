@@ -82,46 +82,78 @@ pub use unary::{
 };
 pub use z2::{AndRule, NotRule, OrRule, XorRule};
 
-/// `v.map(f)` in the reverse sweep `#[lens]` generates (`map_checked!(v, f, f_rev)`):
-/// [`map_vjp`] when `f` and `f_rev` take the entries' type. When they take another, the
-/// function as written (`v.map(f)`, as the user wrote it) reports the error once, and method
-/// resolution picks [`MapMismatch`] one autoref step later, whose value has the vector's
-/// type, so the sweep reports nothing more (see `lens_core::guard`).
+/// `v.map(f)` in the reverse sweep `#[lens]` generates (`map_checked!(v, f, f_rev)`): the
+/// types of `v`, `f` and `f_rev`, for [`MapDispatch`] to pick [`map_vjp`] when `f` takes the
+/// entries' type. When it takes another, the function as written
+/// ([`map_forward`]`(v, f)`) reports the error once, and method resolution picks
+/// [`MapMismatch`] one autoref step later, whose value has the vector's type, so the sweep
+/// reports nothing more (see `lens_core::guard`). `f_rev` is checked once `map_vjp` is
+/// picked: a function whose reverse does not fit (a `#[nodiff]` argument) is an error there.
 #[doc(hidden)]
-pub struct MapOf<V, F, R>(pub V, pub F, pub R);
+pub struct MapOf<V, F, R>(core::marker::PhantomData<(fn() -> V, fn() -> F, fn() -> R)>);
 
-/// [`MapOf`] whose functions take the entries' type.
-#[doc(hidden)]
-pub trait MapExact {
-    /// The vector.
-    type Value;
-    /// [`map_vjp`].
-    fn lens_map(self) -> (Self::Value, impl FnOnce(Self::Value) -> Self::Value);
-}
-
-impl<V, F, R> MapExact for MapOf<V, F, R>
-where
-    V: crate::activation::Elementwise,
-    F: Fn(V::Scalar) -> V::Scalar,
-    R: Fn(V::Scalar, V::Scalar) -> V::Scalar,
-{
-    type Value = V;
+impl<V, F, R> MapOf<V, F, R> {
+    /// The types of `v`, `f` and `f_rev`.
     #[inline(always)]
-    fn lens_map(self) -> (V, impl FnOnce(V) -> V) {
-        map_vjp(self.0, self.1, self.2)
+    pub fn of(_v: &V, _f: &F, _f_rev: &R) -> Self {
+        MapOf(core::marker::PhantomData)
     }
 }
 
-/// [`MapOf`] whose functions take another type: never built (see [`MapOf`]).
+/// `f` takes the entries' type: [`map_vjp`] runs.
 #[doc(hidden)]
-pub trait MapMismatch<V> {
-    /// Never returns. (A function pointer for the pullback: an opaque type would borrow the
-    /// temporary `&MapOf`.)
-    fn lens_map(self) -> (V, fn(V) -> V);
+pub struct MapRule<V, F, R>(core::marker::PhantomData<(fn() -> V, fn() -> F, fn() -> R)>);
+
+impl<V: crate::activation::Elementwise, F: Fn(V::Scalar) -> V::Scalar, R> MapRule<V, F, R> {
+    /// [`map_vjp`].
+    #[inline(always)]
+    pub fn lens_map(self, v: V, f: F, f_rev: R) -> (V, impl FnOnce(V) -> V)
+    where
+        R: Fn(V::Scalar, V::Scalar) -> V::Scalar,
+    {
+        map_vjp(v, f, f_rev)
+    }
 }
 
-impl<V, F, R> MapMismatch<V> for &MapOf<V, F, R> {
-    fn lens_map(self) -> (V, fn(V) -> V) {
+/// [`MapOf`] whose `f` takes the entries' type.
+#[doc(hidden)]
+pub trait MapDispatch<V, F, R> {
+    /// [`MapRule`].
+    fn lens_dispatch(self) -> MapRule<V, F, R>;
+}
+
+impl<V, F, R> MapDispatch<V, F, R> for MapOf<V, F, R>
+where
+    V: crate::activation::Elementwise,
+    F: Fn(V::Scalar) -> V::Scalar,
+{
+    #[inline(always)]
+    fn lens_dispatch(self) -> MapRule<V, F, R> {
+        MapRule(core::marker::PhantomData)
+    }
+}
+
+/// [`MapOf`] whose `f` takes another type: never built (see [`MapOf`]).
+#[doc(hidden)]
+pub trait MapMismatch<V, F, R> {
+    /// [`MapPick`].
+    fn lens_dispatch(self) -> MapPick<V, F, R>;
+}
+
+impl<V, F, R> MapMismatch<V, F, R> for &MapOf<V, F, R> {
+    #[inline(always)]
+    fn lens_dispatch(self) -> MapPick<V, F, R> {
+        MapPick(core::marker::PhantomData)
+    }
+}
+
+/// The vector's type, for a `map` whose function takes another type (see [`MapOf`]).
+#[doc(hidden)]
+pub struct MapPick<V, F, R>(core::marker::PhantomData<(fn() -> V, fn() -> F, fn() -> R)>);
+
+impl<V, F, R> MapPick<V, F, R> {
+    /// Never returns.
+    pub fn lens_map(self, _v: V, _f: F, _f_rev: R) -> (V, fn(V) -> V) {
         #[allow(clippy::let_unit_value)]
         let () = crate::guard::Typed::<V, (F, R)>::MISMATCH;
         unreachable!()
@@ -133,12 +165,25 @@ impl<V, F, R> MapMismatch<V> for &MapOf<V, F, R> {
 #[macro_export]
 macro_rules! __map_checked {
     ($v:expr, $f:expr, $f_rev:expr $(,)?) => {{
-        use $crate::__private::rules::{MapExact as _, MapMismatch as _};
-        $crate::__private::rules::MapOf($v, $f, $f_rev).lens_map()
+        use $crate::__private::rules::{MapDispatch as _, MapMismatch as _};
+        let v = $v;
+        $crate::__private::rules::MapOf::of(&v, &$f, &$f_rev)
+            .lens_dispatch()
+            .lens_map(v, $f, $f_rev)
     }};
 }
 #[doc(hidden)]
 pub use crate::__map_checked as map_checked;
+
+/// `v.map(f)` in the function as written: the value, checking only `f` (the error of an `f`
+/// of another type is then reported once; `f_rev` is the sweep's to check).
+#[inline]
+pub fn map_forward<V: crate::activation::Elementwise>(
+    v: V,
+    f: impl Fn(V::Scalar) -> V::Scalar,
+) -> (V, ()) {
+    (v.map_entries(f), ())
+}
 
 /// `v.map(f)` for a scalar lens function `f` with reverse `f_rev`: entry-wise forward, and
 /// reverse `d_i f'(v_i)` entry by entry.

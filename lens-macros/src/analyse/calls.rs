@@ -191,7 +191,8 @@ impl Analyser<'_> {
                 let f = &p.path;
                 extra.extend([quote!(#f), quote!(#f_rev)]);
                 // In the sweep through `map_checked!`, which reports nothing when `f` takes
-                // another type: the function as written keeps `v.map(f)` and reports it, once.
+                // another type; the function as written runs `map_forward(v, f)`, which
+                // reports it once (`f_rev` is the sweep's to check).
                 (quote!(map_checked!), Vec::new())
             }
             "clone" => {
@@ -259,6 +260,15 @@ impl Analyser<'_> {
             checked: None,
         };
         if name == "map" {
+            let Op::Rule { extra, .. } = &rule else {
+                unreachable!("built as a rule above")
+            };
+            let written = InPlace {
+                func: rules_path(span, quote!(map_forward)),
+                extra: extra[..1].to_vec(),
+                operands: 1,
+            };
+            self.in_place.push((key, written));
             return self.push_op(rule, span, out);
         }
         self.push_rule(key, rule, span, out)

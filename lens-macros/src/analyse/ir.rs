@@ -69,10 +69,10 @@ pub enum Op {
         func: TokenStream,
         args: Vec<Operand>,
         extra: Vec<TokenStream>,
-        /// Every operand has the first's type (the rules of methods: `x.max(y)`,
-        /// `a.dot(&b)`): the sweep reads the others, and their changes, through guards
-        /// (`expand::typed_like`), so that a mismatch is reported once, by the function as
-        /// written.
+        /// Every operand has the first's type (the rule traits of scalar methods, `x.max(y)`,
+        /// and of Z2 words, `a ^ b`): the sweep reads the others, and their changes, through
+        /// guards (`expand::typed_like`), so that a mismatch is reported once, by the
+        /// function as written.
         tied: bool,
         /// `+ - * /`: the tag of `rules::checked` the sweep runs the rule through, so that a
         /// missing rule is reported once, by the function as written.
