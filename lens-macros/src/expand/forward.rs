@@ -110,7 +110,6 @@ fn checked_rule(tag: &str, args: &[Operand], taken: &[TokenStream]) -> TokenStre
         })
         .collect();
     quote!({
-        use #checked::{Dispatch as _, Mismatch as _, PickLeft as _, PickMatrix as _, PickProduct as _};
         #bind
         #checked::Binary::<#checked::tag::#tag, _, _>::of(#(&#names),*)
             .lens_dispatch()

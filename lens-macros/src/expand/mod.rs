@@ -229,7 +229,9 @@ pub fn block_rev(
         }
         crate::analyse::Operand::Const(_) => TokenStream::new(),
     };
+    let traits = guard_traits();
     quote!({
+        #traits
         let #change: #d_type = #d;
         #(#forward)*
         #as_value
@@ -313,7 +315,9 @@ pub fn block(
             ))
         }
     };
+    let traits = external.is_none().then(guard_traits);
     quote!({
+        #traits
         #(#forward)*
         let __v = #value;
         #as_declared
@@ -322,33 +326,39 @@ pub fn block(
     })
 }
 
+/// The traits the guards of a sweep resolve their methods through, brought into scope once
+/// at the top of each generated function's body (nested blocks and closures are inside it).
+pub fn guard_traits() -> TokenStream {
+    quote!(
+        #[allow(unused_imports)]
+        use ::paralens::__private::guard::{
+            Exact as _, ExactTypes as _, Mismatch as _, MismatchTypes as _,
+        };
+        #[allow(unused_imports)]
+        use ::paralens::__private::rules::checked::{
+            Dispatch as _, Mismatch as _, PickLeft as _, PickMatrix as _, PickProduct as _,
+        };
+    )
+}
+
 /// The value of the variable `x` read as a value of type `ty` in the sweep
 /// (`lens_core::guard`): itself when it has that type; when it has another, the function as
 /// written has a type error, reported there once, and the sweep goes on with the type it
 /// expects instead of reporting it again. The value is handed over without a copy of its own
 /// (a debug build gives each temporary a place in the frame).
 pub fn typed_as(ty: &TokenStream, x: TokenStream) -> TokenStream {
-    quote!({
-        use ::paralens::__private::guard::{ExactTypes as _, MismatchTypes as _};
-        ::paralens::__private::guard::Types::<#ty, _>::of(&#x).lens_typed_move(#x)
-    })
+    quote!(::paralens::__private::guard::Types::<#ty, _>::of(&#x).lens_typed_move(#x))
 }
 
 /// [`typed_as`] for the type a witness (`witness(&value)`) names.
 pub fn typed_like_var(witness: TokenStream, x: TokenStream) -> TokenStream {
-    quote!({
-        use ::paralens::__private::guard::{ExactTypes as _, MismatchTypes as _};
-        ::paralens::__private::guard::Types::like(#witness, &#x).lens_typed_move(#x)
-    })
+    quote!(::paralens::__private::guard::Types::like(#witness, &#x).lens_typed_move(#x))
 }
 
 /// [`typed_like_var`] for any expression `x` (an operand of a rule: `2.0`, `k.into()`),
 /// taken by value.
 pub fn typed_like(witness: TokenStream, x: TokenStream) -> TokenStream {
-    quote!({
-        use ::paralens::__private::guard::{Exact as _, Mismatch as _};
-        ::paralens::__private::guard::Typed::like(#witness, #x).lens_typed()
-    })
+    quote!(::paralens::__private::guard::Typed::like(#witness, #x).lens_typed())
 }
 
 /// `let __w<n> = (witness(&x), ...);`: the types of a nested block's outside values, bound
