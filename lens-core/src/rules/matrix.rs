@@ -265,3 +265,58 @@ fn extreme<T: Real, const R: usize, const C: usize>(
         g
     })
 }
+
+/// The reductions of a matrix to a scalar (`norm`, `norm_squared`, `sum`, `mean`, `max()`,
+/// `min()`) as one rule trait, so that one on a value that is not a matrix (`x.norm()` with
+/// `x: f64`) is one unmet bound, the same error in the function as written and in its sweep
+/// (reported once), with no type for what follows it to disagree with. As functions taking an
+/// `SMatrix`, each was a mismatch in both, with two different messages.
+#[diagnostic::on_unimplemented(
+    message = "no reverse rule for this reduction of `{Self}`",
+    label = "differentiated here, and `{Self}` is not a matrix",
+    note = "`norm`, `norm_squared`, `sum`, `mean`, `max()` and `min()` are differentiated on nalgebra matrices (`SMatrix`)"
+)]
+pub trait Reduce: Sized {
+    /// The entries' type.
+    type Entry;
+    /// [`norm`].
+    fn norm_vjp(self) -> (Self::Entry, impl FnOnce(Self::Entry) -> Self);
+    /// [`norm_squared`].
+    fn norm_squared_vjp(self) -> (Self::Entry, impl FnOnce(Self::Entry) -> Self);
+    /// [`sum`].
+    fn sum_vjp(self) -> (Self::Entry, impl FnOnce(Self::Entry) -> Self);
+    /// [`mean`].
+    fn mean_vjp(self) -> (Self::Entry, impl FnOnce(Self::Entry) -> Self);
+    /// [`max_entry`].
+    fn max_vjp(self) -> (Self::Entry, impl FnOnce(Self::Entry) -> Self);
+    /// [`min_entry`].
+    fn min_vjp(self) -> (Self::Entry, impl FnOnce(Self::Entry) -> Self);
+}
+
+impl<T: Real, const R: usize, const C: usize> Reduce for SMatrix<T, R, C> {
+    type Entry = T;
+    #[inline(always)]
+    fn norm_vjp(self) -> (T, impl FnOnce(T) -> Self) {
+        norm(self)
+    }
+    #[inline(always)]
+    fn norm_squared_vjp(self) -> (T, impl FnOnce(T) -> Self) {
+        norm_squared(self)
+    }
+    #[inline(always)]
+    fn sum_vjp(self) -> (T, impl FnOnce(T) -> Self) {
+        sum(self)
+    }
+    #[inline(always)]
+    fn mean_vjp(self) -> (T, impl FnOnce(T) -> Self) {
+        mean(self)
+    }
+    #[inline(always)]
+    fn max_vjp(self) -> (T, impl FnOnce(T) -> Self) {
+        max_entry(self)
+    }
+    #[inline(always)]
+    fn min_vjp(self) -> (T, impl FnOnce(T) -> Self) {
+        min_entry(self)
+    }
+}
