@@ -136,6 +136,57 @@ fn operands_inferred_from_the_method() {
     }
 }
 
+// An operand of `+` or `-` from forward-only data whose type nothing fixes (`c.into()`,
+// `Default::default()`): the rules add values of one type, so it takes the other operand's.
+// Plain Rust refuses `x + c.into()` as ambiguous; `#[lens]` refused it in each of its three
+// functions, with suggestions that could not be written (`x +: (_, _) c.into()`).
+#[lens]
+fn inferred_summands(x: f64, #[nodiff] c: f32) -> f64 {
+    let mut acc = c.into() - x * x;
+    acc -= c.into();
+    acc += Default::default();
+    x + c.into() + acc
+}
+
+#[lens]
+fn inferred_vector_summand(v: V3, #[nodiff] w: [f64; 3]) -> f64 {
+    (v - w.into()).norm_squared()
+}
+
+#[test]
+fn summands_inferred_from_the_other_operand() {
+    for x in [0.4, -1.7] {
+        let r = check_gradient(
+            |x| inferred_summands(x, 0.5),
+            |x, d| inferred_summands_rev(x, 0.5, d),
+            x,
+            H,
+        );
+        check(
+            "inferred_summands",
+            &r,
+            inferred_summands(x, 0.5),
+            inferred_summands_vjp(x, 0.5).0,
+        );
+        // 0.5 - x^2 - 0.5 + 0 + x + 0.5
+        assert!((inferred_summands(x, 0.5) - (0.5 + x - x * x)).abs() < 1e-12);
+    }
+    let w = [1.0, -2.0, 0.5];
+    let v = V3::new(0.3, 0.7, -1.1);
+    let r = check_gradient(
+        |v| inferred_vector_summand(v, w),
+        |v, d| inferred_vector_summand_rev(v, w, d),
+        v,
+        H,
+    );
+    check(
+        "inferred_vector_summand",
+        &r,
+        inferred_vector_summand(v, w),
+        inferred_vector_summand_vjp(v, w).0,
+    );
+}
+
 // `map` keeps its value's type: a heap matrix stays one (it has no `map` of its own; as
 // written, `v.map(f)` went through `Deref` to `SMatrix::map` and returned a static matrix),
 // and a scalar maps (`f64` has no `map` method at all).

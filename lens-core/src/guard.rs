@@ -122,6 +122,50 @@ impl<W, X> Mismatch<W> for &Typed<W, X> {
     }
 }
 
+/// The types of an operand `x` and of the other operand `w` of `+` or `-`
+/// (`Infer::of(&w, &x).lens_infer(x)`), for an operand computed from forward-only data whose
+/// type nothing else fixes (`x + c.into()`). The rules of `+` and `-` add values of one type,
+/// so [`InferSame`] takes `w`'s type for it, in the function as written and in the sweep
+/// alike, where rustc refused it as ambiguous (in each of the three functions, with
+/// suggestions that cannot be written). An operand whose type is known is handed on as it is
+/// by [`InferAsIs`], one autoref step later: a different type is then the rule's own error,
+/// reported once, by the function as written.
+pub struct Infer<W, X>(PhantomData<(fn() -> W, fn() -> X)>);
+
+impl<W, X> Infer<W, X> {
+    /// The types of `w` and of `x`.
+    #[inline(always)]
+    pub fn of(_w: &W, _x: &X) -> Self {
+        Infer(PhantomData)
+    }
+}
+
+/// The operand has (or may have) the other operand's type: it is read as that type.
+pub trait InferSame<W> {
+    /// `x`.
+    fn lens_infer(self, x: W) -> W;
+}
+
+impl<W> InferSame<W> for Infer<W, W> {
+    #[inline(always)]
+    fn lens_infer(self, x: W) -> W {
+        x
+    }
+}
+
+/// The operand has a type of its own: it is handed on as it is.
+pub trait InferAsIs<X> {
+    /// `x`.
+    fn lens_infer(self, x: X) -> X;
+}
+
+impl<W, X> InferAsIs<X> for &Infer<W, X> {
+    #[inline(always)]
+    fn lens_infer(self, x: X) -> X {
+        x
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -142,5 +186,19 @@ mod tests {
         let a = Typed::<f32, _>::new(Default::default()).lens_typed();
         let b = Typed::<u8, _>::new(7).lens_typed();
         assert_eq!((a, b), (0.0_f32, 7_u8));
+    }
+
+    #[test]
+    fn an_operand_of_unknown_type_takes_the_other_operands() {
+        let w = 2.0_f64;
+        let c = 1.5_f32;
+        // `c.into()` alone is ambiguous (`f64`, `f128`, ...): it takes `w`'s type.
+        let o = c.into();
+        let x = Infer::of(&w, &o).lens_infer(o);
+        assert_eq!(w + x, 3.5_f64);
+        // An operand whose type is known keeps it.
+        let y = Infer::of(&w, &c).lens_infer(c);
+        let is_f32: f32 = y;
+        assert_eq!(is_f32, 1.5);
     }
 }

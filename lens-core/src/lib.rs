@@ -141,7 +141,9 @@ pub mod __private {
     pub use crate::para::Para;
     /// Guards on the types of the reverse sweep (see the module).
     pub mod guard {
-        pub use crate::guard::{Exact, ExactTypes, Mismatch, MismatchTypes, Typed, Types};
+        pub use crate::guard::{
+            Exact, ExactTypes, Infer, InferAsIs, InferSame, Mismatch, MismatchTypes, Typed, Types,
+        };
     }
     pub use crate::rules;
     pub use crate::tangent::{Flat, Tangent};

@@ -94,7 +94,11 @@ impl Analyser<'_> {
     /// written, which runs the same rule on the first `args.len()` of its operands.
     fn push_rule(&mut self, key: usize, rule: Op, span: Span, out: &mut Vec<Stmt>) -> Operand {
         if let Op::Rule {
-            func, args, extra, ..
+            func,
+            args,
+            extra,
+            checked,
+            ..
         } = &rule
         {
             self.in_place.push((
@@ -103,6 +107,7 @@ impl Analyser<'_> {
                     func: func.clone(),
                     extra: extra.clone(),
                     operands: args.len(),
+                    infer: infer_operand(*checked, args),
                 },
             ));
         }
@@ -267,6 +272,7 @@ impl Analyser<'_> {
                 func: rules_path(span, quote!(map_forward)),
                 extra: extra[..1].to_vec(),
                 operands: 1,
+                infer: None,
             };
             self.in_place.push((key, written));
             return self.push_op(rule, span, out);
@@ -506,6 +512,16 @@ fn written_span(e: &Expr) -> Option<Span> {
         Expr::Path(p) if p.qself.is_none() && p.path.get_ident().is_some() => Some(p.span()),
         Expr::Binary(b) => Some(b.op.span()),
         Expr::MethodCall(m) if primitives::known(&m.method.to_string()) => Some(m.method.span()),
+        _ => None,
+    }
+}
+
+/// The operand of `+` or `-` read with the other's type when nothing fixes its own (see
+/// [`InPlace::infer`]): the one from forward-only data, when the other is differentiated.
+pub fn infer_operand(checked: Option<&str>, args: &[Operand]) -> Option<usize> {
+    match (checked, args) {
+        (Some("Add" | "Sub"), [Operand::Const(_), Operand::Var(_)]) => Some(0),
+        (Some("Add" | "Sub"), [Operand::Var(_), Operand::Const(_)]) => Some(1),
         _ => None,
     }
 }

@@ -168,6 +168,9 @@ pub struct InPlace {
     /// How many of the expression's operands (the receiver first) the rule takes: fewer
     /// than written for `x * x` as `square(x)` and `x.dot(&x)` as `dot_self(x)`.
     pub operands: usize,
+    /// `+` and `-` with one operand from forward-only data: that operand's index, read with
+    /// the other's type when nothing else fixes its own (`x + c.into()`, `guard::Infer`).
+    pub infer: Option<usize>,
 }
 
 /// Where a syntax node sits in the body the analysis read, as the key of [`InPlace`]:

@@ -14,6 +14,7 @@ mod recompute;
 mod syntax;
 mod whitelist;
 
+pub use calls::infer_operand;
 pub use ir::*;
 pub use syntax::compound_op;
 use syntax::*;

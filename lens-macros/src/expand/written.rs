@@ -8,7 +8,7 @@
 
 use crate::analyse::{InPlace, compound_op, node_key};
 use proc_macro2::{Span, TokenStream};
-use quote::{ToTokens, quote_spanned};
+use quote::{ToTokens, format_ident, quote_spanned};
 use std::collections::BTreeMap;
 use syn::Expr;
 use syn::visit_mut::VisitMut;
@@ -67,6 +67,7 @@ impl VisitMut for Rewrite<'_> {
             func,
             extra,
             operands: taken,
+            infer,
         }) = self.in_place.get(&key)
         else {
             return;
@@ -97,12 +98,31 @@ impl VisitMut for Rewrite<'_> {
         };
         operands.truncate(*taken);
         // The rule run in a closure's frame (see `value_of`), a call first.
-        let value = quote_spanned!(span=>
-            ::paralens::__private::value_of(|| #func(
-                #(::paralens::__private::operand(#operands),)*
-                #(#extra,)*
-            ))
-        );
+        let value = match infer {
+            // `x + c.into()`: the operands bound, the forward-only one read with the other's
+            // type (`guard::Infer`), in the order written.
+            Some(i) => {
+                let names: Vec<TokenStream> = (0..operands.len())
+                    .map(|k| format_ident!("__o{}", k, span = span).into_token_stream())
+                    .collect();
+                let (o, w) = (&names[*i], &names[1 - *i]);
+                quote_spanned!(span=>
+                    ::paralens::__private::value_of(|| {
+                        #[allow(unused_imports)]
+                        use ::paralens::__private::guard::{InferAsIs as _, InferSame as _};
+                        #(let #names = ::paralens::__private::operand(#operands);)*
+                        let #o = ::paralens::__private::guard::Infer::of(&#w, &#o).lens_infer(#o);
+                        #func(#(#names,)* #(#extra,)*)
+                    })
+                )
+            }
+            None => quote_spanned!(span=>
+                ::paralens::__private::value_of(|| #func(
+                    #(::paralens::__private::operand(#operands),)*
+                    #(#extra,)*
+                ))
+            ),
+        };
         *e = Expr::Verbatim(match assigned {
             Some(place) => quote_spanned!(span=> #place = #value),
             None => value,
