@@ -136,10 +136,11 @@ fn operands_inferred_from_the_method() {
     }
 }
 
-// An operand of `+` or `-` from forward-only data whose type nothing fixes (`c.into()`,
-// `Default::default()`): the rules add values of one type, so it takes the other operand's.
-// Plain Rust refuses `x + c.into()` as ambiguous; `#[lens]` refused it in each of its three
-// functions, with suggestions that could not be written (`x +: (_, _) c.into()`).
+// An operand of `+ - * /` from forward-only data whose type nothing fixes (`c.into()`,
+// `Default::default()`): the rules of `+` and `-` add values of one type, so it takes the
+// other operand's; those of `*` and `/` scale, so it takes the other's scalar type. Plain Rust
+// refuses `x + c.into()` as ambiguous; `#[lens]` refused it in each of its three functions,
+// with suggestions that could not be written (`x +: (_, _) c.into()`).
 #[lens]
 fn inferred_summands(x: f64, #[nodiff] c: f32) -> f64 {
     let mut acc = c.into() - x * x;
@@ -151,6 +152,34 @@ fn inferred_summands(x: f64, #[nodiff] c: f32) -> f64 {
 #[lens]
 fn inferred_vector_summand(v: V3, #[nodiff] w: [f64; 3]) -> f64 {
     (v - w.into()).norm_squared()
+}
+
+#[lens]
+fn inferred_factors(x: f64, v: V3, #[nodiff] c: f32) -> f64 {
+    let s = x * c.into() / c.into();
+    let w = c.into() * v * s / c.into();
+    (v * c.into()).dot(&w) + s * s
+}
+
+#[test]
+fn factors_inferred_from_the_other_operand() {
+    let v = V3::new(0.3, 0.7, -1.1);
+    let (x, c) = (0.8, 2.5_f32);
+    let r = check_gradient(
+        |(x, v)| inferred_factors(x, v, c),
+        |(x, v), d| inferred_factors_rev(x, v, c, d),
+        (x, v),
+        H,
+    );
+    check(
+        "inferred_factors",
+        &r,
+        inferred_factors(x, v, c),
+        inferred_factors_vjp(x, v, c).0,
+    );
+    // s = x, w = x v: 2.5 x |v|^2 + x^2
+    let expected = 2.5 * x * v.norm_squared() + x * x;
+    assert!((inferred_factors(x, v, c) - expected).abs() < 1e-12);
 }
 
 #[test]

@@ -20,7 +20,11 @@
 //! (monomorphised), so `cargo check` does not show it, and only where the generated function
 //! is used.
 
+#[cfg(feature = "alloc")]
+use crate::HeapMatrix;
+use crate::Real;
 use core::marker::PhantomData;
+use nalgebra::SMatrix;
 
 /// `x`, to be read as a `W` (see the module's documentation).
 pub struct Typed<W, X>(PhantomData<W>, X);
@@ -166,6 +170,68 @@ impl<W, X> InferAsIs<X> for &Infer<W, X> {
     }
 }
 
+/// The types of an operand `x` and of the other operand `w` of `*` or `/`
+/// (`InferScalar::of(&w, &x).lens_infer_scalar(x)`): the form of [`Infer`] for the operators
+/// that scale. An operand whose type nothing fixes (`v * c.into()`, `x / c.into()`) is read
+/// as the scalar of `w` (`w` itself for a scalar, the entries' type for a matrix), the one
+/// reading under which a scalar operand of these rules works; a product of two matrices
+/// takes matrices whose types are known. An operand with a type of its own is handed on as
+/// it is ([`InferScalarAsIs`]).
+pub struct InferScalar<W, X>(PhantomData<(fn() -> W, fn() -> X)>);
+
+impl<W, X> InferScalar<W, X> {
+    /// The types of `w` and of `x`.
+    #[inline(always)]
+    pub fn of(_w: &W, _x: &X) -> Self {
+        InferScalar(PhantomData)
+    }
+}
+
+/// The operand has (or may have) the scalar type of the other operand.
+pub trait InferScalarSame<S> {
+    /// `x`.
+    fn lens_infer_scalar(self, x: S) -> S;
+}
+
+impl<T: Real> InferScalarSame<T> for InferScalar<T, T> {
+    #[inline(always)]
+    fn lens_infer_scalar(self, x: T) -> T {
+        x
+    }
+}
+
+impl<T: Real, const R: usize, const C: usize> InferScalarSame<T>
+    for InferScalar<SMatrix<T, R, C>, T>
+{
+    #[inline(always)]
+    fn lens_infer_scalar(self, x: T) -> T {
+        x
+    }
+}
+
+#[cfg(feature = "alloc")]
+impl<T: Real, const R: usize, const C: usize> InferScalarSame<T>
+    for InferScalar<HeapMatrix<T, R, C>, T>
+{
+    #[inline(always)]
+    fn lens_infer_scalar(self, x: T) -> T {
+        x
+    }
+}
+
+/// The operand has a type of its own: it is handed on as it is.
+pub trait InferScalarAsIs<X> {
+    /// `x`.
+    fn lens_infer_scalar(self, x: X) -> X;
+}
+
+impl<W, X> InferScalarAsIs<X> for &InferScalar<W, X> {
+    #[inline(always)]
+    fn lens_infer_scalar(self, x: X) -> X {
+        x
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -200,5 +266,30 @@ mod tests {
         let y = Infer::of(&w, &c).lens_infer(c);
         let is_f32: f32 = y;
         assert_eq!(is_f32, 1.5);
+    }
+
+    #[test]
+    fn a_factor_of_unknown_type_is_the_other_operands_scalar() {
+        let c = 2.0_f32;
+        let x = 1.5_f64;
+        let o = c.into();
+        let o = InferScalar::of(&x, &o).lens_infer_scalar(o);
+        assert_eq!(x * o, 3.0_f64);
+        let v = SMatrix::<f64, 3, 1>::new(1.0, 2.0, 3.0);
+        let o = c.into();
+        let o = InferScalar::of(&v, &o).lens_infer_scalar(o);
+        assert_eq!(v * o, SMatrix::<f64, 3, 1>::new(2.0, 4.0, 6.0));
+        #[cfg(feature = "alloc")]
+        {
+            let h = crate::HeapMatrix::<f64, 3, 1>::from_fn(|i, _| i as f64);
+            let o = c.into();
+            let o = InferScalar::of(&h, &o).lens_infer_scalar(o);
+            let is_f64: f64 = o;
+            assert_eq!(is_f64, 2.0);
+        }
+        // A matrix operand keeps its type (a product of two matrices).
+        let m = SMatrix::<f64, 3, 3>::identity();
+        let w = InferScalar::of(&m, &v).lens_infer_scalar(v);
+        assert_eq!(m * w, v);
     }
 }

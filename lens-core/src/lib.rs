@@ -142,7 +142,8 @@ pub mod __private {
     /// Guards on the types of the reverse sweep (see the module).
     pub mod guard {
         pub use crate::guard::{
-            Exact, ExactTypes, Infer, InferAsIs, InferSame, Mismatch, MismatchTypes, Typed, Types,
+            Exact, ExactTypes, Infer, InferAsIs, InferSame, InferScalar, InferScalarAsIs,
+            InferScalarSame, Mismatch, MismatchTypes, Typed, Types,
         };
     }
     pub use crate::rules;

@@ -516,12 +516,18 @@ fn written_span(e: &Expr) -> Option<Span> {
     }
 }
 
-/// The operand of `+` or `-` read with the other's type when nothing fixes its own (see
-/// [`InPlace::infer`]): the one from forward-only data, when the other is differentiated.
-pub fn infer_operand(checked: Option<&str>, args: &[Operand]) -> Option<usize> {
-    match (checked, args) {
-        (Some("Add" | "Sub"), [Operand::Const(_), Operand::Var(_)]) => Some(0),
-        (Some("Add" | "Sub"), [Operand::Var(_), Operand::Const(_)]) => Some(1),
+/// The operand of an operator read with a type taken from the other when nothing fixes its
+/// own (see [`InPlace::infer`]): the one from forward-only data, when the other is
+/// differentiated, with what it takes.
+pub fn infer_operand(checked: Option<&str>, args: &[Operand]) -> Option<(usize, Infer)> {
+    let kind = match checked? {
+        "Add" | "Sub" => Infer::Same,
+        "Mul" | "Div" => Infer::Scalar,
+        _ => return None,
+    };
+    match args {
+        [Operand::Const(_), Operand::Var(_)] => Some((0, kind)),
+        [Operand::Var(_), Operand::Const(_)] => Some((1, kind)),
         _ => None,
     }
 }

@@ -168,9 +168,34 @@ pub struct InPlace {
     /// How many of the expression's operands (the receiver first) the rule takes: fewer
     /// than written for `x * x` as `square(x)` and `x.dot(&x)` as `dot_self(x)`.
     pub operands: usize,
-    /// `+` and `-` with one operand from forward-only data: that operand's index, read with
-    /// the other's type when nothing else fixes its own (`x + c.into()`, `guard::Infer`).
-    pub infer: Option<usize>,
+    /// `+ - * /` with one operand from forward-only data: that operand's index, and the type
+    /// it is read with when nothing else fixes its own (`x + c.into()`, `v * c.into()`).
+    pub infer: Option<(usize, Infer)>,
+}
+
+/// The type an operand whose type nothing fixes takes from the other operand
+/// (`lens_core::guard`): `+` and `-` add values of one type; `*` and `/` scale by a scalar.
+#[derive(Clone, Copy)]
+pub enum Infer {
+    /// The other operand's type (`guard::Infer`).
+    Same,
+    /// The other operand's scalar type: itself for a scalar, the entries' for a matrix
+    /// (`guard::InferScalar`).
+    Scalar,
+}
+
+impl Infer {
+    /// `o` read through the guard, `w` being the other operand.
+    pub fn read(self, w: &TokenStream, o: &TokenStream) -> TokenStream {
+        match self {
+            Infer::Same => quote::quote!(
+                ::paralens::__private::guard::Infer::of(&#w, &#o).lens_infer(#o)
+            ),
+            Infer::Scalar => quote::quote!(
+                ::paralens::__private::guard::InferScalar::of(&#w, &#o).lens_infer_scalar(#o)
+            ),
+        }
+    }
 }
 
 /// Where a syntax node sits in the body the analysis read, as the key of [`InPlace`]:

@@ -109,13 +109,12 @@ fn checked_rule(tag: &str, args: &[Operand], taken: &[TokenStream]) -> TokenStre
             }
         })
         .collect();
-    // `x + c.into()`: the forward-only operand read with the other's type, as the function
-    // as written reads it (`guard::Infer`).
-    if let Some(i) = crate::analyse::infer_operand(Some(&tag.to_string()), args) {
+    // `x + c.into()`: the forward-only operand read with a type from the other, as the
+    // function as written reads it (`lens_core::guard`).
+    if let Some((i, kind)) = crate::analyse::infer_operand(Some(&tag.to_string()), args) {
         let (o, w) = (&names[i], &names[1 - i]);
-        bind.extend(quote!(
-            let #o = ::paralens::__private::guard::Infer::of(&#w, &#o).lens_infer(#o);
-        ));
+        let read = kind.read(w, o);
+        bind.extend(quote!(let #o = #read;));
     }
     quote!({
         #bind

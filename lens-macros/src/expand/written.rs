@@ -101,17 +101,21 @@ impl VisitMut for Rewrite<'_> {
         let value = match infer {
             // `x + c.into()`: the operands bound, the forward-only one read with the other's
             // type (`guard::Infer`), in the order written.
-            Some(i) => {
+            Some((i, kind)) => {
                 let names: Vec<TokenStream> = (0..operands.len())
                     .map(|k| format_ident!("__o{}", k, span = span).into_token_stream())
                     .collect();
                 let (o, w) = (&names[*i], &names[1 - *i]);
+                let read = crate::respan(kind.read(w, o), span);
                 quote_spanned!(span=>
                     ::paralens::__private::value_of(|| {
                         #[allow(unused_imports)]
-                        use ::paralens::__private::guard::{InferAsIs as _, InferSame as _};
+                        use ::paralens::__private::guard::{
+                            InferAsIs as _, InferSame as _, InferScalarAsIs as _,
+                            InferScalarSame as _,
+                        };
                         #(let #names = ::paralens::__private::operand(#operands);)*
-                        let #o = ::paralens::__private::guard::Infer::of(&#w, &#o).lens_infer(#o);
+                        let #o = #read;
                         #func(#(#names,)* #(#extra,)*)
                     })
                 )
