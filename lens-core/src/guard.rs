@@ -22,7 +22,6 @@
 
 #[cfg(feature = "alloc")]
 use crate::HeapMatrix;
-use crate::Real;
 use core::marker::PhantomData;
 use nalgebra::SMatrix;
 
@@ -193,31 +192,40 @@ pub trait InferScalarSame<S> {
     fn lens_infer_scalar(self, x: S) -> S;
 }
 
-impl<T: Real> InferScalarSame<T> for InferScalar<T, T> {
-    #[inline(always)]
-    fn lens_infer_scalar(self, x: T) -> T {
-        x
-    }
-}
+// One impl per scalar type, not `impl<T: Real> for InferScalar<T, T>`: while the other
+// operand's type is not known yet (the value of `h.map(f)` for a heap matrix), a generic impl
+// would match it at once and make the operand that type; with one impl per type the choice
+// waits until it is known.
+macro_rules! infer_scalar {
+    ($($t:ty),*) => {$(
+        impl InferScalarSame<$t> for InferScalar<$t, $t> {
+            #[inline(always)]
+            fn lens_infer_scalar(self, x: $t) -> $t {
+                x
+            }
+        }
 
-impl<T: Real, const R: usize, const C: usize> InferScalarSame<T>
-    for InferScalar<SMatrix<T, R, C>, T>
-{
-    #[inline(always)]
-    fn lens_infer_scalar(self, x: T) -> T {
-        x
-    }
-}
+        impl<const R: usize, const C: usize> InferScalarSame<$t>
+            for InferScalar<SMatrix<$t, R, C>, $t>
+        {
+            #[inline(always)]
+            fn lens_infer_scalar(self, x: $t) -> $t {
+                x
+            }
+        }
 
-#[cfg(feature = "alloc")]
-impl<T: Real, const R: usize, const C: usize> InferScalarSame<T>
-    for InferScalar<HeapMatrix<T, R, C>, T>
-{
-    #[inline(always)]
-    fn lens_infer_scalar(self, x: T) -> T {
-        x
-    }
+        #[cfg(feature = "alloc")]
+        impl<const R: usize, const C: usize> InferScalarSame<$t>
+            for InferScalar<HeapMatrix<$t, R, C>, $t>
+        {
+            #[inline(always)]
+            fn lens_infer_scalar(self, x: $t) -> $t {
+                x
+            }
+        }
+    )*};
 }
+infer_scalar!(f32, f64);
 
 /// The operand has a type of its own: it is handed on as it is.
 pub trait InferScalarAsIs<X> {
