@@ -352,3 +352,82 @@ fn sub_models_called_in_branches_of_constant_arms_get_their_changes() {
         }
     }
 }
+
+#[lens]
+fn squared(x: f64) -> f64 {
+    x * x
+}
+
+// `forward` runs the rules that `vjp` runs (a reviewer found it was the body as written with
+// the sub-model calls replaced): `map` of a heap matrix went through `Deref` to a static
+// matrix's `map` and of a scalar had no method, so `forward` did not compile where `vjp` did.
+// A configuration field converted (`self.scale.into()`) is forward-only data whose type the
+// rule fixes (it was refused as a differentiated method).
+para! {
+    pub struct MappedHeap { l: Dense<3, 3, f64> }
+    fn forward(&self, x: HeapMatrix<f64, 3, 1>) -> HeapMatrix<f64, 3, 1> {
+        self.l(x).map(squared)
+    }
+}
+
+para! {
+    pub struct MappedScalar { l: Dense<3, 3, f64>, #[nodiff] scale: f32 }
+    fn forward(&self, x: SVector<f64, 3>) -> f64 {
+        self.l(x).sum().map(squared) * self.scale.into()
+    }
+}
+
+#[test]
+fn forward_runs_the_rules_of_vjp() {
+    let x3 = SVector::<f64, 3>::new(0.2, -0.4, 0.9);
+    let heap = HeapMatrix::<f64, 3, 1>::from_fn(|i, _| x3[i]);
+    let model = MappedHeap { l: Dense::new() };
+    let p = model.init(6);
+    let y = model.forward(&p, heap.clone());
+    let (y_vjp, _) = Para::vjp(&model, &p, heap.clone());
+    assert_eq!(y.as_slice(), y_vjp.as_slice());
+    // By hand: (W x + b) squared entry-wise.
+    let a = *p.l.w * x3 + p.l.b;
+    for i in 0..3 {
+        assert!((y[(i, 0)] - a[i] * a[i]).abs() < 1e-12, "entry {i}");
+    }
+    // The input's change against central finite differences, for the score y . dy.
+    let dy = HeapMatrix::<f64, 3, 1>::from_fn(|i, _| 1.0 - 0.5 * i as f64);
+    let score = |x: &HeapMatrix<f64, 3, 1>| {
+        let y = model.forward(&p, x.clone());
+        (0..3).map(|i| y[(i, 0)] * dy[(i, 0)]).sum::<f64>()
+    };
+    let (_, dx) = model.changes(&p, heap.clone(), dy.clone());
+    for i in 0..3 {
+        let (mut up, mut down) = (heap.clone(), heap.clone());
+        up[(i, 0)] += H;
+        down[(i, 0)] -= H;
+        let fd = (score(&up) - score(&down)) / (2.0 * H);
+        assert!(
+            (fd - dx[(i, 0)]).abs() < 1e-7,
+            "x[{i}]: {fd} against {}",
+            dx[(i, 0)]
+        );
+    }
+
+    let model = MappedScalar {
+        l: Dense::new(),
+        scale: 0.5,
+    };
+    let p = model.init(7);
+    let y = model.forward(&p, x3);
+    assert_eq!(y, Para::vjp(&model, &p, x3).0);
+    let s = (*p.l.w * x3 + p.l.b).sum();
+    assert!(
+        (y - 0.5 * s * s).abs() < 1e-12,
+        "{y} against {}",
+        0.5 * s * s
+    );
+    let r = check_gradient(
+        |x| model.forward(&p, x),
+        |x, d| model.changes(&p, x, d).1,
+        x3,
+        H,
+    );
+    ok("MappedScalar", r);
+}

@@ -113,7 +113,11 @@ pub fn para(input: TokenStream) -> TokenStream {
     // users still compile.
     let mut out = if errors.is_empty() {
         let mut out = proc_macro2::TokenStream::new();
-        for (k, (model, analysed)) in models.iter().enumerate() {
+        for (k, (model, analysed)) in models.iter_mut().enumerate() {
+            // `forward` as written, its differentiated operations through their rules and its
+            // sub-model calls as their forwards.
+            let fields = model.fields();
+            expand::rewrite_para_forward(&mut model.forward.block, &analysed.in_place, &fields);
             out.extend(expand::para(model, analysed, k == 0));
         }
         out

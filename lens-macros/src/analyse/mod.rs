@@ -589,8 +589,32 @@ impl<'e> Analyser<'e> {
         Operand::Const(e.to_token_stream())
     }
 
+    /// In `para!`, whether `e` calls a sub-model (`self.l(x)`). A configuration field
+    /// (`self.scale`, `self.scale.into()`) is forward-only data. A macro naming `self` counts
+    /// (its tokens are not read as expressions).
     fn has_sub_call(&self, e: &Expr) -> bool {
-        self.names_self(e.to_token_stream())
+        struct Find<'a> {
+            fields: &'a [Ident],
+            found: bool,
+        }
+        impl<'ast> syn::visit::Visit<'ast> for Find<'_> {
+            fn visit_expr_method_call(&mut self, m: &'ast syn::ExprMethodCall) {
+                self.found |= is_self_expr(&m.receiver) && self.fields.contains(&m.method);
+                syn::visit::visit_expr_method_call(self, m);
+            }
+            fn visit_macro(&mut self, mac: &'ast syn::Macro) {
+                self.found |= mac.tokens.clone().into_iter().any(|t| is_self(&t));
+            }
+        }
+        if !self.para {
+            return false;
+        }
+        let mut find = Find {
+            fields: &self.fields,
+            found: false,
+        };
+        syn::visit::Visit::visit_expr(&mut find, e);
+        find.found
     }
 
     /// In `para!`, whether `tokens` name `self` (whose sub-models are calls the analysis

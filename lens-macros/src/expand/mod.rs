@@ -9,7 +9,7 @@ mod written;
 
 pub use lens::lens;
 pub use para::{para, without_markers};
-pub use written::rewrite as rewrite_written;
+pub use written::{rewrite as rewrite_written, rewrite_para as rewrite_para_forward};
 
 use crate::analyse::{Block, Op, Operand, StmtKind, Var, VarId};
 use proc_macro2::TokenStream;

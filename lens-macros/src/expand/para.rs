@@ -4,39 +4,8 @@ use super::{Cx, Ret, allows, block};
 use crate::analyse::Analysed;
 use crate::parse::{ParaModel, nodiff_type};
 use proc_macro2::TokenStream;
-use quote::{ToTokens, format_ident, quote, quote_spanned};
-use syn::fold::{self, Fold};
-use syn::spanned::Spanned;
-use syn::{Expr, Ident, Type};
-
-/// Rewrites `self.sub(x)` to a forward call of the sub-model with its parameters.
-struct ForwardCalls<'a> {
-    fields: &'a [Ident],
-}
-
-impl Fold for ForwardCalls<'_> {
-    fn fold_expr(&mut self, e: Expr) -> Expr {
-        match e {
-            Expr::MethodCall(m)
-                if matches!(&*m.receiver, Expr::Path(p) if p.path.is_ident("self"))
-                    && self.fields.contains(&m.method) =>
-            {
-                let span = m.span();
-                let field = m.method.clone();
-                let args: Vec<Expr> = m.args.into_iter().map(|a| self.fold_expr(a)).collect();
-                let input = match args.as_slice() {
-                    [one] => quote!(#one),
-                    many => quote!((#(#many,)*)),
-                };
-                syn::parse2(quote_spanned!(span=>
-                    ::paralens::__private::Para::forward(&self.#field, &__p.#field, #input)
-                ))
-                .expect("a call expression parses")
-            }
-            other => fold::fold_expr(self, other),
-        }
-    }
-}
+use quote::{ToTokens, format_ident, quote};
+use syn::{Ident, Type};
 
 /// The model's items (its struct, its parameter struct and `Init`, when `with_items`) and the
 /// `Para` impl of one forward function.
@@ -150,7 +119,9 @@ pub fn para(m: &ParaModel, analysed: &Analysed, with_items: bool) -> TokenStream
         [one] => one.clone(),
         many => quote!((#(#many),*)),
     };
-    let forward_body = ForwardCalls { fields: &fields }.fold_block((*forward.block).clone());
+    // Rewritten by `written::rewrite_para` (its operations through their rules, its
+    // sub-model calls as forwards).
+    let forward_body = &forward.block;
     let allow = allows();
     let field_vis: Vec<&syn::Visibility> = subs.iter().map(|f| &f.vis).collect();
     let field_attrs: Vec<&Vec<syn::Attribute>> = subs.iter().map(|f| &f.attrs).collect();

@@ -10,18 +10,54 @@ use crate::analyse::{InPlace, compound_op, node_key};
 use proc_macro2::{Span, TokenStream};
 use quote::{ToTokens, format_ident, quote_spanned};
 use std::collections::BTreeMap;
-use syn::Expr;
+use syn::spanned::Spanned;
 use syn::visit_mut::VisitMut;
+use syn::{Expr, Ident};
 
 /// Rewrites `body` (the block the analysis read, not moved since) in place.
 pub fn rewrite(body: &mut syn::Block, in_place: &BTreeMap<usize, InPlace>) {
     if !in_place.is_empty() {
-        Rewrite { in_place }.visit_block_mut(body);
+        Rewrite {
+            in_place,
+            fields: &[],
+        }
+        .visit_block_mut(body);
     }
+}
+
+/// Rewrites the body of a `para!` model's `forward` (the block the analysis read) in place:
+/// its differentiated operations through their rules, as in a `#[lens]` function, so that
+/// `forward` computes what `vjp` does (`h.map(f)` of a heap matrix or a scalar, `x +
+/// c.into()`), and each call of a sub-model (`self.l(x)`) as the sub-model's forward.
+pub fn rewrite_para(body: &mut syn::Block, in_place: &BTreeMap<usize, InPlace>, fields: &[Ident]) {
+    Rewrite { in_place, fields }.visit_block_mut(body);
 }
 
 struct Rewrite<'a> {
     in_place: &'a BTreeMap<usize, InPlace>,
+    /// The sub-models of a `para!` model (none in a `#[lens]` function).
+    fields: &'a [Ident],
+}
+
+impl Rewrite<'_> {
+    /// `self.sub(x)` (its arguments already rewritten) as the sub-model's forward call.
+    fn sub_call(&self, e: &mut Expr) {
+        let Expr::MethodCall(m) = &*e else { return };
+        let is_self = matches!(&*m.receiver, Expr::Path(p) if p.path.is_ident("self"));
+        if !is_self || !self.fields.contains(&m.method) {
+            return;
+        }
+        let span = m.span();
+        let field = &m.method;
+        let args: Vec<&Expr> = m.args.iter().collect();
+        let input = match args.as_slice() {
+            [one] => quote_spanned!(span=> #one),
+            many => quote_spanned!(span=> (#(#many,)*)),
+        };
+        *e = Expr::Verbatim(quote_spanned!(span=>
+            ::paralens::__private::Para::forward(&self.#field, &__p.#field, #input)
+        ));
+    }
 }
 
 /// An operand without the parentheses or braces that only delimited it (`(n as f64)`,
@@ -70,7 +106,7 @@ impl VisitMut for Rewrite<'_> {
             infer,
         }) = self.in_place.get(&key)
         else {
-            return;
+            return self.sub_call(e);
         };
         let span = func
             .clone()
@@ -135,14 +171,20 @@ impl VisitMut for Rewrite<'_> {
 }
 
 /// A method's operands for its rule, which takes them by value: a clone of the receiver
-/// (borrowed by the method), then the arguments.
+/// (borrowed by the method) when it names a place, the value itself when it is computed (a
+/// call, an operation already rewritten: a temporary, moved rather than copied, which
+/// for a heap matrix would allocate), then the arguments.
 fn method_operands<'a>(
     receiver: &Expr,
     args: impl Iterator<Item = &'a Expr>,
     span: Span,
 ) -> Vec<TokenStream> {
     let receiver = bare(receiver);
-    let mut v = vec![quote_spanned!(span=> ::core::clone::Clone::clone(&(#receiver)))];
+    let receiver = match receiver {
+        Expr::Call(_) | Expr::MethodCall(_) | Expr::Verbatim(_) => receiver.to_token_stream(),
+        place => quote_spanned!(span=> ::core::clone::Clone::clone(&(#place))),
+    };
+    let mut v = vec![receiver];
     v.extend(args.map(|a| by_value(a, span)));
     v
 }
