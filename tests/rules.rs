@@ -142,6 +142,44 @@ fn matrix_products_and_sums() {
     unary("sum", sum, &[m::<3, 2>(0.8)]); // all ones
 }
 
+fn heap<const R: usize, const C: usize>(seed: f64) -> paralens::HeapMatrix<f64, R, C> {
+    paralens::HeapMatrix::from_matrix(&m::<R, C>(seed))
+}
+
+#[test]
+fn heap_matrix_scaling_and_reductions() {
+    // The rules of a static matrix, on a heap one: d(M s) = (s D, <M, D>), d(M / s) =
+    // (D / s, -<M, D> / s^2).
+    binary("heap*s", MulRule::mul_vjp, &[(heap::<3, 4>(0.3), 1.7)]);
+    binary("s*heap", MulRule::mul_vjp, &[(-0.8, heap::<3, 4>(0.4))]);
+    binary("heap/s", DivRule::div_vjp, &[(heap::<3, 4>(0.5), 1.3)]);
+    // |M|: D M / |M|; |M|^2: 2 D M; sum: D everywhere; mean: D / (R C); max and min: D at
+    // that entry (the points have distinct entries).
+    unary("heap.norm", Reduce::norm_vjp, &[heap::<3, 4>(0.6)]);
+    unary(
+        "heap.norm_squared",
+        Reduce::norm_squared_vjp,
+        &[heap::<3, 4>(0.6)],
+    );
+    unary("heap.sum", Reduce::sum_vjp, &[heap::<3, 4>(0.8)]);
+    unary("heap.mean", Reduce::mean_vjp, &[heap::<3, 4>(0.8)]);
+    unary("heap.max", Reduce::max_vjp, &[heap::<3, 4>(0.9)]);
+    unary("heap.min", Reduce::min_vjp, &[heap::<3, 4>(0.9)]);
+    // The same values as the static matrix's rules.
+    let (a, s) = (m::<3, 4>(0.2), 1.9);
+    let h = heap::<3, 4>(0.2);
+    assert_eq!(*MulRule::mul_vjp(h.clone(), s).0, MulRule::mul_vjp(a, s).0);
+    assert_eq!(*DivRule::div_vjp(h.clone(), s).0, DivRule::div_vjp(a, s).0);
+    assert_eq!(Reduce::norm_vjp(h.clone()).0, Reduce::norm_vjp(a).0);
+    assert_eq!(Reduce::max_vjp(h.clone()).0, Reduce::max_vjp(a).0);
+    // At the origin the norm's change is zero, not NaN.
+    let zero = paralens::HeapMatrix::<f64, 2, 2>::zeros();
+    assert_eq!(
+        *Reduce::norm_vjp(zero).1(1.0),
+        SMatrix::<f64, 2, 2>::zeros()
+    );
+}
+
 #[test]
 fn activations() {
     let pts = [-2.1, -0.3, 0.4, 1.7];

@@ -252,3 +252,33 @@ fn map_keeps_its_value_type() {
     let r = check_gradient(map_scalar, map_scalar_rev, 0.7, H);
     check("map_scalar", &r, map_scalar(0.7), map_scalar_vjp(0.7).0);
 }
+
+// A heap matrix scaled and reduced: `h * s`, `s * h`, `h / s` and the reductions have rules
+// (they had none: `h.sum()` was "no reverse rule for this reduction", and `h * 2.0` a
+// product of two heap matrices after inference).
+#[lens]
+fn heap_reduced(h: HeapMatrix<f64, 3, 2>, #[nodiff] c: f32) -> f64 {
+    let g = 2.0 * h.map(squared) * 0.5 / c.into();
+    g.sum() + h.norm() * h.mean() - h.max() * h.min() + h.norm_squared()
+}
+
+#[test]
+fn heap_matrices_scale_and_reduce() {
+    let h = HeapMatrix::<f64, 3, 2>::from_fn(|i, j| (i as f64 * 0.7 - j as f64 * 1.3).sin());
+    let r = check_gradient(
+        |h| heap_reduced(h, 1.5),
+        |h, d| heap_reduced_rev(h, 1.5, d),
+        h.clone(),
+        H,
+    );
+    check(
+        "heap_reduced",
+        &r,
+        heap_reduced(h.clone(), 1.5),
+        heap_reduced_vjp(h.clone(), 1.5).0,
+    );
+    let s = SMatrix::<f64, 3, 2>::from_fn(|i, j| h[(i, j)]);
+    let expected =
+        s.map(|x| x * x).sum() / 1.5 + s.norm() * s.mean() - s.max() * s.min() + s.norm_squared();
+    assert!((heap_reduced(h, 1.5) - expected).abs() < 1e-12);
+}

@@ -235,6 +235,61 @@ impl<T: Real, const R: usize, const C: usize> NegRule for HeapMatrix<T, R, C> {
     }
 }
 
+/// Scaling and division of a heap matrix by a scalar (`h * s`, `s * h`, `h / s`): the
+/// value in a new block, the pullback holding `h`'s block and writing the matrix's change
+/// into the output change's.
+#[cfg(feature = "alloc")]
+macro_rules! heap_scaling {
+    ($($t:ty),*) => {$(
+        impl<const R: usize, const C: usize> MulRule<$t> for HeapMatrix<$t, R, C> {
+            type Out = Self;
+            #[inline]
+            fn mul_vjp(self, s: $t) -> (Self, impl FnOnce(Self) -> (Self, $t)) {
+                let mut y = self.clone();
+                y.scale_mut(s);
+                (y, move |mut d: Self| {
+                    let ds = self.dot(&d);
+                    d.scale_mut(s);
+                    (d, ds)
+                })
+            }
+        }
+
+        impl<const R: usize, const C: usize> MulRule<HeapMatrix<$t, R, C>> for $t {
+            type Out = HeapMatrix<$t, R, C>;
+            #[inline]
+            fn mul_vjp(
+                self,
+                m: HeapMatrix<$t, R, C>,
+            ) -> (HeapMatrix<$t, R, C>, impl FnOnce(HeapMatrix<$t, R, C>) -> ($t, HeapMatrix<$t, R, C>)) {
+                let mut y = m.clone();
+                y.scale_mut(self);
+                (y, move |mut d: HeapMatrix<$t, R, C>| {
+                    let ds = m.dot(&d);
+                    d.scale_mut(self);
+                    (ds, d)
+                })
+            }
+        }
+
+        impl<const R: usize, const C: usize> DivRule<$t> for HeapMatrix<$t, R, C> {
+            type Out = Self;
+            #[inline]
+            fn div_vjp(self, s: $t) -> (Self, impl FnOnce(Self) -> (Self, $t)) {
+                let mut y = self.clone();
+                y.apply(|x| *x /= s);
+                (y, move |mut d: Self| {
+                    let ds = -self.dot(&d) / (s * s);
+                    d.apply(|x| *x /= s);
+                    (d, ds)
+                })
+            }
+        }
+    )*};
+}
+#[cfg(feature = "alloc")]
+heap_scaling!(f32, f64);
+
 /// Matrix product (matrix-vector when `C = 1`): `R(a, b; d) = (d b^T, a^T d)`.
 impl<T: Real, const R: usize, const K: usize, const C: usize> MulRule<SMatrix<T, K, C>>
     for SMatrix<T, R, K>

@@ -274,7 +274,7 @@ fn extreme<T: Real, const R: usize, const C: usize>(
 #[diagnostic::on_unimplemented(
     message = "no reverse rule for this reduction of `{Self}`",
     label = "differentiated here, and `{Self}` is not a matrix",
-    note = "`norm`, `norm_squared`, `sum`, `mean`, `max()` and `min()` are differentiated on nalgebra matrices (`SMatrix`)"
+    note = "`norm`, `norm_squared`, `sum`, `mean`, `max()` and `min()` are differentiated on matrices (`SMatrix`, `HeapMatrix`)"
 )]
 pub trait Reduce: Sized {
     /// The entries' type.
@@ -319,4 +319,76 @@ impl<T: Real, const R: usize, const C: usize> Reduce for SMatrix<T, R, C> {
     fn min_vjp(self) -> (T, impl FnOnce(T) -> Self) {
         min_entry(self)
     }
+}
+
+/// The reductions of a heap matrix: each pullback holds the matrix's block and writes the
+/// change into it, so no second block is taken.
+#[cfg(feature = "alloc")]
+impl<T: Real, const R: usize, const C: usize> Reduce for crate::HeapMatrix<T, R, C> {
+    type Entry = T;
+    #[inline]
+    fn norm_vjp(self) -> (T, impl FnOnce(T) -> Self) {
+        let n = self.norm();
+        (n, move |d: T| {
+            let mut g = self;
+            if n == T::zero() {
+                g.fill(T::zero());
+            } else {
+                g.scale_mut(d / n);
+            }
+            g
+        })
+    }
+    #[inline]
+    fn norm_squared_vjp(self) -> (T, impl FnOnce(T) -> Self) {
+        (self.norm_squared(), move |d: T| {
+            let mut g = self;
+            g.scale_mut(d + d);
+            g
+        })
+    }
+    #[inline]
+    fn sum_vjp(self) -> (T, impl FnOnce(T) -> Self) {
+        (self.sum(), move |d: T| {
+            let mut g = self;
+            g.fill(d);
+            g
+        })
+    }
+    #[inline]
+    fn mean_vjp(self) -> (T, impl FnOnce(T) -> Self) {
+        (self.mean(), move |d: T| {
+            let mut g = self;
+            g.fill(d / T::cst((R * C) as f64));
+            g
+        })
+    }
+    #[inline]
+    fn max_vjp(self) -> (T, impl FnOnce(T) -> Self) {
+        heap_extreme(self, |x, best| x > best)
+    }
+    #[inline]
+    fn min_vjp(self) -> (T, impl FnOnce(T) -> Self) {
+        heap_extreme(self, |x, best| x < best)
+    }
+}
+
+#[cfg(feature = "alloc")]
+#[inline]
+fn heap_extreme<T: Real, const R: usize, const C: usize>(
+    a: crate::HeapMatrix<T, R, C>,
+    better: impl Fn(T, T) -> bool,
+) -> (T, impl FnOnce(T) -> crate::HeapMatrix<T, R, C>) {
+    let mut at = 0;
+    for (i, &x) in a.iter().enumerate() {
+        if better(x, a[at]) {
+            at = i;
+        }
+    }
+    (a[at], move |d: T| {
+        let mut g = a;
+        g.fill(T::zero());
+        g[at] = d;
+        g
+    })
 }
