@@ -126,6 +126,15 @@ impl Analyser<'_> {
             );
             return unit;
         }
+        if op.is_some() && !without_effects(&ix.index) && self.needs_lowering(e.to_token_stream()) {
+            // `v[i] op= e` reads the entry and then replaces it: the index is computed for
+            // each, and one with an effect (`v[{ k += 1; k }] += x`) would name two entries.
+            self.errors.at(
+                &ix.index,
+                "the index of `v[i] op= e` is computed twice here (to read the entry, then to replace it); bind it first: `let k = ...; v[k] += e;`",
+            );
+            return unit;
+        }
         let value = match op {
             None => self.expr(right, out),
             Some(op) => self.compound(e, op, out),

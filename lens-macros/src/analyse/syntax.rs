@@ -133,3 +133,23 @@ pub(super) fn iterator_in_chain(m: &syn::ExprMethodCall) -> Option<&syn::ExprMet
         }
     }
 }
+
+/// Whether evaluating `e` twice gives the same value and does nothing else: literals, names,
+/// fields, entries and arithmetic on them, with no call, block, macro or assignment.
+pub(super) fn without_effects(e: &Expr) -> bool {
+    match e {
+        Expr::Lit(_) | Expr::Path(_) => true,
+        Expr::Paren(p) => without_effects(&p.expr),
+        Expr::Group(g) => without_effects(&g.expr),
+        Expr::Tuple(t) => t.elems.iter().all(without_effects),
+        Expr::Binary(b) => {
+            compound_op(&b.op).is_none() && without_effects(&b.left) && without_effects(&b.right)
+        }
+        Expr::Unary(u) => without_effects(&u.expr),
+        Expr::Cast(c) => without_effects(&c.expr),
+        Expr::Field(f) => without_effects(&f.base),
+        Expr::Index(i) => without_effects(&i.expr) && without_effects(&i.index),
+        Expr::Reference(r) => r.mutability.is_none() && without_effects(&r.expr),
+        _ => false,
+    }
+}
