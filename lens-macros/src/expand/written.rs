@@ -78,14 +78,22 @@ fn bare(mut e: &Expr) -> &Expr {
     }
 }
 
-/// `&x` as a clone of `x` (the rules take their operands by value), anything else as written.
+/// `&x` as a clone of `x` (the rules take their operands by value), `&f(x)` as the computed
+/// value itself (a temporary, moved rather than copied), anything else as written.
 fn by_value(e: &Expr, span: Span) -> TokenStream {
     match bare(e) {
-        Expr::Reference(r) if r.mutability.is_none() => {
-            let inner = &r.expr;
-            quote_spanned!(span=> ::core::clone::Clone::clone(&(#inner)))
-        }
+        Expr::Reference(r) if r.mutability.is_none() => computed_or_clone(&r.expr, span),
         other => other.to_token_stream(),
+    }
+}
+
+/// A value a rule takes by value from a place it borrows: a computed value (a call, a
+/// sub-model's output, an operation already rewritten) as it is, a temporary moved rather
+/// than copied, which for a heap matrix would copy its block; a place cloned.
+fn computed_or_clone(e: &Expr, span: Span) -> TokenStream {
+    match bare(e) {
+        e @ (Expr::Call(_) | Expr::MethodCall(_) | Expr::Verbatim(_)) => e.to_token_stream(),
+        place => quote_spanned!(span=> ::core::clone::Clone::clone(&(#place))),
     }
 }
 
@@ -170,21 +178,14 @@ impl VisitMut for Rewrite<'_> {
     }
 }
 
-/// A method's operands for its rule, which takes them by value: a clone of the receiver
-/// (borrowed by the method) when it names a place, the value itself when it is computed (a
-/// call, an operation already rewritten: a temporary, moved rather than copied, which
-/// for a heap matrix would allocate), then the arguments.
+/// A method's operands for its rule, which takes them by value: the receiver (borrowed by
+/// the method) through [`computed_or_clone`], then the arguments.
 fn method_operands<'a>(
     receiver: &Expr,
     args: impl Iterator<Item = &'a Expr>,
     span: Span,
 ) -> Vec<TokenStream> {
-    let receiver = bare(receiver);
-    let receiver = match receiver {
-        Expr::Call(_) | Expr::MethodCall(_) | Expr::Verbatim(_) => receiver.to_token_stream(),
-        place => quote_spanned!(span=> ::core::clone::Clone::clone(&(#place))),
-    };
-    let mut v = vec![receiver];
+    let mut v = vec![computed_or_clone(receiver, span)];
     v.extend(args.map(|a| by_value(a, span)));
     v
 }
