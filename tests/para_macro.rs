@@ -431,3 +431,32 @@ fn forward_runs_the_rules_of_vjp() {
     );
     ok("MappedScalar", r);
 }
+
+// A generic model scaled by a configuration field of its scalar type (a reviewer found it
+// refused: the scaling rules were written for `f32` and `f64` only).
+para! {
+    pub struct ScaledGeneric<T: Real> { l: Dense<2, 2, T>, #[nodiff] s: T }
+    fn forward(&self, x: SVector<T, 2>) -> T {
+        (self.l(x) * self.s).sum()
+    }
+}
+
+#[test]
+fn generic_models_scale_by_their_scalar_type() {
+    let model = ScaledGeneric::<f64> {
+        l: Dense::new(),
+        s: 0.75,
+    };
+    let p = model.init(8);
+    let x = SVector::<f64, 2>::new(0.6, -0.2);
+    let y = model.forward(&p, x);
+    assert_eq!(y, Para::vjp(&model, &p, x).0);
+    assert!((y - 0.75 * (*p.l.w * x + p.l.b).sum()).abs() < 1e-12);
+    let r = check_gradient(
+        |x| model.forward(&p, x),
+        |x, d| model.changes(&p, x, d).1,
+        x,
+        H,
+    );
+    ok("ScaledGeneric", r);
+}

@@ -282,3 +282,47 @@ fn heap_matrices_scale_and_reduce() {
         s.map(|x| x * x).sum() / 1.5 + s.norm() * s.mean() - s.max() * s.min() + s.norm_squared();
     assert!((heap_reduced(h, 1.5) - expected).abs() < 1e-12);
 }
+
+// Scaling by the scalar type of a generic function: the rules of `m * s`, `s * m` and `m / s`
+// are generic over `T: Real` (they were written for `f32` and `f64` only, so a generic
+// `v * s` had no rule).
+#[lens]
+fn scaled_generic<T: Real>(v: SVector<T, 3>, #[nodiff] s: T) -> T {
+    (v * s / s * s).sum() + (s * v).norm()
+}
+
+#[lens]
+fn scaled_heap_generic<T: Real>(h: HeapMatrix<T, 3, 2>, #[nodiff] s: T) -> T {
+    (h.clone() * s / s * s).sum() + (s * h).norm()
+}
+
+#[test]
+fn generic_scaling_has_rules() {
+    let v = V3::new(0.3, -0.7, 1.1);
+    let r = check_gradient(
+        |v| scaled_generic(v, 1.5),
+        |v, d| scaled_generic_rev(v, 1.5, d),
+        v,
+        H,
+    );
+    check(
+        "scaled_generic",
+        &r,
+        scaled_generic(v, 1.5),
+        scaled_generic_vjp(v, 1.5).0,
+    );
+    assert!((scaled_generic(v, 1.5) - (1.5 * v.sum() + 1.5 * v.norm())).abs() < 1e-12);
+    let h = HeapMatrix::<f64, 3, 2>::from_fn(|i, j| (i as f64 - j as f64 * 0.4).cos());
+    let r = check_gradient(
+        |h| scaled_heap_generic(h, -0.5),
+        |h, d| scaled_heap_generic_rev(h, -0.5, d),
+        h.clone(),
+        H,
+    );
+    check(
+        "scaled_heap_generic",
+        &r,
+        scaled_heap_generic(h.clone(), -0.5),
+        scaled_heap_generic_vjp(h, -0.5).0,
+    );
+}

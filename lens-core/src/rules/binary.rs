@@ -239,56 +239,55 @@ impl<T: Real, const R: usize, const C: usize> NegRule for HeapMatrix<T, R, C> {
 /// value in a new block, the pullback holding `h`'s block and writing the matrix's change
 /// into the output change's.
 #[cfg(feature = "alloc")]
-macro_rules! heap_scaling {
-    ($($t:ty),*) => {$(
-        impl<const R: usize, const C: usize> MulRule<$t> for HeapMatrix<$t, R, C> {
-            type Out = Self;
-            #[inline]
-            fn mul_vjp(self, s: $t) -> (Self, impl FnOnce(Self) -> (Self, $t)) {
-                let mut y = self.clone();
-                y.scale_mut(s);
-                (y, move |mut d: Self| {
-                    let ds = self.dot(&d);
-                    d.scale_mut(s);
-                    (d, ds)
-                })
-            }
-        }
-
-        impl<const R: usize, const C: usize> MulRule<HeapMatrix<$t, R, C>> for $t {
-            type Out = HeapMatrix<$t, R, C>;
-            #[inline]
-            fn mul_vjp(
-                self,
-                m: HeapMatrix<$t, R, C>,
-            ) -> (HeapMatrix<$t, R, C>, impl FnOnce(HeapMatrix<$t, R, C>) -> ($t, HeapMatrix<$t, R, C>)) {
-                let mut y = m.clone();
-                y.scale_mut(self);
-                (y, move |mut d: HeapMatrix<$t, R, C>| {
-                    let ds = m.dot(&d);
-                    d.scale_mut(self);
-                    (ds, d)
-                })
-            }
-        }
-
-        impl<const R: usize, const C: usize> DivRule<$t> for HeapMatrix<$t, R, C> {
-            type Out = Self;
-            #[inline]
-            fn div_vjp(self, s: $t) -> (Self, impl FnOnce(Self) -> (Self, $t)) {
-                let mut y = self.clone();
-                y.apply(|x| *x /= s);
-                (y, move |mut d: Self| {
-                    let ds = -self.dot(&d) / (s * s);
-                    d.apply(|x| *x /= s);
-                    (d, ds)
-                })
-            }
-        }
-    )*};
+impl<T: Real, const R: usize, const C: usize> MulRule<T> for HeapMatrix<T, R, C> {
+    type Out = Self;
+    #[inline]
+    fn mul_vjp(self, s: T) -> (Self, impl FnOnce(Self) -> (Self, T)) {
+        let mut y = self.clone();
+        y.scale_mut(s);
+        (y, move |mut d: Self| {
+            let ds = self.dot(&d);
+            d.scale_mut(s);
+            (d, ds)
+        })
+    }
 }
+
 #[cfg(feature = "alloc")]
-heap_scaling!(f32, f64);
+impl<T: Real, const R: usize, const C: usize> MulRule<HeapMatrix<T, R, C>> for T {
+    type Out = HeapMatrix<T, R, C>;
+    #[inline]
+    fn mul_vjp(
+        self,
+        m: HeapMatrix<T, R, C>,
+    ) -> (
+        HeapMatrix<T, R, C>,
+        impl FnOnce(HeapMatrix<T, R, C>) -> (T, HeapMatrix<T, R, C>),
+    ) {
+        let mut y = m.clone();
+        y.scale_mut(self);
+        (y, move |mut d: HeapMatrix<T, R, C>| {
+            let ds = m.dot(&d);
+            d.scale_mut(self);
+            (ds, d)
+        })
+    }
+}
+
+#[cfg(feature = "alloc")]
+impl<T: Real, const R: usize, const C: usize> DivRule<T> for HeapMatrix<T, R, C> {
+    type Out = Self;
+    #[inline]
+    fn div_vjp(self, s: T) -> (Self, impl FnOnce(Self) -> (Self, T)) {
+        let mut y = self.clone();
+        y.apply(|x| *x /= s);
+        (y, move |mut d: Self| {
+            let ds = -self.dot(&d) / (s * s);
+            d.apply(|x| *x /= s);
+            (d, ds)
+        })
+    }
+}
 
 /// Matrix product (matrix-vector when `C = 1`): `R(a, b; d) = (d b^T, a^T d)`.
 impl<T: Real, const R: usize, const K: usize, const C: usize> MulRule<SMatrix<T, K, C>>
@@ -312,36 +311,46 @@ impl<T: Real, const R: usize, const K: usize, const C: usize> MulRule<SMatrix<T,
 }
 
 /// Scaling on the right, `m * s`: `R(m, s; d) = (s d, <m, d>)`.
-macro_rules! scaling {
-    ($($t:ty),*) => {$(
-        impl<const R: usize, const C: usize> MulRule<$t> for SMatrix<$t, R, C> {
-            type Out = Self;
-            #[inline]
-            fn mul_vjp(self, s: $t) -> (Self, impl FnOnce(Self) -> (Self, $t)) {
-                (self * s, #[inline(always)] move |d: Self| (d * s, self.dot(&d)))
-            }
-        }
-
-        /// Scaling on the left, `s * m`.
-        impl<const R: usize, const C: usize> MulRule<SMatrix<$t, R, C>> for $t {
-            type Out = SMatrix<$t, R, C>;
-            #[inline]
-            fn mul_vjp(
-                self,
-                m: SMatrix<$t, R, C>,
-            ) -> (SMatrix<$t, R, C>, impl FnOnce(SMatrix<$t, R, C>) -> ($t, SMatrix<$t, R, C>)) {
-                (m * self, #[inline(always)] move |d: SMatrix<$t, R, C>| (m.dot(&d), d * self))
-            }
-        }
-
-        /// Division by a scalar, `m / s`: `R(m, s; d) = (d / s, -<m, d> / s^2)`.
-        impl<const R: usize, const C: usize> DivRule<$t> for SMatrix<$t, R, C> {
-            type Out = Self;
-            #[inline]
-            fn div_vjp(self, s: $t) -> (Self, impl FnOnce(Self) -> (Self, $t)) {
-                (self / s, #[inline(always)] move |d: Self| (d / s, -self.dot(&d) / (s * s)))
-            }
-        }
-    )*};
+impl<T: Real, const R: usize, const C: usize> MulRule<T> for SMatrix<T, R, C> {
+    type Out = Self;
+    #[inline]
+    fn mul_vjp(self, s: T) -> (Self, impl FnOnce(Self) -> (Self, T)) {
+        (
+            self * s,
+            #[inline(always)]
+            move |d: Self| (d * s, self.dot(&d)),
+        )
+    }
 }
-scaling!(f32, f64);
+
+/// Scaling on the left, `s * m`.
+impl<T: Real, const R: usize, const C: usize> MulRule<SMatrix<T, R, C>> for T {
+    type Out = SMatrix<T, R, C>;
+    #[inline]
+    fn mul_vjp(
+        self,
+        m: SMatrix<T, R, C>,
+    ) -> (
+        SMatrix<T, R, C>,
+        impl FnOnce(SMatrix<T, R, C>) -> (T, SMatrix<T, R, C>),
+    ) {
+        (
+            m * self,
+            #[inline(always)]
+            move |d: SMatrix<T, R, C>| (m.dot(&d), d * self),
+        )
+    }
+}
+
+/// Division by a scalar, `m / s`: `R(m, s; d) = (d / s, -<m, d> / s^2)`.
+impl<T: Real, const R: usize, const C: usize> DivRule<T> for SMatrix<T, R, C> {
+    type Out = Self;
+    #[inline]
+    fn div_vjp(self, s: T) -> (Self, impl FnOnce(Self) -> (Self, T)) {
+        (
+            self / s,
+            #[inline(always)]
+            move |d: Self| (d / s, -self.dot(&d) / (s * s)),
+        )
+    }
+}
