@@ -19,6 +19,19 @@ fn check(name: &str, r: &GradCheck, written: f64, generated: f64) {
     );
 }
 
+/// [`check`] at `x`: the reverse `rev` against central finite differences of `f` (the
+/// function as written), and `f`'s value against `vjp`'s.
+fn check_at<X: paralens::Flat<f64>>(
+    name: &str,
+    f: impl Fn(X) -> f64,
+    rev: impl Fn(X, f64) -> X,
+    vjp: impl Fn(X) -> f64,
+    x: X,
+) {
+    let r = check_gradient(&f, rev, x.clone(), H);
+    check(name, &r, f(x.clone()), vjp(x));
+}
+
 // Path forms whose first argument is an operation or a cast: the receiver is cloned as a
 // whole (`Clone::clone(&(x * 2.0))`, not `Clone::clone(&x) * 2.0`), and the operations in the
 // arguments are rewritten too.
@@ -165,17 +178,12 @@ fn inferred_factors(x: f64, v: V3, #[nodiff] c: f32) -> f64 {
 fn factors_inferred_from_the_other_operand() {
     let v = V3::new(0.3, 0.7, -1.1);
     let (x, c) = (0.8, 2.5_f32);
-    let r = check_gradient(
+    check_at(
+        "inferred_factors",
         |(x, v)| inferred_factors(x, v, c),
         |(x, v), d| inferred_factors_rev(x, v, c, d),
+        |(x, v)| inferred_factors_vjp(x, v, c).0,
         (x, v),
-        H,
-    );
-    check(
-        "inferred_factors",
-        &r,
-        inferred_factors(x, v, c),
-        inferred_factors_vjp(x, v, c).0,
     );
     // s = x, w = x v: 2.5 x |v|^2 + x^2
     let expected = 2.5 * x * v.norm_squared() + x * x;
@@ -185,34 +193,24 @@ fn factors_inferred_from_the_other_operand() {
 #[test]
 fn summands_inferred_from_the_other_operand() {
     for x in [0.4, -1.7] {
-        let r = check_gradient(
+        check_at(
+            "inferred_summands",
             |x| inferred_summands(x, 0.5),
             |x, d| inferred_summands_rev(x, 0.5, d),
+            |x| inferred_summands_vjp(x, 0.5).0,
             x,
-            H,
-        );
-        check(
-            "inferred_summands",
-            &r,
-            inferred_summands(x, 0.5),
-            inferred_summands_vjp(x, 0.5).0,
         );
         // 0.5 - x^2 - 0.5 + 0 + x + 0.5
         assert!((inferred_summands(x, 0.5) - (0.5 + x - x * x)).abs() < 1e-12);
     }
     let w = [1.0, -2.0, 0.5];
     let v = V3::new(0.3, 0.7, -1.1);
-    let r = check_gradient(
+    check_at(
+        "inferred_vector_summand",
         |v| inferred_vector_summand(v, w),
         |v, d| inferred_vector_summand_rev(v, w, d),
+        |v| inferred_vector_summand_vjp(v, w).0,
         v,
-        H,
-    );
-    check(
-        "inferred_vector_summand",
-        &r,
-        inferred_vector_summand(v, w),
-        inferred_vector_summand_vjp(v, w).0,
     );
 }
 
@@ -265,17 +263,12 @@ fn heap_reduced(h: HeapMatrix<f64, 3, 2>, #[nodiff] c: f32) -> f64 {
 #[test]
 fn heap_matrices_scale_and_reduce() {
     let h = HeapMatrix::<f64, 3, 2>::from_fn(|i, j| (i as f64 * 0.7 - j as f64 * 1.3).sin());
-    let r = check_gradient(
+    check_at(
+        "heap_reduced",
         |h| heap_reduced(h, 1.5),
         |h, d| heap_reduced_rev(h, 1.5, d),
+        |h| heap_reduced_vjp(h, 1.5).0,
         h.clone(),
-        H,
-    );
-    check(
-        "heap_reduced",
-        &r,
-        heap_reduced(h.clone(), 1.5),
-        heap_reduced_vjp(h.clone(), 1.5).0,
     );
     let s = SMatrix::<f64, 3, 2>::from_fn(|i, j| h[(i, j)]);
     let expected =
@@ -299,30 +292,20 @@ fn scaled_heap_generic<T: Real>(h: HeapMatrix<T, 3, 2>, #[nodiff] s: T) -> T {
 #[test]
 fn generic_scaling_has_rules() {
     let v = V3::new(0.3, -0.7, 1.1);
-    let r = check_gradient(
+    check_at(
+        "scaled_generic",
         |v| scaled_generic(v, 1.5),
         |v, d| scaled_generic_rev(v, 1.5, d),
+        |v| scaled_generic_vjp(v, 1.5).0,
         v,
-        H,
-    );
-    check(
-        "scaled_generic",
-        &r,
-        scaled_generic(v, 1.5),
-        scaled_generic_vjp(v, 1.5).0,
     );
     assert!((scaled_generic(v, 1.5) - (1.5 * v.sum() + 1.5 * v.norm())).abs() < 1e-12);
     let h = HeapMatrix::<f64, 3, 2>::from_fn(|i, j| (i as f64 - j as f64 * 0.4).cos());
-    let r = check_gradient(
+    check_at(
+        "scaled_heap_generic",
         |h| scaled_heap_generic(h, -0.5),
         |h, d| scaled_heap_generic_rev(h, -0.5, d),
-        h.clone(),
-        H,
-    );
-    check(
-        "scaled_heap_generic",
-        &r,
-        scaled_heap_generic(h.clone(), -0.5),
-        scaled_heap_generic_vjp(h, -0.5).0,
+        |h| scaled_heap_generic_vjp(h, -0.5).0,
+        h,
     );
 }

@@ -248,17 +248,28 @@ pub fn min_entry<T: Real, const R: usize, const C: usize>(
     extreme(a, |x, best| x < best)
 }
 
+/// Where the entry that `better` prefers to all others is (the first of equal ones), in
+/// column-major order: the scan of `max()` and `min()` for static and heap matrices.
 #[inline]
-fn extreme<T: Real, const R: usize, const C: usize>(
-    a: SMatrix<T, R, C>,
+fn extreme_at<T: Real, const R: usize, const C: usize>(
+    a: &SMatrix<T, R, C>,
     better: impl Fn(T, T) -> bool,
-) -> (T, impl FnOnce(T) -> SMatrix<T, R, C>) {
+) -> usize {
     let mut at = 0;
     for (i, &x) in a.iter().enumerate() {
         if better(x, a[at]) {
             at = i;
         }
     }
+    at
+}
+
+#[inline]
+fn extreme<T: Real, const R: usize, const C: usize>(
+    a: SMatrix<T, R, C>,
+    better: impl Fn(T, T) -> bool,
+) -> (T, impl FnOnce(T) -> SMatrix<T, R, C>) {
+    let at = extreme_at(&a, better);
     (a[at], move |d: T| {
         let mut g = SMatrix::zeros();
         g[at] = d;
@@ -379,12 +390,7 @@ fn heap_extreme<T: Real, const R: usize, const C: usize>(
     a: crate::HeapMatrix<T, R, C>,
     better: impl Fn(T, T) -> bool,
 ) -> (T, impl FnOnce(T) -> crate::HeapMatrix<T, R, C>) {
-    let mut at = 0;
-    for (i, &x) in a.iter().enumerate() {
-        if better(x, a[at]) {
-            at = i;
-        }
-    }
+    let at = extreme_at(&a, better);
     (a[at], move |d: T| {
         let mut g = a;
         g.fill(T::zero());

@@ -184,20 +184,6 @@ pub enum Infer {
     Scalar,
 }
 
-impl Infer {
-    /// `o` read through the guard, `w` being the other operand.
-    pub fn read(self, w: &TokenStream, o: &TokenStream) -> TokenStream {
-        match self {
-            Infer::Same => quote::quote!(
-                ::paralens::__private::guard::Infer::of(&#w, &#o).lens_infer(#o)
-            ),
-            Infer::Scalar => quote::quote!(
-                ::paralens::__private::guard::InferScalar::of(&#w, &#o).lens_infer_scalar(#o)
-            ),
-        }
-    }
-}
-
 /// Where a syntax node sits in the body the analysis read, as the key of [`InPlace`]:
 /// the body is not moved or changed between the analysis and the rewrite.
 pub fn node_key<T>(node: &T) -> usize {

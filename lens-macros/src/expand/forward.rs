@@ -113,7 +113,7 @@ fn checked_rule(tag: &str, args: &[Operand], taken: &[TokenStream]) -> TokenStre
     // function as written reads it (`lens_core::guard`).
     if let Some((i, kind)) = crate::analyse::infer_operand(Some(&tag.to_string()), args) {
         let (o, w) = (&names[i], &names[1 - i]);
-        let read = kind.read(w, o);
+        let read = super::infer_read(kind, w, o);
         bind.extend(quote!(let #o = #read;));
     }
     quote!({

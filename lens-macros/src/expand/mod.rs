@@ -326,6 +326,19 @@ pub fn block(
     })
 }
 
+/// The forward-only operand `o` of an operator read through its guard (`lens_core::guard`),
+/// `w` being the other operand: `Infer` for `+` and `-`, `InferScalar` for `*` and `/`.
+pub fn infer_read(kind: crate::analyse::Infer, w: &TokenStream, o: &TokenStream) -> TokenStream {
+    match kind {
+        crate::analyse::Infer::Same => {
+            quote!(::paralens::__private::guard::Infer::of(&#w, &#o).lens_infer(#o))
+        }
+        crate::analyse::Infer::Scalar => quote!(
+            ::paralens::__private::guard::InferScalar::of(&#w, &#o).lens_infer_scalar(#o)
+        ),
+    }
+}
+
 /// The traits the guards of a sweep resolve their methods through, brought into scope once
 /// at the top of each generated function's body (nested blocks and closures are inside it).
 pub fn guard_traits() -> TokenStream {

@@ -150,7 +150,7 @@ impl VisitMut for Rewrite<'_> {
                     .map(|k| format_ident!("__o{}", k, span = span).into_token_stream())
                     .collect();
                 let (o, w) = (&names[*i], &names[1 - *i]);
-                let read = crate::respan(kind.read(w, o), span);
+                let read = crate::respan(super::infer_read(*kind, w, o), span);
                 quote_spanned!(span=>
                     ::paralens::__private::value_of(|| {
                         #[allow(unused_imports)]
