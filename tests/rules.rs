@@ -221,4 +221,10 @@ fn squares() {
     unary("mat square", SquareRule::square_vjp, &[m::<3, 3>(0.2)]);
     unary("dot_self", dot_self, &[m::<4, 1>(0.3)]);
     unary("component_square", component_square, &[m::<2, 3>(0.3)]);
+    // Past 32 entries the pullback scales in the other order (`entrywise::mul_scaled`).
+    unary(
+        "component_square, 42 entries",
+        component_square,
+        &[m::<6, 7>(0.3)],
+    );
 }

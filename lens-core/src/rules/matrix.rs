@@ -103,7 +103,7 @@ impl<T: Real, const R: usize, const C: usize> ComponentProduct for SMatrix<T, R,
         if k == 1.0 {
             entrywise::mul(&self, o)
         } else {
-            entrywise::mul(&self, o) * T::cst(k)
+            entrywise::mul_scaled(&self, o, T::cst(k))
         }
     }
 }
