@@ -181,6 +181,43 @@ fn heap_matrix_scaling_and_reductions() {
 }
 
 #[test]
+fn heap_matrix_products() {
+    // (A B): dA = D B^T, dB = A^T D, by `gemm` with each micro-kernel this CPU has; the
+    // values and changes equal to the static matrices' rule (checked above).
+    let mut ran = 0;
+    for kernel in paralens::gemm::Kernel::ALL {
+        let done = paralens::gemm::with_kernel(kernel, || {
+            binary(
+                "heap*heap",
+                MulRule::mul_vjp,
+                &[(heap::<3, 4>(0.1), heap::<4, 2>(0.7))],
+            );
+            binary(
+                "heap*heap vector",
+                MulRule::mul_vjp,
+                &[(heap::<5, 6>(0.2), heap::<6, 1>(0.4))],
+            );
+            let (a, b) = (m::<20, 24>(0.3), m::<24, 17>(0.9));
+            let d = m::<20, 17>(0.5);
+            let (y, pb) = MulRule::mul_vjp(a, b);
+            let (hy, hpb) = MulRule::mul_vjp(heap::<20, 24>(0.3), heap::<24, 17>(0.9));
+            let close = |got: &SMatrix<f64, 20, 17>, want: &SMatrix<f64, 20, 17>| {
+                (got - want).amax() < 1e-12
+            };
+            assert!(close(&hy, &y), "heap product under {kernel:?}");
+            let ((da, db), (hda, hdb)) = (pb(d), hpb(paralens::HeapMatrix::from_matrix(&d)));
+            assert!((*hda - da).amax() < 1e-12, "heap dA under {kernel:?}");
+            assert!((*hdb - db).amax() < 1e-12, "heap dB under {kernel:?}");
+        });
+        match done {
+            Some(()) => ran += 1,
+            None => println!("SKIPPED  heap products, {kernel:?} kernel: this CPU lacks it"),
+        }
+    }
+    assert!(ran > 0, "no gemm kernel ran");
+}
+
+#[test]
 fn activations() {
     let pts = [-2.1, -0.3, 0.4, 1.7];
     unary("relu", act::relu, &pts); // [x > 0]

@@ -276,6 +276,36 @@ fn heap_matrices_scale_and_reduce() {
     assert!((heap_reduced(h, 1.5) - expected).abs() < 1e-12);
 }
 
+// Products of heap matrices, by `gemm` into pooled blocks: a layer of any size written with
+// `#[lens]` (there was no rule: `w * x` of two heap matrices was refused).
+#[lens]
+fn heap_layer(
+    w: HeapMatrix<f64, 3, 4>,
+    x: HeapMatrix<f64, 4, 2>,
+    #[nodiff] v: HeapMatrix<f64, 2, 1>,
+) -> f64 {
+    let h = w * x;
+    let y = h.map(squared) * v;
+    y.sum() + h.norm()
+}
+
+#[test]
+fn heap_matrices_multiply() {
+    let w = HeapMatrix::<f64, 3, 4>::from_fn(|i, j| (i as f64 * 0.7 - j as f64 * 0.3).sin());
+    let x = HeapMatrix::<f64, 4, 2>::from_fn(|i, j| (i as f64 * 0.2 + j as f64 * 1.1).cos());
+    let v = HeapMatrix::<f64, 2, 1>::from_fn(|i, _| 0.5 - i as f64);
+    check_at(
+        "heap_layer",
+        |(w, x)| heap_layer(w, x, v.clone()),
+        |(w, x), d| heap_layer_rev(w, x, v.clone(), d),
+        |(w, x)| heap_layer_vjp(w, x, v.clone()).0,
+        (w.clone(), x.clone()),
+    );
+    let h = *w * *x;
+    let expected = (h.map(|a| a * a) * *v).sum() + h.norm();
+    assert!((heap_layer(w, x, v) - expected).abs() < 1e-12);
+}
+
 // Scaling by the scalar type of a generic function: the rules of `m * s`, `s * m` and `m / s`
 // are generic over `T: Real` (they were written for `f32` and `f64` only, so a generic
 // `v * s` had no rule).

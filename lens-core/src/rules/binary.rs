@@ -310,6 +310,50 @@ impl<T: Real, const R: usize, const K: usize, const C: usize> MulRule<SMatrix<T,
     }
 }
 
+/// Matrix product of heap matrices (matrix-vector when `C = 1`): the same rule, each product
+/// by [`crate::gemm::gemm`] into a pooled block, so that a layer of MNIST size written with
+/// `#[lens]` keeps its values off the stack and allocates nothing once the pool is warm. The
+/// pullback holds both operands' blocks (two pointers).
+#[cfg(feature = "alloc")]
+impl<T: Real, const R: usize, const K: usize, const C: usize> MulRule<HeapMatrix<T, K, C>>
+    for HeapMatrix<T, R, K>
+{
+    type Out = HeapMatrix<T, R, C>;
+    #[inline]
+    fn mul_vjp(
+        self,
+        b: HeapMatrix<T, K, C>,
+    ) -> (
+        HeapMatrix<T, R, C>,
+        impl FnOnce(HeapMatrix<T, R, C>) -> (Self, HeapMatrix<T, K, C>),
+    ) {
+        use crate::gemm::{View, ViewMut, gemm};
+        // `gemm` adds `A Bt^T` into its destination: each product starts from zeros.
+        let mut y = HeapMatrix::<T, R, C>::zeros();
+        gemm(
+            &View::col_major(self.as_slice(), R, K),
+            &View::col_major(b.as_slice(), K, C).t(),
+            &mut ViewMut::col_major(y.as_mut_slice(), R, C),
+        );
+        (y, move |d: HeapMatrix<T, R, C>| {
+            // d b^T, then a^T d.
+            let mut da = HeapMatrix::<T, R, K>::zeros();
+            gemm(
+                &View::col_major(d.as_slice(), R, C),
+                &View::col_major(b.as_slice(), K, C),
+                &mut ViewMut::col_major(da.as_mut_slice(), R, K),
+            );
+            let mut db = HeapMatrix::<T, K, C>::zeros();
+            gemm(
+                &View::col_major(self.as_slice(), R, K).t(),
+                &View::col_major(d.as_slice(), R, C).t(),
+                &mut ViewMut::col_major(db.as_mut_slice(), K, C),
+            );
+            (da, db)
+        })
+    }
+}
+
 /// Scaling on the right, `m * s`: `R(m, s; d) = (s d, <m, d>)`.
 impl<T: Real, const R: usize, const C: usize> MulRule<T> for SMatrix<T, R, C> {
     type Out = Self;

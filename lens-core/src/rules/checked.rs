@@ -137,6 +137,27 @@ impl<T: Scalar, U, const R: usize, const K: usize, const L: usize, const C: usiz
     }
 }
 
+#[cfg(feature = "alloc")]
+impl<T: crate::Real, U: crate::Real, const R: usize, const K: usize, const L: usize, const C: usize>
+    PickProduct<crate::HeapMatrix<T, R, K>, crate::HeapMatrix<U, L, C>>
+    for Pick<tag::Mul, crate::HeapMatrix<T, R, K>, crate::HeapMatrix<U, L, C>>
+{
+    type Value = crate::HeapMatrix<T, R, C>;
+    #[allow(clippy::type_complexity)]
+    fn lens_rule(
+        self,
+        _: crate::HeapMatrix<T, R, K>,
+        _: crate::HeapMatrix<U, L, C>,
+    ) -> (
+        crate::HeapMatrix<T, R, C>,
+        fn(crate::HeapMatrix<T, R, C>) -> (crate::HeapMatrix<T, R, K>, crate::HeapMatrix<U, L, C>),
+    ) {
+        #[allow(clippy::let_unit_value)]
+        let () = Typed::<crate::HeapMatrix<T, R, K>, crate::HeapMatrix<U, L, C>>::MISMATCH;
+        unreachable!()
+    }
+}
+
 /// Matrices, static and heap ones (for [`PickMatrix`]).
 pub trait MatrixOperand {}
 
