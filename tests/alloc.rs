@@ -388,7 +388,7 @@ fn heap_layer_loss(w: HeapMatrix<f32, 64, 200>, #[nodiff] x: HeapMatrix<f32, 200
 fn a_heap_product_in_a_lens_allocates_nothing_after_the_first() {
     let mut w = HeapMatrix::<f32, 64, 200>::from_fn(|i, j| ((i * 200 + j) as f32 * 0.01).sin());
     let x = HeapMatrix::<f32, 200, 32>::from_fn(|i, j| ((i + 3 * j) as f32 * 0.02).cos());
-    let mut step = |w: &mut HeapMatrix<f32, 64, 200>| {
+    let step = |w: &mut HeapMatrix<f32, 64, 200>| {
         let dw = heap_layer_loss_rev(w.clone(), x.clone(), 1.0);
         for (a, b) in w.as_mut_slice().iter_mut().zip(dw.as_slice()) {
             *a -= 1e-6 * b;
@@ -402,7 +402,10 @@ fn a_heap_product_in_a_lens_allocates_nothing_after_the_first() {
             step(&mut w);
         }
     });
-    assert_eq!(n, 0, "the heap product's forward and reverse allocated {n} times");
+    assert_eq!(
+        n, 0,
+        "the heap product's forward and reverse allocated {n} times"
+    );
     let last = heap_layer_loss(w.clone(), x.clone());
     assert!(last < first, "loss {first} -> {last}");
 }

@@ -197,6 +197,14 @@ fn heap_matrix_products() {
                 MulRule::mul_vjp,
                 &[(heap::<5, 6>(0.2), heap::<6, 1>(0.4))],
             );
+            // A square one times itself: D A^T + A^T D, one change.
+            unary("heap square", SquareRule::square_vjp, &[heap::<3, 3>(0.2)]);
+            let (sq, sq_pb) = SquareRule::square_vjp(m::<3, 3>(0.2));
+            let (hsq, hsq_pb) = SquareRule::square_vjp(heap::<3, 3>(0.2));
+            assert!((*hsq - sq).amax() < 1e-12, "heap square under {kernel:?}");
+            let dsq = m::<3, 3>(0.6);
+            let hd = paralens::HeapMatrix::from_matrix(&dsq);
+            assert!((*hsq_pb(hd) - sq_pb(dsq)).amax() < 1e-12);
             let (a, b) = (m::<20, 24>(0.3), m::<24, 17>(0.9));
             let d = m::<20, 17>(0.5);
             let (y, pb) = MulRule::mul_vjp(a, b);

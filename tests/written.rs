@@ -306,6 +306,51 @@ fn heap_matrices_multiply() {
     assert!((heap_layer(w, x, v) - expected).abs() < 1e-12);
 }
 
+// A heap matrix times itself (the square's rule) and products in forward-only code: of two
+// `#[nodiff]` matrices, and in a condition (`HeapMatrix` had no `*` of its own).
+#[lens]
+fn heap_square_and_data(
+    w: HeapMatrix<f64, 3, 3>,
+    #[nodiff] a: HeapMatrix<f64, 3, 4>,
+    #[nodiff] b: HeapMatrix<f64, 4, 3>,
+) -> f64 {
+    let c = a * b;
+    let s = w * w;
+    if (s.clone() * c.clone()).sum() > 0.0 {
+        (s * c).norm_squared()
+    } else {
+        s.sum()
+    }
+}
+
+#[test]
+fn heap_squares_and_forward_only_products() {
+    let w = HeapMatrix::<f64, 3, 3>::from_fn(|i, j| 0.4 + i as f64 * 0.3 - j as f64 * 0.2);
+    let b = HeapMatrix::<f64, 4, 3>::from_fn(|i, j| (0.3 * i as f64 - j as f64).cos());
+    // `a` and `-a`: the condition takes each branch once.
+    let mut taken = [false; 2];
+    for sign in [1.0, -1.0] {
+        let a = HeapMatrix::<f64, 3, 4>::from_fn(|i, j| sign * (i as f64 + 0.5 * j as f64).sin());
+        check_at(
+            "heap_square_and_data",
+            |w| heap_square_and_data(w, a.clone(), b.clone()),
+            |w, d| heap_square_and_data_rev(w, a.clone(), b.clone(), d),
+            |w| heap_square_and_data_vjp(w, a.clone(), b.clone()).0,
+            w.clone(),
+        );
+        let (s, c) = (*w * *w, *a * *b);
+        let first = (s * c).sum() > 0.0;
+        taken[usize::from(first)] = true;
+        let expected = if first {
+            (s * c).norm_squared()
+        } else {
+            s.sum()
+        };
+        assert!((heap_square_and_data(w.clone(), a, b.clone()) - expected).abs() < 1e-12);
+    }
+    assert_eq!(taken, [true, true]);
+}
+
 // Scaling by the scalar type of a generic function: the rules of `m * s`, `s * m` and `m / s`
 // are generic over `T: Real` (they were written for `f32` and `f64` only, so a generic
 // `v * s` had no rule).

@@ -10,6 +10,7 @@
 //! and allocates nothing. (Without `std` there is no per-thread storage: each block is
 //! allocated and freed by the program's allocator.)
 
+use crate::gemm::{View, ViewMut, gemm};
 use crate::{Flat, Real, Tangent};
 use alloc::alloc::Layout;
 use core::fmt;
@@ -314,6 +315,60 @@ impl<T: Real, const R: usize, const C: usize> core::ops::Neg for HeapMatrix<T, R
         }
         self
     }
+}
+
+/// The matrix product `a b` (matrix-vector when `C = 1`) into a new block, by
+/// [`crate::gemm`]: forward-only code in a `#[lens]` body multiplies so, and the product's
+/// rule computes its value the same way.
+impl<T: Real, const R: usize, const K: usize, const C: usize> core::ops::Mul<HeapMatrix<T, K, C>>
+    for HeapMatrix<T, R, K>
+{
+    type Output = HeapMatrix<T, R, C>;
+    #[inline]
+    fn mul(self, b: HeapMatrix<T, K, C>) -> HeapMatrix<T, R, C> {
+        let mut y = HeapMatrix::zeros();
+        add_product(&mut y, &self, &b);
+        y
+    }
+}
+
+/// `out += a b`.
+pub(crate) fn add_product<T: Real, const R: usize, const K: usize, const C: usize>(
+    out: &mut HeapMatrix<T, R, C>,
+    a: &HeapMatrix<T, R, K>,
+    b: &HeapMatrix<T, K, C>,
+) {
+    gemm(
+        &View::col_major(a.as_slice(), R, K),
+        &View::col_major(b.as_slice(), K, C).t(),
+        &mut ViewMut::col_major(out.as_mut_slice(), R, C),
+    );
+}
+
+/// `out += a b^T`.
+pub(crate) fn add_product_nt<T: Real, const R: usize, const K: usize, const C: usize>(
+    out: &mut HeapMatrix<T, R, C>,
+    a: &HeapMatrix<T, R, K>,
+    b: &HeapMatrix<T, C, K>,
+) {
+    gemm(
+        &View::col_major(a.as_slice(), R, K),
+        &View::col_major(b.as_slice(), C, K),
+        &mut ViewMut::col_major(out.as_mut_slice(), R, C),
+    );
+}
+
+/// `out += a^T b`.
+pub(crate) fn add_product_tn<T: Real, const R: usize, const K: usize, const C: usize>(
+    out: &mut HeapMatrix<T, R, C>,
+    a: &HeapMatrix<T, K, R>,
+    b: &HeapMatrix<T, K, C>,
+) {
+    gemm(
+        &View::col_major(a.as_slice(), K, R).t(),
+        &View::col_major(b.as_slice(), K, C).t(),
+        &mut ViewMut::col_major(out.as_mut_slice(), R, C),
+    );
 }
 
 impl<T: Real, const R: usize, const C: usize> PartialEq for HeapMatrix<T, R, C> {

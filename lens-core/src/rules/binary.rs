@@ -4,6 +4,8 @@ use super::entrywise;
 #[cfg(feature = "alloc")]
 use crate::HeapMatrix;
 use crate::Real;
+#[cfg(feature = "alloc")]
+use crate::heap::{add_product, add_product_nt, add_product_tn};
 use nalgebra::SMatrix;
 
 /// Reverse rule of `x + y`: `R(x, y; d) = (d, d)`.
@@ -79,6 +81,23 @@ impl<T: Real> SquareRule for T {
             #[inline(always)]
             move |d: T| (d + d) * self,
         )
+    }
+}
+
+/// A square heap matrix times itself, by `gemm`: `R(a; d) = d a^T + a^T d`, both products
+/// added into one block.
+#[cfg(feature = "alloc")]
+impl<T: Real, const N: usize> SquareRule for HeapMatrix<T, N, N> {
+    #[inline]
+    fn square_vjp(self) -> (Self, impl FnOnce(Self) -> Self) {
+        let mut y = HeapMatrix::zeros();
+        add_product(&mut y, &self, &self);
+        (y, move |d: Self| {
+            let mut da = HeapMatrix::zeros();
+            add_product_nt(&mut da, &d, &self);
+            add_product_tn(&mut da, &self, &d);
+            da
+        })
     }
 }
 
@@ -327,28 +346,14 @@ impl<T: Real, const R: usize, const K: usize, const C: usize> MulRule<HeapMatrix
         HeapMatrix<T, R, C>,
         impl FnOnce(HeapMatrix<T, R, C>) -> (Self, HeapMatrix<T, K, C>),
     ) {
-        use crate::gemm::{View, ViewMut, gemm};
-        // `gemm` adds `A Bt^T` into its destination: each product starts from zeros.
         let mut y = HeapMatrix::<T, R, C>::zeros();
-        gemm(
-            &View::col_major(self.as_slice(), R, K),
-            &View::col_major(b.as_slice(), K, C).t(),
-            &mut ViewMut::col_major(y.as_mut_slice(), R, C),
-        );
+        add_product(&mut y, &self, &b);
         (y, move |d: HeapMatrix<T, R, C>| {
             // d b^T, then a^T d.
             let mut da = HeapMatrix::<T, R, K>::zeros();
-            gemm(
-                &View::col_major(d.as_slice(), R, C),
-                &View::col_major(b.as_slice(), K, C),
-                &mut ViewMut::col_major(da.as_mut_slice(), R, K),
-            );
+            add_product_nt(&mut da, &d, &b);
             let mut db = HeapMatrix::<T, K, C>::zeros();
-            gemm(
-                &View::col_major(self.as_slice(), R, K).t(),
-                &View::col_major(d.as_slice(), R, C).t(),
-                &mut ViewMut::col_major(db.as_mut_slice(), K, C),
-            );
+            add_product_tn(&mut db, &self, &d);
             (da, db)
         })
     }

@@ -9,7 +9,7 @@
 //! |---|---|---|
 //! | `x + y` | sum | `(d, d)` |
 //! | `x - y` | difference | `(d, -d)` |
-//! | `x * x`, `x.dot(&x)`, `x.component_mul(&x)` | squares | one change `2 x d` (`d x^T + x^T d` for a square matrix) |
+//! | `x * x`, `x.dot(&x)`, `x.component_mul(&x)` | squares | one change `2 x d` (`d x^T + x^T d` for a square matrix, static or heap) |
 //! | `x * y` | product | `(d y, x d)` (matrices: `(d y^T, x^T d)`; heap matrices by [`crate::gemm`]) |
 //! | `x / y` | quotient | `(d / y, -d x / y^2)` |
 //! | `-x` | negation | `-d` |
