@@ -370,6 +370,56 @@ para! {
     }
 }
 
+// A configuration field read in a macro is forward-only data, as it is outside one: a macro
+// naming `self` was taken for a sub-model call, so a loop over `0..self.n` holding
+// `assert!(self.scale > 0.0)` was lowered as a differentiated loop and its bound refused.
+// A macro that does call a sub-model still counts as one.
+para! {
+    pub struct Checked { l: Dense<2, 2, f64>, #[nodiff] scale: f64, #[nodiff] n: usize }
+    fn forward(&self, x: SVector<f64, 2>) -> f64 {
+        for k in 0..self.n {
+            assert!(self.scale > 0.0, "check {k}: scale {} is not positive", self.scale);
+        }
+        let mut h = x;
+        for _ in 0..3 {
+            h = self.l(h) * self.scale;
+        }
+        h.sum()
+    }
+}
+
+#[test]
+fn configuration_fields_in_macros_are_forward_only_data() {
+    let model = Checked {
+        l: Dense::new(),
+        scale: 0.5,
+        n: 2,
+    };
+    let p = model.init(4);
+    let x = SVector::<f64, 2>::new(0.3, -0.8);
+    let mut h = x;
+    for _ in 0..3 {
+        h = (*p.l.w * h + p.l.b) * 0.5;
+    }
+    assert!((model.forward(&p, x) - h.sum()).abs() < 1e-12);
+    ok(
+        "checked",
+        check_gradient(
+            |(p, x): (CheckedParams, SVector<f64, 2>)| model.forward(&p, x),
+            |(p, x), d| model.changes(&p, x, d),
+            (p.clone(), x),
+            1e-6,
+        ),
+    );
+    let bad = Checked {
+        l: Dense::new(),
+        scale: -1.0,
+        n: 2,
+    };
+    let refused = std::panic::catch_unwind(|| bad.forward(&p, x));
+    assert!(refused.is_err(), "the assertion ran");
+}
+
 para! {
     pub struct MappedScalar { l: Dense<3, 3, f64>, #[nodiff] scale: f32 }
     fn forward(&self, x: SVector<f64, 3>) -> f64 {

@@ -603,7 +603,7 @@ impl<'e> Analyser<'e> {
                 syn::visit::visit_expr_method_call(self, m);
             }
             fn visit_macro(&mut self, mac: &'ast syn::Macro) {
-                self.found |= mac.tokens.clone().into_iter().any(|t| is_self(&t));
+                self.found |= tokens_call_sub(mac.tokens.clone(), self.fields);
             }
         }
         if !self.para {

@@ -1,6 +1,6 @@
 //! Small questions about syntax: assignments, patterns, paths, nalgebra type names.
 
-use proc_macro2::TokenTree;
+use proc_macro2::{Delimiter, TokenStream, TokenTree};
 use syn::{BinOp, Expr, Ident, Pat, Path};
 
 /// Whether `e` is an assignment (`x = e` or `x op= e`).
@@ -76,6 +76,26 @@ pub(super) fn is_self(t: &TokenTree) -> bool {
         TokenTree::Group(g) => g.stream().into_iter().any(|t| is_self(&t)),
         _ => false,
     }
+}
+
+/// Whether the unparsed tokens of a macro call a sub-model: `self . field (...)` with `field`
+/// one of `fields`, at any depth. Other uses of `self` (a configuration field printed or
+/// asserted) are forward-only data, as they are outside a macro.
+pub(super) fn tokens_call_sub(tokens: TokenStream, fields: &[Ident]) -> bool {
+    let tts: Vec<TokenTree> = tokens.into_iter().collect();
+    let calls_here = tts.windows(4).any(|w| match (&w[0], &w[1], &w[2], &w[3]) {
+        (TokenTree::Ident(s), TokenTree::Punct(p), TokenTree::Ident(f), TokenTree::Group(g)) => {
+            s == "self"
+                && p.as_char() == '.'
+                && fields.contains(f)
+                && g.delimiter() == Delimiter::Parenthesis
+        }
+        _ => false,
+    });
+    calls_here
+        || tts
+            .iter()
+            .any(|t| matches!(t, TokenTree::Group(g) if tokens_call_sub(g.stream(), fields)))
 }
 
 pub(super) fn is_self_expr(e: &Expr) -> bool {
