@@ -28,7 +28,8 @@
 //! - `name_vjp(a1, ..., an)`: the value and its pullback (one slot per argument, `()` for
 //!   arguments that are not differentiated); calls inside other lens bodies use it;
 //! - a zero-sized type `Name` (UpperCamelCase) implementing [`Lens`], or [`Para`] when some
-//!   arguments are marked `#[param]` (the parameter is the tuple of those); write
+//!   arguments are marked `#[param]` (the parameter is the tuple of those, or the one
+//!   argument's type itself when there is one, as `name_rev` returns one change bare); write
 //!   `#[lens(name = Other)]` when that name is taken. With parameters it also implements
 //!   [`Init`], so it can be a sub-model of `para!`: they start at zero, or where
 //!   `#[lens(init = f)]` puts them (`fn f<R: rand::Rng + ?Sized>(rng: &mut R) -> Params`).
