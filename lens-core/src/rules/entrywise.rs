@@ -31,7 +31,9 @@ pub fn mul<T: Real, const R: usize, const C: usize>(
 /// `-d` of a difference's right operand) then folds its sign into the constant (`-2 b`),
 /// where `(a ∘ b) k` kept the negation, one instruction more per entry than a gradient
 /// written by hand. The two are equal: `k` is 2 in the rules that use it, and doubling is
-/// exact. From 64 entries on, the order measured no better, and `(a ∘ b) k` is kept
+/// exact, except where `2 b` overflows (`|b|` above half the largest float, where `b ∘ b`
+/// is already infinite): a zero change of such an entry then gives NaN instead of zero.
+/// From 64 entries on, the order measured no better, and `(a ∘ b) k` is kept
 /// (BENCHMARKS, seventh session of 2026-12-01).
 #[inline(always)]
 pub fn mul_scaled<T: Real, const R: usize, const C: usize>(

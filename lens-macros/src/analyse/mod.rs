@@ -590,8 +590,8 @@ impl<'e> Analyser<'e> {
     }
 
     /// In `para!`, whether `e` calls a sub-model (`self.l(x)`). A configuration field
-    /// (`self.scale`, `self.scale.into()`) is forward-only data. A macro naming `self` counts
-    /// (its tokens are not read as expressions).
+    /// (`self.scale`, `self.scale.into()`) is forward-only data. In a macro, whose tokens are
+    /// not read as expressions, a call is `self . field (` (`tokens_call_sub`).
     fn has_sub_call(&self, e: &Expr) -> bool {
         struct Find<'a> {
             fields: &'a [Ident],
