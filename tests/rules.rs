@@ -181,6 +181,28 @@ fn heap_matrix_scaling_and_reductions() {
 }
 
 #[test]
+fn heap_transpose_and_dot() {
+    // The static matrices' rules on heap ones: transpose: D^T; dot: (d b, d a); a dot
+    // product with itself: 2 d a.
+    unary("heap transpose", transpose, &[heap::<2, 3>(0.6)]);
+    binary("heap dot", dot, &[(heap::<4, 3>(0.1), heap::<4, 3>(1.1))]);
+    unary("heap dot_self", dot_self, &[heap::<4, 3>(0.3)]);
+    // A borrowed operand gets the same change, and the values and changes equal the static
+    // rules'.
+    let (a, b) = (heap::<4, 3>(0.1), heap::<4, 3>(1.1));
+    let (v, pb) = dot(a.clone(), &b);
+    let (sv, spb) = dot(m::<4, 3>(0.1), m::<4, 3>(1.1));
+    assert!((v - sv).abs() < 1e-12);
+    let ((da, db), (sda, sdb)) = (pb(0.7), spb(0.7));
+    assert!((*da - sda).amax() < 1e-12 && (*db - sdb).amax() < 1e-12);
+    let (t, tpb) = transpose(a.clone());
+    let (st, stpb) = transpose(m::<4, 3>(0.1));
+    assert!((*t - st).amax() < 1e-12);
+    let d = m::<3, 4>(0.9);
+    assert!((*tpb(paralens::HeapMatrix::from_matrix(&d)) - stpb(d)).amax() < 1e-12);
+}
+
+#[test]
 fn heap_matrix_products() {
     // (A B): dA = D B^T, dB = A^T D, by `gemm` with each micro-kernel this CPU has; the
     // values and changes equal to the static matrices' rule (checked above).

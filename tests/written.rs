@@ -306,6 +306,41 @@ fn heap_matrices_multiply() {
     assert!((heap_layer(w, x, v) - expected).abs() < 1e-12);
 }
 
+// A heap layer that transposes its weights and takes inner products of heap matrices
+// (`transpose` and `dot` had rules for static matrices only: `w.transpose() * x` and
+// `p.dot(&q)` of heap matrices were refused).
+#[lens]
+fn heap_transposed_layer(
+    w: HeapMatrix<f64, 4, 3>,
+    x: HeapMatrix<f64, 4, 2>,
+    #[nodiff] r: HeapMatrix<f64, 3, 2>,
+) -> f64 {
+    let h = w.transpose() * x.clone();
+    let q = h.transpose();
+    let back = x.transpose() * w.transpose().transpose() * w.transpose();
+    h.dot(&r) + h.dot(&h) * 0.5 + q.dot(&q.clone()) - x.transpose().dot(&back)
+}
+
+#[test]
+fn heap_matrices_transpose_and_dot() {
+    let w = HeapMatrix::<f64, 4, 3>::from_fn(|i, j| (i as f64 * 0.7 - j as f64 * 0.3).sin());
+    let x = HeapMatrix::<f64, 4, 2>::from_fn(|i, j| (i as f64 * 0.2 + j as f64 * 1.1).cos());
+    let r = HeapMatrix::<f64, 3, 2>::from_fn(|i, j| 0.5 - i as f64 + j as f64 * 0.25);
+    check_at(
+        "heap_transposed_layer",
+        |(w, x)| heap_transposed_layer(w, x, r.clone()),
+        |(w, x), d| heap_transposed_layer_rev(w, x, r.clone(), d),
+        |(w, x)| heap_transposed_layer_vjp(w, x, r.clone()).0,
+        (w.clone(), x.clone()),
+    );
+    let (sw, sx) = (*w, *x);
+    let h = sw.transpose() * sx;
+    let back = sx.transpose() * sw * sw.transpose();
+    let expected =
+        h.dot(&r) + h.dot(&h) * 0.5 + h.transpose().dot(&h.transpose()) - sx.transpose().dot(&back);
+    assert!((heap_transposed_layer(w, x, r) - expected).abs() < 1e-12);
+}
+
 // A heap matrix times itself (the square's rule) and products in forward-only code: of two
 // `#[nodiff]` matrices, and in a condition (`HeapMatrix` had no `*` of its own).
 #[lens]

@@ -216,6 +216,13 @@ impl<T: Real, const R: usize, const C: usize> HeapMatrix<T, R, C> {
         )
     }
 
+    /// `self^T` in a new block. It shadows nalgebra's `transpose`, reached through `Deref`,
+    /// which would return a static matrix on the stack.
+    #[must_use]
+    pub fn transpose(&self) -> HeapMatrix<T, C, R> {
+        HeapMatrix::from_fn(|i, j| self[(j, i)])
+    }
+
     /// Every entry `v`.
     #[must_use]
     pub fn repeat(v: T) -> Self {

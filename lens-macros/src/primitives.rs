@@ -61,21 +61,21 @@ pub const METHODS: &[Method] = &[
     m("hypot", 1, "HypotRule::hypot_vjp"),
     m("mul_add", 2, "MulAddRule::mul_add_vjp"),
     m("clamp", 2, "ClampRule::clamp_vjp"),
-    m("transpose", 0, "transpose"),
+    m("transpose", 0, "Transpose::transpose_vjp"),
     m("sum", 0, "Reduce::sum_vjp"),
     m("mean", 0, "Reduce::mean_vjp"),
     m("norm", 0, "Reduce::norm_vjp"),
     m("norm_squared", 0, "Reduce::norm_squared_vjp"),
-    sq("dot", "dot", "dot_self"),
+    sq("dot", "Dot::dot_vjp", "Dot::dot_self_vjp"),
     sq("component_mul", "component_mul", "component_square"),
     m("component_div", 1, "component_div"),
 ];
 
 /// Whether `m`'s rule takes every operand at the receiver's type (`Self`): the rule traits
-/// of scalar methods (`MaxRule::max_vjp(self, y: Self)`). The rules of matrices' methods are
-/// functions whose operand may also be borrowed (`x.dot(w)` with `w: &SVector`).
+/// of scalar methods (`MaxRule::max_vjp(self, y: Self)`). The rules of matrices' methods take
+/// an operand that may also be borrowed (`x.dot(w)` with `w: &SVector`).
 pub fn tied(m: &Method) -> bool {
-    m.args > 0 && m.rule.contains("::")
+    m.args > 0 && m.rule.contains("Rule::")
 }
 
 /// Methods lowered by the analysis itself (see the module's documentation).

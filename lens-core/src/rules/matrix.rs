@@ -5,15 +5,114 @@ use crate::Real;
 use core::borrow::Borrow;
 use nalgebra::SMatrix;
 
+/// Matrices with a transpose, for [`transpose`]: static matrices, and heap matrices, whose
+/// transpose is a new block (nalgebra's, reached through `Deref`, would be a static matrix
+/// on the stack).
+#[diagnostic::on_unimplemented(
+    message = "no reverse rule for `.transpose()` of `{Self}`",
+    label = "differentiated here, and `{Self}` is not a matrix",
+    note = "`transpose` is differentiated on matrices (`SMatrix`, `HeapMatrix`)"
+)]
+pub trait Transpose: Sized {
+    /// The transposed matrix's type, whose transpose is `Self` again.
+    type Out: Transpose<Out = Self>;
+    /// `self^T`, a new value.
+    #[must_use]
+    fn transposed(&self) -> Self::Out;
+    /// [`transpose`], as a method: the macros call it so, and a value that is not a matrix
+    /// is then one error (this trait's), with nothing following from the rule's result.
+    #[inline(always)]
+    fn transpose_vjp(self) -> (Self::Out, impl FnOnce(Self::Out) -> Self) {
+        (self.transposed(), |d: Self::Out| d.transposed())
+    }
+}
+
+impl<T: Real, const R: usize, const C: usize> Transpose for SMatrix<T, R, C> {
+    type Out = SMatrix<T, C, R>;
+    #[inline(always)]
+    fn transposed(&self) -> SMatrix<T, C, R> {
+        self.transpose()
+    }
+}
+
+#[cfg(feature = "alloc")]
+impl<T: Real, const R: usize, const C: usize> Transpose for crate::HeapMatrix<T, R, C> {
+    type Out = crate::HeapMatrix<T, C, R>;
+    #[inline]
+    fn transposed(&self) -> crate::HeapMatrix<T, C, R> {
+        self.transpose()
+    }
+}
+
 /// `a^T`; reverse: `d^T`.
 #[inline]
-pub fn transpose<T: Real, const R: usize, const C: usize>(
-    a: SMatrix<T, R, C>,
-) -> (
-    SMatrix<T, C, R>,
-    impl FnOnce(SMatrix<T, C, R>) -> SMatrix<T, R, C>,
-) {
-    (a.transpose(), |d: SMatrix<T, C, R>| d.transpose())
+pub fn transpose<A: Transpose>(a: A) -> (A::Out, impl FnOnce(A::Out) -> A) {
+    a.transpose_vjp()
+}
+
+/// Matrices with an inner product, for [`dot`] and [`dot_self`]: static and heap matrices.
+#[diagnostic::on_unimplemented(
+    message = "no reverse rule for `.dot` of `{Self}`",
+    label = "differentiated here, and `{Self}` is not a matrix",
+    note = "`a.dot(b)` is differentiated on matrices (`SMatrix`, `HeapMatrix`) of one shape"
+)]
+pub trait Dot: Sized {
+    /// The entries' type.
+    type Entry: Real;
+    /// `<self, o>`, the sum of the entries' products.
+    fn inner(&self, o: &Self) -> Self::Entry;
+    /// `self k`, in the storage of `self`.
+    #[must_use]
+    fn scaled(self, k: Self::Entry) -> Self;
+    /// [`dot`], as a method: the macros call it so, and a receiver that is not a matrix is
+    /// then one error (this trait's), with nothing following from the rule's result.
+    #[inline(always)]
+    fn dot_vjp<B: DotOperand<Self>>(
+        self,
+        b: B,
+    ) -> (Self::Entry, impl FnOnce(Self::Entry) -> (Self, B::Change)) {
+        let b = b.value();
+        (
+            self.inner(&b),
+            #[inline(always)]
+            move |d: Self::Entry| (b.scaled(d), B::change(self.scaled(d))),
+        )
+    }
+    /// [`dot_self`], as a method.
+    #[inline(always)]
+    fn dot_self_vjp(self) -> (Self::Entry, impl FnOnce(Self::Entry) -> Self) {
+        (
+            self.inner(&self),
+            #[inline(always)]
+            move |d: Self::Entry| self.scaled(d + d),
+        )
+    }
+}
+
+impl<T: Real, const R: usize, const C: usize> Dot for SMatrix<T, R, C> {
+    type Entry = T;
+    #[inline(always)]
+    fn inner(&self, o: &Self) -> T {
+        self.dot(o)
+    }
+    #[inline(always)]
+    fn scaled(self, k: T) -> Self {
+        self * k
+    }
+}
+
+#[cfg(feature = "alloc")]
+impl<T: Real, const R: usize, const C: usize> Dot for crate::HeapMatrix<T, R, C> {
+    type Entry = T;
+    #[inline]
+    fn inner(&self, o: &Self) -> T {
+        self.dot(&**o)
+    }
+    #[inline]
+    fn scaled(mut self, k: T) -> Self {
+        self.scale_mut(k);
+        self
+    }
 }
 
 /// The second operand of a differentiated `dot`: a matrix of the receiver's shape, by value
@@ -58,19 +157,44 @@ impl<T: Real, const R: usize, const C: usize> DotOperand<SMatrix<T, R, C>> for &
     }
 }
 
+#[cfg(feature = "alloc")]
+impl<T: Real, const R: usize, const C: usize> DotOperand<crate::HeapMatrix<T, R, C>>
+    for crate::HeapMatrix<T, R, C>
+{
+    type Change = Self;
+    #[inline]
+    fn value(self) -> Self {
+        self
+    }
+    #[inline]
+    fn change(m: Self) -> Self {
+        m
+    }
+}
+
+#[cfg(feature = "alloc")]
+impl<T: Real, const R: usize, const C: usize> DotOperand<crate::HeapMatrix<T, R, C>>
+    for &crate::HeapMatrix<T, R, C>
+{
+    type Change = crate::HeapMatrix<T, R, C>;
+    #[inline]
+    fn value(self) -> crate::HeapMatrix<T, R, C> {
+        self.clone()
+    }
+    #[inline]
+    fn change(m: crate::HeapMatrix<T, R, C>) -> crate::HeapMatrix<T, R, C> {
+        m
+    }
+}
+
 /// `<a, b>` (sum of products); reverse: `(d b, d a)`. The second operand may be borrowed
 /// (`x.dot(w)` with `#[nodiff] w: &SVector`).
 #[inline]
-pub fn dot<T: Real, const R: usize, const C: usize, B: DotOperand<SMatrix<T, R, C>>>(
-    a: SMatrix<T, R, C>,
+pub fn dot<A: Dot, B: DotOperand<A>>(
+    a: A,
     b: B,
-) -> (T, impl FnOnce(T) -> (SMatrix<T, R, C>, B::Change)) {
-    let b = b.value();
-    (
-        a.dot(&b),
-        #[inline(always)]
-        move |d: T| (b * d, B::change(a * d)),
-    )
+) -> (A::Entry, impl FnOnce(A::Entry) -> (A, B::Change)) {
+    a.dot_vjp(b)
 }
 
 /// Values with an entry-wise product, for [`component_mul`] and [`component_square`]:
@@ -152,14 +276,8 @@ pub fn sum<T: Real, const R: usize, const C: usize>(
 /// `<a, a>`: a dot product of a value with itself; reverse `2 d a` (one change, where
 /// `dot(a, a)` would return two equal ones to be added).
 #[inline]
-pub fn dot_self<T: Real, const R: usize, const C: usize>(
-    a: SMatrix<T, R, C>,
-) -> (T, impl FnOnce(T) -> SMatrix<T, R, C>) {
-    (
-        a.dot(&a),
-        #[inline(always)]
-        move |d: T| a * (d + d),
-    )
+pub fn dot_self<A: Dot>(a: A) -> (A::Entry, impl FnOnce(A::Entry) -> A) {
+    a.dot_self_vjp()
 }
 
 /// `a ∘ a`; reverse `2 d ∘ a`.

@@ -21,7 +21,7 @@
 //! | `floor ceil round trunc signum` | step functions | no change (zero where defined) |
 //! | `powi(n)`, `powf(a)` | powers | `d n x^(n-1)`; `(d a x^(a-1), d y ln x)` |
 //! | `max`, `min` | the chosen operand | `d` to the chosen operand (ties: the first) |
-//! | `transpose`, `dot`, `component_mul`, `sum` | nalgebra | transpose; `(d y, d x)`; `(d∘y, d∘x)`; broadcast |
+//! | `transpose`, `dot`, `component_mul`, `sum` (static and heap matrices) | nalgebra | transpose; `(d y, d x)`; `(d∘y, d∘x)`; broadcast |
 //! | `map(f)` | entry-wise `f` | entry-wise `f_rev` |
 //! | `x[i]`, `m[(r, c)]`, `a[i]` | the entry | `d` added into the adjoint at that place |
 //! | `x[i] = e` (also `m[(r, c)]`, `a[i]`, and `+=` ...) | `x` with the entry replaced | `(d` with zero there, `d[i])` |
@@ -72,8 +72,8 @@ unmatched!(AddRule::add_vjp, SubRule::sub_vjp, DivRule::div_vjp);
 pub use float::{Atan2Rule, ClampRule, HypotRule, MulAddRule};
 pub use index::{IndexRule, SetRule};
 pub use matrix::{
-    ComponentProduct, Reduce, component_div, component_mul, component_square, dot, dot_self,
-    max_entry, mean, min_entry, norm, norm_squared, sum, transpose,
+    ComponentProduct, Dot, Reduce, Transpose, component_div, component_mul, component_square, dot,
+    dot_self, max_entry, mean, min_entry, norm, norm_squared, sum, transpose,
 };
 pub use unary::{
     AbsRule, AcosRule, AsinRule, AtanRule, CosRule, CoshRule, Exp2Rule, ExpRule, LnRule, Log2Rule,
