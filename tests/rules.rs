@@ -180,6 +180,151 @@ fn heap_matrix_scaling_and_reductions() {
     );
 }
 
+/// The one-sided forms of a binary rule, `$left` (only `x` differentiated) and `$right`
+/// (only `y`): each change against finite differences with the other operand fixed, and
+/// equal to the two-sided rule's value and change.
+macro_rules! sides {
+    ($name:expr, $tr:ident :: $full:ident, $left:ident, $right:ident, $x:expr, $y:expr, $d:expr) => {{
+        let (x, y, d) = ($x, $y, $d);
+        unary(
+            concat!($name, ", left"),
+            |a| $tr::$left(a, y.clone()),
+            std::slice::from_ref(&x),
+        );
+        unary(
+            concat!($name, ", right"),
+            |b| $tr::$right(x.clone(), b),
+            std::slice::from_ref(&y),
+        );
+        let (v, pb) = $tr::$full(x.clone(), y.clone());
+        let (vl, pbl) = $tr::$left(x.clone(), y.clone());
+        let (vr, pbr) = $tr::$right(x.clone(), y.clone());
+        let (dx, dy) = pb(d.clone());
+        assert!(v == vl && v == vr, "{}: one-sided values differ", $name);
+        assert!(pbl(d.clone()) == dx, "{}: left change differs", $name);
+        assert!(pbr(d) == dy, "{}: right change differs", $name);
+    }};
+}
+
+#[test]
+fn one_sided_rules() {
+    // Where one operand of `+ - * /` is forward-only data, the sweep runs the rule's
+    // one-sided form, which skips the other change's work (for heap and static products, a
+    // whole matrix product).
+    sides!(
+        "scalar +",
+        AddRule::add_vjp,
+        add_vjp_left,
+        add_vjp_right,
+        1.3,
+        -0.7,
+        0.9
+    );
+    sides!(
+        "scalar -",
+        SubRule::sub_vjp,
+        sub_vjp_left,
+        sub_vjp_right,
+        1.3,
+        -0.7,
+        0.9
+    );
+    sides!(
+        "scalar *",
+        MulRule::mul_vjp,
+        mul_vjp_left,
+        mul_vjp_right,
+        1.3,
+        -0.7,
+        0.9
+    );
+    sides!(
+        "scalar /",
+        DivRule::div_vjp,
+        div_vjp_left,
+        div_vjp_right,
+        1.3,
+        -0.7,
+        0.9
+    );
+    let (a, b, d) = (m::<3, 4>(0.1), m::<4, 2>(0.7), m::<3, 2>(0.4));
+    sides!(
+        "static product",
+        MulRule::mul_vjp,
+        mul_vjp_left,
+        mul_vjp_right,
+        a,
+        b,
+        d
+    );
+    let (a, b, d) = (m::<3, 2>(0.1), m::<3, 2>(0.7), m::<3, 2>(0.4));
+    sides!(
+        "static -",
+        SubRule::sub_vjp,
+        sub_vjp_left,
+        sub_vjp_right,
+        a,
+        b,
+        d
+    );
+    let (a, b, d) = (heap::<3, 4>(0.1), heap::<4, 2>(0.7), heap::<3, 2>(0.4));
+    sides!(
+        "heap product",
+        MulRule::mul_vjp,
+        mul_vjp_left,
+        mul_vjp_right,
+        a,
+        b,
+        d
+    );
+    let (a, b, d) = (heap::<3, 2>(0.1), heap::<3, 2>(0.7), heap::<3, 2>(0.4));
+    sides!(
+        "heap +",
+        AddRule::add_vjp,
+        add_vjp_left,
+        add_vjp_right,
+        a.clone(),
+        b.clone(),
+        d.clone()
+    );
+    sides!(
+        "heap -",
+        SubRule::sub_vjp,
+        sub_vjp_left,
+        sub_vjp_right,
+        a.clone(),
+        b,
+        d.clone()
+    );
+    sides!(
+        "heap * s",
+        MulRule::mul_vjp,
+        mul_vjp_left,
+        mul_vjp_right,
+        a.clone(),
+        1.7,
+        d.clone()
+    );
+    sides!(
+        "s * heap",
+        MulRule::mul_vjp,
+        mul_vjp_left,
+        mul_vjp_right,
+        -0.8,
+        a.clone(),
+        d.clone()
+    );
+    sides!(
+        "heap / s",
+        DivRule::div_vjp,
+        div_vjp_left,
+        div_vjp_right,
+        a,
+        1.3,
+        d
+    );
+}
+
 #[test]
 fn heap_transpose_and_dot() {
     // The static matrices' rules on heap ones: transpose: D^T; dot: (d b, d a); a dot

@@ -341,6 +341,52 @@ fn heap_matrices_transpose_and_dot() {
     assert!((heap_transposed_layer(w, x, r) - expected).abs() < 1e-12);
 }
 
+// Forward-only operands on either side of `+ - * /` of heap matrices and scalars: the sweep
+// runs the one-sided rules (`w * x` with a `#[nodiff]` input computes `d x^T` and not the
+// input's change).
+#[lens]
+fn heap_fixed_operands(
+    w: HeapMatrix<f64, 3, 4>,
+    s: f64,
+    #[nodiff] x: HeapMatrix<f64, 4, 2>,
+    #[nodiff] a: HeapMatrix<f64, 2, 3>,
+    #[nodiff] c: HeapMatrix<f64, 3, 2>,
+    #[nodiff] k: f64,
+) -> f64 {
+    let h = w * x;
+    let g = a * h.clone();
+    let p = h.clone() + c.clone();
+    let e = h.clone() - c.clone();
+    let q = c.clone() - h;
+    let r = p * k + k * q.map(squared) + e / k;
+    let t = c * s;
+    g.norm_squared() + (r / k).norm_squared() + t.sum() * s
+}
+
+#[test]
+fn heap_fixed_operands_take_one_sided_rules() {
+    let w = HeapMatrix::<f64, 3, 4>::from_fn(|i, j| (i as f64 * 0.7 - j as f64 * 0.3).sin());
+    let x = HeapMatrix::<f64, 4, 2>::from_fn(|i, j| (i as f64 * 0.2 + j as f64 * 1.1).cos());
+    let a = HeapMatrix::<f64, 2, 3>::from_fn(|i, j| 0.3 * i as f64 - 0.2 * j as f64 + 0.1);
+    let c = HeapMatrix::<f64, 3, 2>::from_fn(|i, j| 0.5 - i as f64 + j as f64 * 0.25);
+    let k = 1.7;
+    let f = |(w, s): (HeapMatrix<f64, 3, 4>, f64)| {
+        heap_fixed_operands(w, s, x.clone(), a.clone(), c.clone(), k)
+    };
+    check_at(
+        "heap_fixed_operands",
+        f,
+        |(w, s), d| heap_fixed_operands_rev(w, s, x.clone(), a.clone(), c.clone(), k, d),
+        |(w, s)| heap_fixed_operands_vjp(w, s, x.clone(), a.clone(), c.clone(), k).0,
+        (w.clone(), 0.6),
+    );
+    let (sw, sx, sa, sc) = (*w, *x, *a, *c);
+    let h = sw * sx;
+    let r = (h + sc) * k + (sc - h).map(|v| v * v) * k + (h - sc) / k;
+    let expected = (sa * h).norm_squared() + (r / k).norm_squared() + (sc * 0.6).sum() * 0.6;
+    assert!((f((w, 0.6)) - expected).abs() < 1e-12);
+}
+
 // A heap matrix times itself (the square's rule) and products in forward-only code: of two
 // `#[nodiff]` matrices, and in a condition (`HeapMatrix` had no `*` of its own).
 #[lens]

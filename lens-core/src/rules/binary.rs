@@ -19,6 +19,20 @@ pub trait AddRule<Rhs = Self>: Sized {
     type Out;
     /// `x + y` and its pullback.
     fn add_vjp(self, rhs: Rhs) -> (Self::Out, impl FnOnce(Self::Out) -> (Self, Rhs));
+    /// [`Self::add_vjp`] when only `x` is differentiated (`y` is forward-only data): the
+    /// pullback gives `x`'s change alone, and a rule that can skip `y`'s work does so.
+    #[inline(always)]
+    fn add_vjp_left(self, rhs: Rhs) -> (Self::Out, impl FnOnce(Self::Out) -> Self) {
+        let (v, pb) = self.add_vjp(rhs);
+        (v, move |d: Self::Out| pb(d).0)
+    }
+    /// [`Self::add_vjp`] when only `y` is differentiated: the pullback gives `y`'s change
+    /// alone.
+    #[inline(always)]
+    fn add_vjp_right(self, rhs: Rhs) -> (Self::Out, impl FnOnce(Self::Out) -> Rhs) {
+        let (v, pb) = self.add_vjp(rhs);
+        (v, move |d: Self::Out| pb(d).1)
+    }
 }
 
 /// Reverse rule of `x - y`: `R(x, y; d) = (d, -d)`.
@@ -32,6 +46,20 @@ pub trait SubRule<Rhs = Self>: Sized {
     type Out;
     /// `x - y` and its pullback.
     fn sub_vjp(self, rhs: Rhs) -> (Self::Out, impl FnOnce(Self::Out) -> (Self, Rhs));
+    /// [`Self::sub_vjp`] when only `x` is differentiated (`y` is forward-only data): the
+    /// pullback gives `x`'s change alone, and a rule that can skip `y`'s work does so.
+    #[inline(always)]
+    fn sub_vjp_left(self, rhs: Rhs) -> (Self::Out, impl FnOnce(Self::Out) -> Self) {
+        let (v, pb) = self.sub_vjp(rhs);
+        (v, move |d: Self::Out| pb(d).0)
+    }
+    /// [`Self::sub_vjp`] when only `y` is differentiated: the pullback gives `y`'s change
+    /// alone.
+    #[inline(always)]
+    fn sub_vjp_right(self, rhs: Rhs) -> (Self::Out, impl FnOnce(Self::Out) -> Rhs) {
+        let (v, pb) = self.sub_vjp(rhs);
+        (v, move |d: Self::Out| pb(d).1)
+    }
 }
 
 /// Reverse rule of `x * y`: `(d y, x d)` for scalars, `(d y^T, x^T d)` for matrices.
@@ -45,6 +73,20 @@ pub trait MulRule<Rhs = Self>: Sized {
     type Out;
     /// `x * y` and its pullback.
     fn mul_vjp(self, rhs: Rhs) -> (Self::Out, impl FnOnce(Self::Out) -> (Self, Rhs));
+    /// [`Self::mul_vjp`] when only `x` is differentiated (`y` is forward-only data): the
+    /// pullback gives `x`'s change alone, and a rule that can skip `y`'s work does so.
+    #[inline(always)]
+    fn mul_vjp_left(self, rhs: Rhs) -> (Self::Out, impl FnOnce(Self::Out) -> Self) {
+        let (v, pb) = self.mul_vjp(rhs);
+        (v, move |d: Self::Out| pb(d).0)
+    }
+    /// [`Self::mul_vjp`] when only `y` is differentiated: the pullback gives `y`'s change
+    /// alone.
+    #[inline(always)]
+    fn mul_vjp_right(self, rhs: Rhs) -> (Self::Out, impl FnOnce(Self::Out) -> Rhs) {
+        let (v, pb) = self.mul_vjp(rhs);
+        (v, move |d: Self::Out| pb(d).1)
+    }
 }
 
 /// Reverse rule of `x / y`: `(d / y, -d x / y^2)`.
@@ -58,6 +100,20 @@ pub trait DivRule<Rhs = Self>: Sized {
     type Out;
     /// `x / y` and its pullback.
     fn div_vjp(self, rhs: Rhs) -> (Self::Out, impl FnOnce(Self::Out) -> (Self, Rhs));
+    /// [`Self::div_vjp`] when only `x` is differentiated (`y` is forward-only data): the
+    /// pullback gives `x`'s change alone, and a rule that can skip `y`'s work does so.
+    #[inline(always)]
+    fn div_vjp_left(self, rhs: Rhs) -> (Self::Out, impl FnOnce(Self::Out) -> Self) {
+        let (v, pb) = self.div_vjp(rhs);
+        (v, move |d: Self::Out| pb(d).0)
+    }
+    /// [`Self::div_vjp`] when only `y` is differentiated: the pullback gives `y`'s change
+    /// alone.
+    #[inline(always)]
+    fn div_vjp_right(self, rhs: Rhs) -> (Self::Out, impl FnOnce(Self::Out) -> Rhs) {
+        let (v, pb) = self.div_vjp(rhs);
+        (v, move |d: Self::Out| pb(d).1)
+    }
 }
 
 /// Reverse rule of `-x`: `-d`.
@@ -224,6 +280,14 @@ impl<T: Real, const R: usize, const C: usize> AddRule for HeapMatrix<T, R, C> {
             |d: Self| (d.clone(), d),
         )
     }
+    #[inline]
+    fn add_vjp_left(self, y: Self) -> (Self, impl FnOnce(Self) -> Self) {
+        (self + y, |d: Self| d)
+    }
+    #[inline]
+    fn add_vjp_right(self, y: Self) -> (Self, impl FnOnce(Self) -> Self) {
+        (self + y, |d: Self| d)
+    }
 }
 
 #[cfg(feature = "alloc")]
@@ -239,6 +303,14 @@ impl<T: Real, const R: usize, const C: usize> SubRule for HeapMatrix<T, R, C> {
                 (d, n)
             },
         )
+    }
+    #[inline]
+    fn sub_vjp_left(self, y: Self) -> (Self, impl FnOnce(Self) -> Self) {
+        (self - y, |d: Self| d)
+    }
+    #[inline]
+    fn sub_vjp_right(self, y: Self) -> (Self, impl FnOnce(Self) -> Self) {
+        (self - y, |d: Self| -d)
     }
 }
 
@@ -270,6 +342,21 @@ impl<T: Real, const R: usize, const C: usize> MulRule<T> for HeapMatrix<T, R, C>
             (d, ds)
         })
     }
+    #[inline]
+    fn mul_vjp_left(self, s: T) -> (Self, impl FnOnce(Self) -> Self) {
+        let mut y = self;
+        y.scale_mut(s);
+        (y, move |mut d: Self| {
+            d.scale_mut(s);
+            d
+        })
+    }
+    #[inline]
+    fn mul_vjp_right(self, s: T) -> (Self, impl FnOnce(Self) -> T) {
+        let mut y = self.clone();
+        y.scale_mut(s);
+        (y, move |d: Self| self.dot(&d))
+    }
 }
 
 #[cfg(feature = "alloc")]
@@ -291,6 +378,30 @@ impl<T: Real, const R: usize, const C: usize> MulRule<HeapMatrix<T, R, C>> for T
             (ds, d)
         })
     }
+    #[inline]
+    fn mul_vjp_left(
+        self,
+        m: HeapMatrix<T, R, C>,
+    ) -> (HeapMatrix<T, R, C>, impl FnOnce(HeapMatrix<T, R, C>) -> T) {
+        let mut y = m.clone();
+        y.scale_mut(self);
+        (y, move |d: HeapMatrix<T, R, C>| m.dot(&d))
+    }
+    #[inline]
+    fn mul_vjp_right(
+        self,
+        m: HeapMatrix<T, R, C>,
+    ) -> (
+        HeapMatrix<T, R, C>,
+        impl FnOnce(HeapMatrix<T, R, C>) -> HeapMatrix<T, R, C>,
+    ) {
+        let mut y = m;
+        y.scale_mut(self);
+        (y, move |mut d: HeapMatrix<T, R, C>| {
+            d.scale_mut(self);
+            d
+        })
+    }
 }
 
 #[cfg(feature = "alloc")]
@@ -304,6 +415,15 @@ impl<T: Real, const R: usize, const C: usize> DivRule<T> for HeapMatrix<T, R, C>
             let ds = -self.dot(&d) / (s * s);
             d.apply(|x| *x /= s);
             (d, ds)
+        })
+    }
+    #[inline]
+    fn div_vjp_left(self, s: T) -> (Self, impl FnOnce(Self) -> Self) {
+        let mut y = self;
+        y.apply(|x| *x /= s);
+        (y, move |mut d: Self| {
+            d.apply(|x| *x /= s);
+            d
         })
     }
 }
@@ -325,6 +445,31 @@ impl<T: Real, const R: usize, const K: usize, const C: usize> MulRule<SMatrix<T,
             self * b,
             #[inline(always)]
             move |d: SMatrix<T, R, C>| (d * b.transpose(), self.tr_mul(&d)),
+        )
+    }
+    #[inline]
+    fn mul_vjp_left(
+        self,
+        b: SMatrix<T, K, C>,
+    ) -> (SMatrix<T, R, C>, impl FnOnce(SMatrix<T, R, C>) -> Self) {
+        (
+            self * b,
+            #[inline(always)]
+            move |d: SMatrix<T, R, C>| d * b.transpose(),
+        )
+    }
+    #[inline]
+    fn mul_vjp_right(
+        self,
+        b: SMatrix<T, K, C>,
+    ) -> (
+        SMatrix<T, R, C>,
+        impl FnOnce(SMatrix<T, R, C>) -> SMatrix<T, K, C>,
+    ) {
+        (
+            self * b,
+            #[inline(always)]
+            move |d: SMatrix<T, R, C>| self.tr_mul(&d),
         )
     }
 }
@@ -355,6 +500,43 @@ impl<T: Real, const R: usize, const K: usize, const C: usize> MulRule<HeapMatrix
             let mut db = HeapMatrix::<T, K, C>::zeros();
             add_product_tn(&mut db, &self, &d);
             (da, db)
+        })
+    }
+    /// Only `a` differentiated (a layer's weights times a `#[nodiff]` input): `d b^T`
+    /// alone, one product fewer per step, and the pullback holds `b` only.
+    #[inline]
+    fn mul_vjp_left(
+        self,
+        b: HeapMatrix<T, K, C>,
+    ) -> (
+        HeapMatrix<T, R, C>,
+        impl FnOnce(HeapMatrix<T, R, C>) -> Self,
+    ) {
+        let mut y = HeapMatrix::<T, R, C>::zeros();
+        add_product(&mut y, &self, &b);
+        drop(self);
+        (y, move |d: HeapMatrix<T, R, C>| {
+            let mut da = HeapMatrix::<T, R, K>::zeros();
+            add_product_nt(&mut da, &d, &b);
+            da
+        })
+    }
+    /// Only `b` differentiated: `a^T d` alone.
+    #[inline]
+    fn mul_vjp_right(
+        self,
+        b: HeapMatrix<T, K, C>,
+    ) -> (
+        HeapMatrix<T, R, C>,
+        impl FnOnce(HeapMatrix<T, R, C>) -> HeapMatrix<T, K, C>,
+    ) {
+        let mut y = HeapMatrix::<T, R, C>::zeros();
+        add_product(&mut y, &self, &b);
+        drop(b);
+        (y, move |d: HeapMatrix<T, R, C>| {
+            let mut db = HeapMatrix::<T, K, C>::zeros();
+            add_product_tn(&mut db, &self, &d);
+            db
         })
     }
 }

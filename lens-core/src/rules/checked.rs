@@ -56,7 +56,7 @@ pub trait Dispatch<R, A, B> {
 }
 
 macro_rules! rules {
-    ($($tag:ident $rule:ident $f:ident),*) => {$(
+    ($($tag:ident $rule:ident $f:ident $left:ident $right:ident),*) => {$(
         impl<A: $rule<B>, B> Dispatch<tag::$tag, A, B> for Binary<tag::$tag, A, B> {
             #[inline(always)]
             fn lens_dispatch(self) -> Rule<tag::$tag, A, B> {
@@ -70,10 +70,25 @@ macro_rules! rules {
             pub fn lens_rule(self, a: A, b: B) -> (A::Out, impl FnOnce(A::Out) -> (A, B)) {
                 a.$f(b)
             }
+            /// The rule when only `a` is differentiated: its change alone.
+            #[inline(always)]
+            pub fn lens_rule_left(self, a: A, b: B) -> (A::Out, impl FnOnce(A::Out) -> A) {
+                a.$left(b)
+            }
+            /// The rule when only `b` is differentiated: its change alone.
+            #[inline(always)]
+            pub fn lens_rule_right(self, a: A, b: B) -> (A::Out, impl FnOnce(A::Out) -> B) {
+                a.$right(b)
+            }
         }
     )*};
 }
-rules!(Add AddRule add_vjp, Sub SubRule sub_vjp, Mul MulRule mul_vjp, Div DivRule div_vjp);
+rules!(
+    Add AddRule add_vjp add_vjp_left add_vjp_right,
+    Sub SubRule sub_vjp sub_vjp_left sub_vjp_right,
+    Mul MulRule mul_vjp mul_vjp_left mul_vjp_right,
+    Div DivRule div_vjp div_vjp_left div_vjp_right
+);
 
 /// No rule takes the operand types: the function as written reports it.
 pub trait Mismatch<R, A, B> {
@@ -99,14 +114,30 @@ pub trait PickMatrix<A, B> {
     /// Never returns. (Function pointers for the pullbacks of every `Pick`: an opaque type
     /// on `&Pick` would borrow the temporary.)
     fn lens_rule(self, a: A, b: B) -> (B, fn(B) -> (A, B));
+    /// Never returns.
+    fn lens_rule_left(self, a: A, b: B) -> (B, fn(B) -> A);
+    /// Never returns.
+    fn lens_rule_right(self, a: A, b: B) -> (B, fn(B) -> B);
 }
 
 impl<R, A: crate::Real, B: MatrixOperand> PickMatrix<A, B> for Pick<R, A, B> {
     fn lens_rule(self, _: A, _: B) -> (B, fn(B) -> (A, B)) {
-        #[allow(clippy::let_unit_value)]
-        let () = Typed::<A, B>::MISMATCH;
-        unreachable!()
+        mismatch::<A, B>()
     }
+    fn lens_rule_left(self, _: A, _: B) -> (B, fn(B) -> A) {
+        mismatch::<A, B>()
+    }
+    fn lens_rule_right(self, _: A, _: B) -> (B, fn(B) -> B) {
+        mismatch::<A, B>()
+    }
+}
+
+/// The body of every `Pick`'s `lens_rule`: a compile-time failure when built (it never is:
+/// the function as written reports the mismatch first).
+fn mismatch<A, B>() -> ! {
+    #[allow(clippy::let_unit_value)]
+    let () = Typed::<A, B>::MISMATCH;
+    unreachable!()
 }
 
 /// Two matrices multiplied: the product's shape, the left one's scalar type.
@@ -115,6 +146,10 @@ pub trait PickProduct<A, B> {
     type Value;
     /// Never returns.
     fn lens_rule(self, a: A, b: B) -> (Self::Value, fn(Self::Value) -> (A, B));
+    /// Never returns.
+    fn lens_rule_left(self, a: A, b: B) -> (Self::Value, fn(Self::Value) -> A);
+    /// Never returns.
+    fn lens_rule_right(self, a: A, b: B) -> (Self::Value, fn(Self::Value) -> B);
 }
 
 impl<T: Scalar, U, const R: usize, const K: usize, const L: usize, const C: usize>
@@ -131,9 +166,21 @@ impl<T: Scalar, U, const R: usize, const K: usize, const L: usize, const C: usiz
         SMatrix<T, R, C>,
         fn(SMatrix<T, R, C>) -> (SMatrix<T, R, K>, SMatrix<U, L, C>),
     ) {
-        #[allow(clippy::let_unit_value)]
-        let () = Typed::<SMatrix<T, R, K>, SMatrix<U, L, C>>::MISMATCH;
-        unreachable!()
+        mismatch::<SMatrix<T, R, K>, SMatrix<U, L, C>>()
+    }
+    fn lens_rule_left(
+        self,
+        _: SMatrix<T, R, K>,
+        _: SMatrix<U, L, C>,
+    ) -> (SMatrix<T, R, C>, fn(SMatrix<T, R, C>) -> SMatrix<T, R, K>) {
+        mismatch::<SMatrix<T, R, K>, SMatrix<U, L, C>>()
+    }
+    fn lens_rule_right(
+        self,
+        _: SMatrix<T, R, K>,
+        _: SMatrix<U, L, C>,
+    ) -> (SMatrix<T, R, C>, fn(SMatrix<T, R, C>) -> SMatrix<U, L, C>) {
+        mismatch::<SMatrix<T, R, K>, SMatrix<U, L, C>>()
     }
 }
 
@@ -152,9 +199,29 @@ impl<T: crate::Real, U: crate::Real, const R: usize, const K: usize, const L: us
         crate::HeapMatrix<T, R, C>,
         fn(crate::HeapMatrix<T, R, C>) -> (crate::HeapMatrix<T, R, K>, crate::HeapMatrix<U, L, C>),
     ) {
-        #[allow(clippy::let_unit_value)]
-        let () = Typed::<crate::HeapMatrix<T, R, K>, crate::HeapMatrix<U, L, C>>::MISMATCH;
-        unreachable!()
+        mismatch::<crate::HeapMatrix<T, R, K>, crate::HeapMatrix<U, L, C>>()
+    }
+    #[allow(clippy::type_complexity)]
+    fn lens_rule_left(
+        self,
+        _: crate::HeapMatrix<T, R, K>,
+        _: crate::HeapMatrix<U, L, C>,
+    ) -> (
+        crate::HeapMatrix<T, R, C>,
+        fn(crate::HeapMatrix<T, R, C>) -> crate::HeapMatrix<T, R, K>,
+    ) {
+        mismatch::<crate::HeapMatrix<T, R, K>, crate::HeapMatrix<U, L, C>>()
+    }
+    #[allow(clippy::type_complexity)]
+    fn lens_rule_right(
+        self,
+        _: crate::HeapMatrix<T, R, K>,
+        _: crate::HeapMatrix<U, L, C>,
+    ) -> (
+        crate::HeapMatrix<T, R, C>,
+        fn(crate::HeapMatrix<T, R, C>) -> crate::HeapMatrix<U, L, C>,
+    ) {
+        mismatch::<crate::HeapMatrix<T, R, K>, crate::HeapMatrix<U, L, C>>()
     }
 }
 
@@ -170,13 +237,21 @@ impl<T: crate::Real, const R: usize, const C: usize> MatrixOperand for crate::He
 pub trait PickLeft<A, B> {
     /// Never returns.
     fn lens_rule(self, a: A, b: B) -> (A, fn(A) -> (A, B));
+    /// Never returns.
+    fn lens_rule_left(self, a: A, b: B) -> (A, fn(A) -> A);
+    /// Never returns.
+    fn lens_rule_right(self, a: A, b: B) -> (A, fn(A) -> B);
 }
 
 impl<R, A, B> PickLeft<A, B> for &Pick<R, A, B> {
     fn lens_rule(self, _: A, _: B) -> (A, fn(A) -> (A, B)) {
-        #[allow(clippy::let_unit_value)]
-        let () = Typed::<A, B>::MISMATCH;
-        unreachable!()
+        mismatch::<A, B>()
+    }
+    fn lens_rule_left(self, _: A, _: B) -> (A, fn(A) -> A) {
+        mismatch::<A, B>()
+    }
+    fn lens_rule_right(self, _: A, _: B) -> (A, fn(A) -> B) {
+        mismatch::<A, B>()
     }
 }
 

@@ -92,7 +92,12 @@ fn tied_operands(
 /// pick the rule, or, when it has none, a value of the type the sweep most likely expects
 /// (the function as written reports the error). A forward-only operand is bound first, as it
 /// is named twice (its type, then its value).
-fn checked_rule(tag: &str, args: &[Operand], taken: &[TokenStream]) -> TokenStream {
+fn checked_rule(
+    tag: &str,
+    args: &[Operand],
+    taken: &[TokenStream],
+    side: Option<usize>,
+) -> TokenStream {
     let tag = format_ident!("{}", tag);
     let checked = quote!(::paralens::__private::rules::checked);
     let mut bind = TokenStream::new();
@@ -116,11 +121,16 @@ fn checked_rule(tag: &str, args: &[Operand], taken: &[TokenStream]) -> TokenStre
         let read = super::infer_read(kind, w, o);
         bind.extend(quote!(let #o = #read;));
     }
+    let run = match side {
+        None => quote!(lens_rule),
+        Some(0) => quote!(lens_rule_left),
+        Some(_) => quote!(lens_rule_right),
+    };
     quote!({
         #bind
         #checked::Binary::<#checked::tag::#tag, _, _>::of(#(&#names),*)
             .lens_dispatch()
-            .lens_rule(#(#names),*)
+            .#run(#(#names),*)
     })
 }
 
@@ -213,7 +223,9 @@ pub fn stmt(cx: &Cx, s: &Stmt) -> TokenStream {
                         TokenStream::new()
                     };
                     let call = match checked {
-                        Some(tag) => checked_rule(tag, args, &taken),
+                        Some(tag) => {
+                            checked_rule(tag, args, &taken, super::differentiated_side(cx, args))
+                        }
                         None => quote_spanned!(span=> #func(#(#taken,)* #(#extra,)*)),
                     };
                     quote_spanned!(span=>

@@ -328,6 +328,23 @@ pub fn block(
 
 /// The forward-only operand `o` of an operator read through its guard (`lens_core::guard`),
 /// `w` being the other operand: `Infer` for `+` and `-`, `InferScalar` for `*` and `/`.
+/// The one operand of `a op b` (an operator run through `rules::checked`) that is
+/// differentiated, when the other is forward-only data: the sweep then runs the rule's
+/// one-sided form (`lens_rule_left`, `lens_rule_right`), whose pullback gives that change
+/// alone and skips the other's work (the second product of a layer's `w * x` with a
+/// `#[nodiff]` input). The forward and the reverse ask the same question here, so they agree.
+pub fn differentiated_side(cx: &Cx, args: &[Operand]) -> Option<usize> {
+    let diff: Vec<bool> = args
+        .iter()
+        .map(|a| matches!(a, Operand::Var(id) if cx.vars[*id].diff))
+        .collect();
+    match diff.as_slice() {
+        [true, false] => Some(0),
+        [false, true] => Some(1),
+        _ => None,
+    }
+}
+
 pub fn infer_read(kind: crate::analyse::Infer, w: &TokenStream, o: &TokenStream) -> TokenStream {
     match kind {
         crate::analyse::Infer::Same => {

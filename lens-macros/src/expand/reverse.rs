@@ -159,10 +159,21 @@ impl Sweep<'_> {
                             crate::respan(quote!(#pb), span),
                             crate::respan(quote!(#d), span),
                         );
+                        let side = match &**op {
+                            Op::Rule {
+                                checked: Some(_), ..
+                            } => super::differentiated_side(self.cx, args),
+                            _ => None,
+                        };
                         if let [one] = args.as_slice() {
                             let g = format_ident!("__g{}_0", target);
                             self.out.extend(quote_spanned!(span=> let #g = #pb(#d);));
                             self.contribute(one, quote!(#g));
+                        } else if let Some(i) = side {
+                            // A one-sided rule (`expand::differentiated_side`): one change.
+                            let g = format_ident!("__g{}_{}", target, i);
+                            self.out.extend(quote_spanned!(span=> let #g = #pb(#d);));
+                            self.contribute(&args[i], quote!(#g));
                         } else {
                             let names = self.names(*target, args);
                             self.out
