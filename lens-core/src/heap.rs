@@ -223,6 +223,40 @@ impl<T: Real, const R: usize, const C: usize> HeapMatrix<T, R, C> {
         HeapMatrix::from_fn(|i, j| self[(j, i)])
     }
 
+    /// The sum of the entries, in eight interleaved partial sums. It shadows nalgebra's
+    /// `sum`, reached through `Deref`, which adds one entry after the other: on a 128x784
+    /// matrix one chain of 100,352 additions, 14x slower (BENCHMARKS, "Eighth session").
+    #[must_use]
+    pub fn sum(&self) -> T {
+        let entries = self.as_slice();
+        let chunks = entries.chunks_exact(8);
+        let rest = chunks.remainder();
+        let mut acc = [T::zero(); 8];
+        for c in chunks {
+            for (a, &x) in acc.iter_mut().zip(c) {
+                *a += x;
+            }
+        }
+        let mut s =
+            ((acc[0] + acc[4]) + (acc[1] + acc[5])) + ((acc[2] + acc[6]) + (acc[3] + acc[7]));
+        for &x in rest {
+            s += x;
+        }
+        s
+    }
+
+    /// The mean of the entries ([`Self::sum`] over their count).
+    #[must_use]
+    pub fn mean(&self) -> T {
+        self.sum() / T::cst((R * C) as f64)
+    }
+
+    /// Sets every entry to `v`, as a slice. It shadows nalgebra's `fill`, which goes entry by
+    /// entry (14x slower on a 128x784 matrix).
+    pub fn fill(&mut self, v: T) {
+        self.as_mut_slice().fill(v);
+    }
+
     /// Every entry `v`.
     #[must_use]
     pub fn repeat(v: T) -> Self {
@@ -429,6 +463,35 @@ mod tests {
         assert_eq!(
             *HeapMatrix::<f64, 3, 2>::repeat(0.25),
             SMatrix::<f64, 3, 2>::repeat(0.25)
+        );
+    }
+
+    #[test]
+    fn sum_mean_fill_and_transpose_match_nalgebras() {
+        // Sizes below, at and past the eight partial sums, and not a multiple of eight.
+        fn check<const R: usize, const C: usize>() {
+            let m = SMatrix::<f64, R, C>::from_fn(|i, j| ((i * 31 + j * 17) % 23) as f64 - 11.3);
+            let mut h = HeapMatrix::from_matrix(&m);
+            let tol = 1e-12 * m.abs().sum().max(1.0);
+            assert!((h.sum() - m.sum()).abs() <= tol, "sum of {R}x{C}");
+            assert!((h.mean() - m.mean()).abs() <= tol, "mean of {R}x{C}");
+            assert_eq!(*h.transpose(), m.transpose(), "transpose of {R}x{C}");
+            h.fill(0.75);
+            assert_eq!(*h, SMatrix::<f64, R, C>::repeat(0.75), "fill of {R}x{C}");
+        }
+        check::<1, 1>();
+        check::<3, 5>();
+        check::<8, 1>();
+        check::<4, 4>();
+        check::<17, 9>();
+        check::<128, 33>();
+        // Exactly: integers, whatever the order of the additions.
+        let h = HeapMatrix::<f32, 37, 3>::from_fn(|i, j| (i + 40 * j) as f32);
+        assert_eq!(
+            h.sum(),
+            (0..111)
+                .map(|k| (k % 37 + 40 * (k / 37)) as f32)
+                .sum::<f32>()
         );
     }
 

@@ -373,10 +373,13 @@ fn extreme_at<T: Real, const R: usize, const C: usize>(
     a: &SMatrix<T, R, C>,
     better: impl Fn(T, T) -> bool,
 ) -> usize {
-    let mut at = 0;
-    for (i, &x) in a.iter().enumerate() {
-        if better(x, a[at]) {
-            at = i;
+    // Over the storage as a slice, the best value kept: nalgebra's iterator and indexing
+    // go entry by entry through its strides, slow on a heap matrix of layer size.
+    let entries = a.as_slice();
+    let (mut at, mut best) = (0, entries[0]);
+    for (i, &x) in entries.iter().enumerate() {
+        if better(x, best) {
+            (at, best) = (i, x);
         }
     }
     at
