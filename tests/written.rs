@@ -387,6 +387,55 @@ fn heap_fixed_operands_take_one_sided_rules() {
     assert!((f((w, 0.6)) - expected).abs() < 1e-12);
 }
 
+// Forward-only matrices that a method borrows (`h.dot(&k)`, `k.dot(&h)`, `component_mul`,
+// `component_div`) stay the caller's: a heap one was moved into the rule (`k.sum()` after it
+// did not compile), and a borrowed receiver (`k: &SMatrix`) was refused.
+#[lens]
+fn borrowed_by_methods(
+    h: HeapMatrix<f64, 2, 3>,
+    s: SMatrix<f64, 2, 3>,
+    #[nodiff] k: HeapMatrix<f64, 2, 3>,
+    #[nodiff] r: &HeapMatrix<f64, 2, 3>,
+    #[nodiff] q: &SMatrix<f64, 2, 3>,
+) -> f64 {
+    // Forward-only scaling of heap matrices (`HeapMatrix` had no `*` or `/` by a scalar).
+    let k2 = (k.transpose().transpose() * 4.0 + 2.0 * k.clone()) / 6.0;
+    let a = h.dot(&k) + k.dot(&h) + h.dot(&k2) + (k2 - h.clone()).norm_squared();
+    let b = r.dot(&h) + h.dot(r) + h.component_mul(&k).sum() + k.component_mul(&h).sum();
+    let c = q.dot(&s) + s.component_div(q).sum() + q.component_div(&s).sum();
+    a + b + c + k.sum() + r.sum()
+}
+
+#[test]
+fn forward_only_matrices_borrowed_by_methods_stay_the_callers() {
+    let h = HeapMatrix::<f64, 2, 3>::from_fn(|i, j| (i as f64 * 0.7 - j as f64 * 0.3).sin());
+    let s = SMatrix::<f64, 2, 3>::from_fn(|i, j| 1.5 + (i as f64 * 0.2 + j as f64).cos());
+    let k = HeapMatrix::<f64, 2, 3>::from_fn(|i, j| 0.3 * i as f64 - 0.2 * j as f64 + 0.1);
+    let r = HeapMatrix::<f64, 2, 3>::from_fn(|i, j| 0.5 - i as f64 + j as f64 * 0.25);
+    let q = SMatrix::<f64, 2, 3>::from_fn(|i, j| 2.0 + i as f64 - 0.5 * j as f64);
+    let f = |(h, s): (HeapMatrix<f64, 2, 3>, SMatrix<f64, 2, 3>)| {
+        borrowed_by_methods(h, s, k.clone(), &r, &q)
+    };
+    check_at(
+        "borrowed_by_methods",
+        f,
+        |(h, s), d| borrowed_by_methods_rev(h, s, k.clone(), &r, &q, d),
+        |(h, s)| borrowed_by_methods_vjp(h, s, k.clone(), &r, &q).0,
+        (h.clone(), s),
+    );
+    let (sh, sk, sr) = (*h, *k, *r);
+    let expected = 3.0 * sh.dot(&sk)
+        + (sk - sh).norm_squared()
+        + 2.0 * sr.dot(&sh)
+        + 2.0 * sh.component_mul(&sk).sum()
+        + q.dot(&s)
+        + s.component_div(&q).sum()
+        + q.component_div(&s).sum()
+        + sk.sum()
+        + sr.sum();
+    assert!((f((h, s)) - expected).abs() < 1e-12);
+}
+
 // A heap matrix times itself (the square's rule) and products in forward-only code: of two
 // `#[nodiff]` matrices, and in a condition (`HeapMatrix` had no `*` of its own).
 #[lens]

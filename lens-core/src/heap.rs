@@ -358,6 +358,43 @@ impl<T: Real, const R: usize, const C: usize> core::ops::Neg for HeapMatrix<T, R
     }
 }
 
+/// `a s`, every entry scaled, in the block of `a` (forward-only code scales so; the rules
+/// differentiate `h * s`).
+impl<T: Real, const R: usize, const C: usize> core::ops::Mul<T> for HeapMatrix<T, R, C> {
+    type Output = Self;
+    #[inline]
+    fn mul(mut self, s: T) -> Self {
+        self.scale_mut(s);
+        self
+    }
+}
+
+/// `a / s`, every entry divided, in the block of `a`.
+impl<T: Real, const R: usize, const C: usize> core::ops::Div<T> for HeapMatrix<T, R, C> {
+    type Output = Self;
+    #[inline]
+    fn div(mut self, s: T) -> Self {
+        for v in self.as_mut_slice() {
+            *v /= s;
+        }
+        self
+    }
+}
+
+macro_rules! scalar_times_heap {
+    ($($t:ty),*) => {$(
+        /// `s a`, every entry scaled, in the block of `a`.
+        impl<const R: usize, const C: usize> core::ops::Mul<HeapMatrix<$t, R, C>> for $t {
+            type Output = HeapMatrix<$t, R, C>;
+            #[inline]
+            fn mul(self, a: HeapMatrix<$t, R, C>) -> HeapMatrix<$t, R, C> {
+                a * self
+            }
+        }
+    )*};
+}
+scalar_times_heap!(f32, f64);
+
 /// The matrix product `a b` (matrix-vector when `C = 1`) into a new block, by
 /// [`crate::gemm`]: forward-only code in a `#[lens]` body multiplies so, and the product's
 /// rule computes its value the same way.
@@ -460,6 +497,9 @@ mod tests {
         assert_eq!(*(ha.clone() - hb.clone()), a - b);
         assert_eq!(*(-ha.clone()), -a);
         assert_eq!(*ha.component_mul(&hb), a.component_mul(&b));
+        assert_eq!(*(ha.clone() * 1.5), a * 1.5);
+        assert_eq!(*(1.5 * ha.clone()), 1.5 * a);
+        assert_eq!(*(ha.clone() / 4.0), a / 4.0);
         assert_eq!(
             *HeapMatrix::<f64, 3, 2>::repeat(0.25),
             SMatrix::<f64, 3, 2>::repeat(0.25)

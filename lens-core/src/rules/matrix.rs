@@ -121,8 +121,8 @@ impl<T: Real, const R: usize, const C: usize> Dot for crate::HeapMatrix<T, R, C>
 /// follows from the change's type not fitting the operand.
 #[diagnostic::on_unimplemented(
     message = "no reverse rule for `.dot` with a `{Self}` operand",
-    label = "this `dot` is differentiated, and its operand is not a matrix of the receiver's shape",
-    note = "`a.dot(b)` takes `b` of the same shape and scalar type as `a`, by value or borrowed (`a.dot(&b)`)"
+    label = "this `dot` is differentiated, and its operand is not a matrix of the receiver's kind and shape",
+    note = "`a.dot(b)` takes `b` of the same kind (static or heap), shape and scalar type as `a`, by value or borrowed (`a.dot(&b)`)"
 )]
 pub trait DotOperand<M> {
     /// The change the operand gets back.
@@ -195,6 +195,53 @@ pub fn dot<A: Dot, B: DotOperand<A>>(
     b: B,
 ) -> (A::Entry, impl FnOnce(A::Entry) -> (A, B::Change)) {
     a.dot_vjp(b)
+}
+
+/// A forward-only receiver of a matrix method with operands (`k.dot(&h)`, `k` not
+/// differentiated), read as an owned matrix: a copy of a static one, a pooled block for a
+/// heap one, through any reference. The method borrows its receiver in the function as
+/// written, so `k` stays the caller's, and `k: &SMatrix` works like `k: SMatrix`.
+#[diagnostic::on_unimplemented(
+    message = "no reverse rule for this method of `{Self}`",
+    label = "`{Self}` is not a matrix",
+    note = "`dot`, `component_mul` and `component_div` are differentiated on matrices (`SMatrix`, `HeapMatrix`), owned or borrowed"
+)]
+pub trait Owned {
+    /// The owned matrix.
+    type Value;
+    /// A copy of the matrix.
+    fn owned_value(&self) -> Self::Value;
+}
+
+impl<T: Real, const R: usize, const C: usize> Owned for SMatrix<T, R, C> {
+    type Value = Self;
+    #[inline(always)]
+    fn owned_value(&self) -> Self {
+        *self
+    }
+}
+
+#[cfg(feature = "alloc")]
+impl<T: Real, const R: usize, const C: usize> Owned for crate::HeapMatrix<T, R, C> {
+    type Value = Self;
+    #[inline]
+    fn owned_value(&self) -> Self {
+        self.clone()
+    }
+}
+
+impl<M: Owned + ?Sized> Owned for &M {
+    type Value = M::Value;
+    #[inline(always)]
+    fn owned_value(&self) -> M::Value {
+        (**self).owned_value()
+    }
+}
+
+/// [`Owned::owned_value`] of `m`.
+#[inline(always)]
+pub fn owned<M: Owned + ?Sized>(m: &M) -> M::Value {
+    m.owned_value()
 }
 
 /// Values with an entry-wise product, for [`component_mul`] and [`component_square`]:

@@ -72,8 +72,9 @@ unmatched!(AddRule::add_vjp, SubRule::sub_vjp, DivRule::div_vjp);
 pub use float::{Atan2Rule, ClampRule, HypotRule, MulAddRule};
 pub use index::{IndexRule, SetRule};
 pub use matrix::{
-    ComponentProduct, Dot, Reduce, Transpose, component_div, component_mul, component_square, dot,
-    dot_self, max_entry, mean, min_entry, norm, norm_squared, sum, transpose,
+    ComponentProduct, Dot, Owned, Reduce, Transpose, component_div, component_mul,
+    component_square, dot, dot_self, max_entry, mean, min_entry, norm, norm_squared, owned, sum,
+    transpose,
 };
 pub use unary::{
     AbsRule, AcosRule, AsinRule, AtanRule, CosRule, CoshRule, Exp2Rule, ExpRule, LnRule, Log2Rule,

@@ -77,7 +77,7 @@ impl Analyser<'_> {
                 tied: false,
                 checked: None,
             };
-            return self.push_rule(key, rule, span, out);
+            return self.push_rule(key, rule, Vec::new(), span, out);
         }
         let func = rules_path(span, rule);
         let rule = Op::Rule {
@@ -87,12 +87,20 @@ impl Analyser<'_> {
             tied: checked.is_none(),
             checked,
         };
-        self.push_rule(key, rule, span, out)
+        self.push_rule(key, rule, Vec::new(), span, out)
     }
 
     /// The rule `rule` (an `Op::Rule`), lowered from the node at `key` in the function as
-    /// written, which runs the same rule on the first `args.len()` of its operands.
-    fn push_rule(&mut self, key: usize, rule: Op, span: Span, out: &mut Vec<Stmt>) -> Operand {
+    /// written, which runs the same rule on the first `args.len()` of its operands (those
+    /// flagged in `owned` read through `rules::owned`, see `InPlace::owned`).
+    fn push_rule(
+        &mut self,
+        key: usize,
+        rule: Op,
+        owned: Vec<bool>,
+        span: Span,
+        out: &mut Vec<Stmt>,
+    ) -> Operand {
         if let Op::Rule {
             func,
             args,
@@ -108,6 +116,7 @@ impl Analyser<'_> {
                     extra: extra.clone(),
                     operands: args.len(),
                     infer: infer_operand(*checked, args),
+                    owned,
                 },
             ));
         }
@@ -159,6 +168,9 @@ impl Analyser<'_> {
         }
         let mut extra = Vec::new();
         let mut tied = false;
+        // A matrix method with operands (`dot`, `component_mul`, `component_div`) borrows its
+        // receiver and may borrow its operand, so forward-only data there stays the caller's.
+        let mut borrows = false;
         let (func, operands): (TokenStream, Vec<&Expr>) = match name.as_str() {
             "powi" => {
                 if args.len() != 1 {
@@ -218,6 +230,7 @@ impl Analyser<'_> {
                         p.rule
                     };
                     tied = !same && primitives::tied(p);
+                    borrows = !same && p.args > 0 && !primitives::tied(p);
                     let rule: TokenStream = rule.parse().expect("the table's rules are paths");
                     let operands = if same { Vec::new() } else { args.clone() };
                     (rule, operands)
@@ -246,7 +259,12 @@ impl Analyser<'_> {
         let recv = self.expr(receiver, out);
         let rest: Vec<Operand> = operands
             .iter()
-            .map(|a| self.expr(strip_ref(a), out))
+            .map(|a| match self.expr(strip_ref(a), out) {
+                // `h.dot(&k)`: a forward-only operand, which the method borrows, is read as an
+                // owned matrix (`rules::owned`), so `k` is still there to read afterwards.
+                Operand::Const(k) if borrows => Operand::Const(owned(span, &k)),
+                o => o,
+            })
             .collect();
         if matches!(recv, Operand::Const(_)) && rest.iter().all(|o| matches!(o, Operand::Const(_)))
         {
@@ -254,8 +272,20 @@ impl Analyser<'_> {
             self.check_read(m);
             return Operand::Const(m.to_token_stream());
         }
+        // `k.dot(&h)`: a forward-only receiver, which the method borrows, is read as an owned
+        // matrix (a copy of a static one, a pooled block for a heap one; through a reference
+        // too), so `k` stays the caller's and `k: &SMatrix` is a receiver like `k: SMatrix`.
+        let recv = match recv {
+            Operand::Const(k) if borrows => Operand::Const(owned(span, &k)),
+            o => o,
+        };
         let mut ops = vec![recv];
         ops.extend(rest);
+        // The function as written reads the same operands so (`expand::written`).
+        let read_owned: Vec<bool> = ops
+            .iter()
+            .map(|o| borrows && matches!(o, Operand::Const(_)))
+            .collect();
         let func = rules_path(span, func);
         let rule = Op::Rule {
             func,
@@ -273,11 +303,12 @@ impl Analyser<'_> {
                 extra: extra[..1].to_vec(),
                 operands: 1,
                 infer: None,
+                owned: Vec::new(),
             };
             self.in_place.push((key, written));
             return self.push_op(rule, span, out);
         }
-        self.push_rule(key, rule, span, out)
+        self.push_rule(key, rule, read_owned, span, out)
     }
 
     /// The variable a plain name refers to, if it is a differentiated one (no code emitted).
@@ -530,4 +561,13 @@ pub fn infer_operand(checked: Option<&str>, args: &[Operand]) -> Option<(usize, 
         [Operand::Var(_), Operand::Const(_)] => Some((1, kind)),
         _ => None,
     }
+}
+
+/// `rules::owned(&(k))`: forward-only data that a matrix method borrows, read as an owned
+/// matrix (a copy, or a pooled block), whatever the references around it.
+fn owned(span: proc_macro2::Span, k: &TokenStream) -> TokenStream {
+    // At the method, as the function as written reads it: an operand of the wrong type is
+    // then one error there, the same in both.
+    let f = rules_path(span, quote!(owned));
+    quote_spanned!(span=> #f(&(#k)))
 }

@@ -171,6 +171,10 @@ pub struct InPlace {
     /// `+ - * /` with one operand from forward-only data: that operand's index, and the type
     /// it is read with when nothing else fixes its own (`x + c.into()`, `v * c.into()`).
     pub infer: Option<(usize, Infer)>,
+    /// Per operand (empty: none): forward-only data that a matrix method borrows (`k` in
+    /// `h.dot(&k)` or `k.dot(&h)`), read as `rules::owned(&(k))` as the sweep reads it, so
+    /// that `k` stays the caller's and a reference to a matrix reads as the matrix.
+    pub owned: Vec<bool>,
 }
 
 /// The type an operand whose type nothing fixes takes from the other operand

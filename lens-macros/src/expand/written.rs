@@ -112,6 +112,7 @@ impl VisitMut for Rewrite<'_> {
             extra,
             operands: taken,
             infer,
+            owned,
         }) = self.in_place.get(&key)
         else {
             return self.sub_call(e);
@@ -136,8 +137,8 @@ impl VisitMut for Rewrite<'_> {
                 ]
             }
             // `x.f(a)`, and `f64::f(x, a)` as `x.f(a)`.
-            Expr::MethodCall(m) => method_operands(&m.receiver, m.args.iter(), span),
-            Expr::Call(c) => method_operands(&c.args[0], c.args.iter().skip(1), span),
+            Expr::MethodCall(m) => method_operands(&m.receiver, m.args.iter(), owned, span),
+            Expr::Call(c) => method_operands(&c.args[0], c.args.iter().skip(1), owned, span),
             _ => return,
         };
         operands.truncate(*taken);
@@ -179,13 +180,33 @@ impl VisitMut for Rewrite<'_> {
 }
 
 /// A method's operands for its rule, which takes them by value: the receiver (borrowed by
-/// the method) through [`computed_or_clone`], then the arguments.
+/// the method) through [`computed_or_clone`], then the arguments; those flagged in `owned`
+/// (`InPlace::owned`) through `rules::owned`, as the sweep reads them.
 fn method_operands<'a>(
     receiver: &Expr,
     args: impl Iterator<Item = &'a Expr>,
+    owned: &[bool],
     span: Span,
 ) -> Vec<TokenStream> {
-    let mut v = vec![computed_or_clone(receiver, span)];
-    v.extend(args.map(|a| by_value(a, span)));
+    let flagged = |i: usize| owned.get(i).copied().unwrap_or(false);
+    let read_owned = |e: &Expr| {
+        let e = match bare(e) {
+            Expr::Reference(r) if r.mutability.is_none() => bare(&r.expr),
+            e => e,
+        };
+        quote_spanned!(span=> ::paralens::__private::rules::owned(&(#e)))
+    };
+    let mut v = vec![if flagged(0) {
+        read_owned(receiver)
+    } else {
+        computed_or_clone(receiver, span)
+    }];
+    v.extend(args.enumerate().map(|(i, a)| {
+        if flagged(i + 1) {
+            read_owned(a)
+        } else {
+            by_value(a, span)
+        }
+    }));
     v
 }
