@@ -404,10 +404,38 @@ impl<T: Real, const R: usize, const K: usize, const C: usize> core::ops::Mul<Hea
     type Output = HeapMatrix<T, R, C>;
     #[inline]
     fn mul(self, b: HeapMatrix<T, K, C>) -> HeapMatrix<T, R, C> {
-        let mut y = HeapMatrix::zeros();
-        add_product(&mut y, &self, &b);
-        y
+        product(&self, &b)
     }
+}
+
+/// `a b` in a new block (the value of a heap product, in `*` and in its rules).
+pub(crate) fn product<T: Real, const R: usize, const K: usize, const C: usize>(
+    a: &HeapMatrix<T, R, K>,
+    b: &HeapMatrix<T, K, C>,
+) -> HeapMatrix<T, R, C> {
+    let mut y = HeapMatrix::zeros();
+    add_product(&mut y, a, b);
+    y
+}
+
+/// `a b^T` in a new block (the change of a product's left operand, `d b^T`).
+pub(crate) fn product_nt<T: Real, const R: usize, const K: usize, const C: usize>(
+    a: &HeapMatrix<T, R, K>,
+    b: &HeapMatrix<T, C, K>,
+) -> HeapMatrix<T, R, C> {
+    let mut y = HeapMatrix::zeros();
+    add_product_nt(&mut y, a, b);
+    y
+}
+
+/// `a^T b` in a new block (the change of a product's right operand, `a^T d`).
+pub(crate) fn product_tn<T: Real, const R: usize, const K: usize, const C: usize>(
+    a: &HeapMatrix<T, K, R>,
+    b: &HeapMatrix<T, K, C>,
+) -> HeapMatrix<T, R, C> {
+    let mut y = HeapMatrix::zeros();
+    add_product_tn(&mut y, a, b);
+    y
 }
 
 /// `out += a b`.

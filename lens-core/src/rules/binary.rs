@@ -5,7 +5,7 @@ use super::entrywise;
 use crate::HeapMatrix;
 use crate::Real;
 #[cfg(feature = "alloc")]
-use crate::heap::{add_product, add_product_nt, add_product_tn};
+use crate::heap::{add_product_tn, product, product_nt, product_tn};
 use nalgebra::SMatrix;
 
 /// Reverse rule of `x + y`: `R(x, y; d) = (d, d)`.
@@ -146,11 +146,8 @@ impl<T: Real> SquareRule for T {
 impl<T: Real, const N: usize> SquareRule for HeapMatrix<T, N, N> {
     #[inline]
     fn square_vjp(self) -> (Self, impl FnOnce(Self) -> Self) {
-        let mut y = HeapMatrix::zeros();
-        add_product(&mut y, &self, &self);
-        (y, move |d: Self| {
-            let mut da = HeapMatrix::zeros();
-            add_product_nt(&mut da, &d, &self);
+        (product(&self, &self), move |d: Self| {
+            let mut da = product_nt(&d, &self);
             add_product_tn(&mut da, &self, &d);
             da
         })
@@ -491,15 +488,9 @@ impl<T: Real, const R: usize, const K: usize, const C: usize> MulRule<HeapMatrix
         HeapMatrix<T, R, C>,
         impl FnOnce(HeapMatrix<T, R, C>) -> (Self, HeapMatrix<T, K, C>),
     ) {
-        let mut y = HeapMatrix::<T, R, C>::zeros();
-        add_product(&mut y, &self, &b);
-        (y, move |d: HeapMatrix<T, R, C>| {
+        (product(&self, &b), move |d: HeapMatrix<T, R, C>| {
             // d b^T, then a^T d.
-            let mut da = HeapMatrix::<T, R, K>::zeros();
-            add_product_nt(&mut da, &d, &b);
-            let mut db = HeapMatrix::<T, K, C>::zeros();
-            add_product_tn(&mut db, &self, &d);
-            (da, db)
+            (product_nt(&d, &b), product_tn(&self, &d))
         })
     }
     /// Only `a` differentiated (a layer's weights times a `#[nodiff]` input): `d b^T`
@@ -512,14 +503,9 @@ impl<T: Real, const R: usize, const K: usize, const C: usize> MulRule<HeapMatrix
         HeapMatrix<T, R, C>,
         impl FnOnce(HeapMatrix<T, R, C>) -> Self,
     ) {
-        let mut y = HeapMatrix::<T, R, C>::zeros();
-        add_product(&mut y, &self, &b);
+        let y = product(&self, &b);
         drop(self);
-        (y, move |d: HeapMatrix<T, R, C>| {
-            let mut da = HeapMatrix::<T, R, K>::zeros();
-            add_product_nt(&mut da, &d, &b);
-            da
-        })
+        (y, move |d: HeapMatrix<T, R, C>| product_nt(&d, &b))
     }
     /// Only `b` differentiated: `a^T d` alone.
     #[inline]
@@ -530,14 +516,9 @@ impl<T: Real, const R: usize, const K: usize, const C: usize> MulRule<HeapMatrix
         HeapMatrix<T, R, C>,
         impl FnOnce(HeapMatrix<T, R, C>) -> HeapMatrix<T, K, C>,
     ) {
-        let mut y = HeapMatrix::<T, R, C>::zeros();
-        add_product(&mut y, &self, &b);
+        let y = product(&self, &b);
         drop(b);
-        (y, move |d: HeapMatrix<T, R, C>| {
-            let mut db = HeapMatrix::<T, K, C>::zeros();
-            add_product_tn(&mut db, &self, &d);
-            db
-        })
+        (y, move |d: HeapMatrix<T, R, C>| product_tn(&self, &d))
     }
 }
 
