@@ -326,6 +326,32 @@ fn one_sided_rules() {
 }
 
 #[test]
+fn static_times_heap_product() {
+    // Static weights times a heap batch: (D B^T, A^T D), the weights' change static; the
+    // same values and changes as the static rule, and its one-sided forms.
+    binary(
+        "static*heap",
+        MulRule::mul_vjp,
+        &[(m::<3, 4>(0.1), heap::<4, 2>(0.7))],
+    );
+    let (a, b, d) = (m::<3, 4>(0.1), heap::<4, 2>(0.7), heap::<3, 2>(0.4));
+    sides!(
+        "static*heap",
+        MulRule::mul_vjp,
+        mul_vjp_left,
+        mul_vjp_right,
+        a,
+        b.clone(),
+        d.clone()
+    );
+    let (y, pb) = MulRule::mul_vjp(a, b);
+    let (sy, spb) = MulRule::mul_vjp(a, m::<4, 2>(0.7));
+    assert!((*y - sy).amax() < 1e-12);
+    let ((da, db), (sda, sdb)) = (pb(d), spb(m::<3, 2>(0.4)));
+    assert!((da - sda).amax() < 1e-12 && (*db - sdb).amax() < 1e-12);
+}
+
+#[test]
 fn heap_transpose_and_dot() {
     // The static matrices' rules on heap ones: transpose: D^T; dot: (d b, d a); a dot
     // product with itself: 2 d a.

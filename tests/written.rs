@@ -436,6 +436,42 @@ fn forward_only_matrices_borrowed_by_methods_stay_the_callers() {
     assert!((f((h, s)) - expected).abs() < 1e-12);
 }
 
+// Static weights times a heap batch (there was no rule: one error at the operator), with the
+// batch differentiated and forward-only, and in forward-only code.
+#[lens]
+fn static_weights_heap_batch(
+    w: SMatrix<f64, 3, 4>,
+    x: HeapMatrix<f64, 4, 2>,
+    #[nodiff] v: SMatrix<f64, 2, 4>,
+    #[nodiff] z: HeapMatrix<f64, 4, 2>,
+) -> f64 {
+    let h = w * x;
+    let g = w * z.clone();
+    let fixed = v * z;
+    h.norm_squared() + g.sum() * fixed.sum()
+}
+
+#[test]
+fn static_weights_times_a_heap_batch() {
+    let w = SMatrix::<f64, 3, 4>::from_fn(|i, j| (i as f64 * 0.7 - j as f64 * 0.3).sin());
+    let x = HeapMatrix::<f64, 4, 2>::from_fn(|i, j| (i as f64 * 0.2 + j as f64 * 1.1).cos());
+    let v = SMatrix::<f64, 2, 4>::from_fn(|i, j| 0.3 * i as f64 - 0.2 * j as f64 + 0.1);
+    let z = HeapMatrix::<f64, 4, 2>::from_fn(|i, j| 0.5 - i as f64 + j as f64 * 0.25);
+    let f = |(w, x): (SMatrix<f64, 3, 4>, HeapMatrix<f64, 4, 2>)| {
+        static_weights_heap_batch(w, x, v, z.clone())
+    };
+    check_at(
+        "static_weights_heap_batch",
+        f,
+        |(w, x), d| static_weights_heap_batch_rev(w, x, v, z.clone(), d),
+        |(w, x)| static_weights_heap_batch_vjp(w, x, v, z.clone()).0,
+        (w, x.clone()),
+    );
+    let (sx, sz) = (*x, *z);
+    let expected = (w * sx).norm_squared() + (w * sz).sum() * (v * sz).sum();
+    assert!((f((w, x)) - expected).abs() < 1e-12);
+}
+
 // A heap matrix times itself (the square's rule) and products in forward-only code: of two
 // `#[nodiff]` matrices, and in a condition (`HeapMatrix` had no `*` of its own).
 #[lens]

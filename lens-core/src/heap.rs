@@ -408,10 +408,22 @@ impl<T: Real, const R: usize, const K: usize, const C: usize> core::ops::Mul<Hea
     }
 }
 
-/// `a b` in a new block (the value of a heap product, in `*` and in its rules).
+/// Static weights times a heap batch, `w x`, into a new block, by [`crate::gemm`].
+impl<T: Real, const R: usize, const K: usize, const C: usize> core::ops::Mul<HeapMatrix<T, K, C>>
+    for SMatrix<T, R, K>
+{
+    type Output = HeapMatrix<T, R, C>;
+    #[inline]
+    fn mul(self, b: HeapMatrix<T, K, C>) -> HeapMatrix<T, R, C> {
+        product(&self, &b)
+    }
+}
+
+/// `a b` in a new block (the value of a heap product, in `*` and in its rules). The operands
+/// are static matrices or heap ones (through `Deref`): a heap batch times static weights too.
 pub(crate) fn product<T: Real, const R: usize, const K: usize, const C: usize>(
-    a: &HeapMatrix<T, R, K>,
-    b: &HeapMatrix<T, K, C>,
+    a: &SMatrix<T, R, K>,
+    b: &SMatrix<T, K, C>,
 ) -> HeapMatrix<T, R, C> {
     let mut y = HeapMatrix::zeros();
     add_product(&mut y, a, b);
@@ -420,8 +432,8 @@ pub(crate) fn product<T: Real, const R: usize, const K: usize, const C: usize>(
 
 /// `a b^T` in a new block (the change of a product's left operand, `d b^T`).
 pub(crate) fn product_nt<T: Real, const R: usize, const K: usize, const C: usize>(
-    a: &HeapMatrix<T, R, K>,
-    b: &HeapMatrix<T, C, K>,
+    a: &SMatrix<T, R, K>,
+    b: &SMatrix<T, C, K>,
 ) -> HeapMatrix<T, R, C> {
     let mut y = HeapMatrix::zeros();
     add_product_nt(&mut y, a, b);
@@ -430,8 +442,8 @@ pub(crate) fn product_nt<T: Real, const R: usize, const K: usize, const C: usize
 
 /// `a^T b` in a new block (the change of a product's right operand, `a^T d`).
 pub(crate) fn product_tn<T: Real, const R: usize, const K: usize, const C: usize>(
-    a: &HeapMatrix<T, K, R>,
-    b: &HeapMatrix<T, K, C>,
+    a: &SMatrix<T, K, R>,
+    b: &SMatrix<T, K, C>,
 ) -> HeapMatrix<T, R, C> {
     let mut y = HeapMatrix::zeros();
     add_product_tn(&mut y, a, b);
@@ -440,9 +452,9 @@ pub(crate) fn product_tn<T: Real, const R: usize, const K: usize, const C: usize
 
 /// `out += a b`.
 pub(crate) fn add_product<T: Real, const R: usize, const K: usize, const C: usize>(
-    out: &mut HeapMatrix<T, R, C>,
-    a: &HeapMatrix<T, R, K>,
-    b: &HeapMatrix<T, K, C>,
+    out: &mut SMatrix<T, R, C>,
+    a: &SMatrix<T, R, K>,
+    b: &SMatrix<T, K, C>,
 ) {
     gemm(
         &View::col_major(a.as_slice(), R, K),
@@ -453,9 +465,9 @@ pub(crate) fn add_product<T: Real, const R: usize, const K: usize, const C: usiz
 
 /// `out += a b^T`.
 pub(crate) fn add_product_nt<T: Real, const R: usize, const K: usize, const C: usize>(
-    out: &mut HeapMatrix<T, R, C>,
-    a: &HeapMatrix<T, R, K>,
-    b: &HeapMatrix<T, C, K>,
+    out: &mut SMatrix<T, R, C>,
+    a: &SMatrix<T, R, K>,
+    b: &SMatrix<T, C, K>,
 ) {
     gemm(
         &View::col_major(a.as_slice(), R, K),
@@ -466,9 +478,9 @@ pub(crate) fn add_product_nt<T: Real, const R: usize, const K: usize, const C: u
 
 /// `out += a^T b`.
 pub(crate) fn add_product_tn<T: Real, const R: usize, const K: usize, const C: usize>(
-    out: &mut HeapMatrix<T, R, C>,
-    a: &HeapMatrix<T, K, R>,
-    b: &HeapMatrix<T, K, C>,
+    out: &mut SMatrix<T, R, C>,
+    a: &SMatrix<T, K, R>,
+    b: &SMatrix<T, K, C>,
 ) {
     gemm(
         &View::col_major(a.as_slice(), K, R).t(),

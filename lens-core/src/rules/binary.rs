@@ -5,7 +5,7 @@ use super::entrywise;
 use crate::HeapMatrix;
 use crate::Real;
 #[cfg(feature = "alloc")]
-use crate::heap::{add_product_tn, product, product_nt, product_tn};
+use crate::heap::{add_product_nt, add_product_tn, product, product_nt, product_tn};
 use nalgebra::SMatrix;
 
 /// Reverse rule of `x + y`: `R(x, y; d) = (d, d)`.
@@ -508,6 +508,58 @@ impl<T: Real, const R: usize, const K: usize, const C: usize> MulRule<HeapMatrix
         (y, move |d: HeapMatrix<T, R, C>| product_nt(&d, &b))
     }
     /// Only `b` differentiated: `a^T d` alone.
+    #[inline]
+    fn mul_vjp_right(
+        self,
+        b: HeapMatrix<T, K, C>,
+    ) -> (
+        HeapMatrix<T, R, C>,
+        impl FnOnce(HeapMatrix<T, R, C>) -> HeapMatrix<T, K, C>,
+    ) {
+        let y = product(&self, &b);
+        drop(b);
+        (y, move |d: HeapMatrix<T, R, C>| product_tn(&self, &d))
+    }
+}
+
+/// Static weights times a heap batch (`w * x`, `w: SMatrix<T, R, K>`, `x: HeapMatrix<T, K,
+/// C>`): the same rule, the product and the batch's change in pooled blocks by `gemm`, the
+/// weights' change a static matrix like the weights.
+#[cfg(feature = "alloc")]
+impl<T: Real, const R: usize, const K: usize, const C: usize> MulRule<HeapMatrix<T, K, C>>
+    for SMatrix<T, R, K>
+{
+    type Out = HeapMatrix<T, R, C>;
+    #[inline]
+    fn mul_vjp(
+        self,
+        b: HeapMatrix<T, K, C>,
+    ) -> (
+        HeapMatrix<T, R, C>,
+        impl FnOnce(HeapMatrix<T, R, C>) -> (Self, HeapMatrix<T, K, C>),
+    ) {
+        (product(&self, &b), move |d: HeapMatrix<T, R, C>| {
+            let mut da = Self::zeros();
+            add_product_nt(&mut da, &d, &b);
+            (da, product_tn(&self, &d))
+        })
+    }
+    /// Only the weights differentiated (a `#[nodiff]` batch): `d b^T` alone.
+    #[inline]
+    fn mul_vjp_left(
+        self,
+        b: HeapMatrix<T, K, C>,
+    ) -> (
+        HeapMatrix<T, R, C>,
+        impl FnOnce(HeapMatrix<T, R, C>) -> Self,
+    ) {
+        (product(&self, &b), move |d: HeapMatrix<T, R, C>| {
+            let mut da = Self::zeros();
+            add_product_nt(&mut da, &d, &b);
+            da
+        })
+    }
+    /// Only the batch differentiated (fixed weights): `a^T d` alone.
     #[inline]
     fn mul_vjp_right(
         self,

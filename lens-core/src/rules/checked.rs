@@ -225,6 +225,46 @@ impl<T: crate::Real, U: crate::Real, const R: usize, const K: usize, const L: us
     }
 }
 
+#[cfg(feature = "alloc")]
+impl<T: crate::Real, U: crate::Real, const R: usize, const K: usize, const L: usize, const C: usize>
+    PickProduct<SMatrix<T, R, K>, crate::HeapMatrix<U, L, C>>
+    for Pick<tag::Mul, SMatrix<T, R, K>, crate::HeapMatrix<U, L, C>>
+{
+    type Value = crate::HeapMatrix<T, R, C>;
+    #[allow(clippy::type_complexity)]
+    fn lens_rule(
+        self,
+        _: SMatrix<T, R, K>,
+        _: crate::HeapMatrix<U, L, C>,
+    ) -> (
+        crate::HeapMatrix<T, R, C>,
+        fn(crate::HeapMatrix<T, R, C>) -> (SMatrix<T, R, K>, crate::HeapMatrix<U, L, C>),
+    ) {
+        mismatch::<SMatrix<T, R, K>, crate::HeapMatrix<U, L, C>>()
+    }
+    fn lens_rule_left(
+        self,
+        _: SMatrix<T, R, K>,
+        _: crate::HeapMatrix<U, L, C>,
+    ) -> (
+        crate::HeapMatrix<T, R, C>,
+        fn(crate::HeapMatrix<T, R, C>) -> SMatrix<T, R, K>,
+    ) {
+        mismatch::<SMatrix<T, R, K>, crate::HeapMatrix<U, L, C>>()
+    }
+    #[allow(clippy::type_complexity)]
+    fn lens_rule_right(
+        self,
+        _: SMatrix<T, R, K>,
+        _: crate::HeapMatrix<U, L, C>,
+    ) -> (
+        crate::HeapMatrix<T, R, C>,
+        fn(crate::HeapMatrix<T, R, C>) -> crate::HeapMatrix<U, L, C>,
+    ) {
+        mismatch::<SMatrix<T, R, K>, crate::HeapMatrix<U, L, C>>()
+    }
+}
+
 /// Matrices, static and heap ones (for [`PickMatrix`]).
 pub trait MatrixOperand {}
 
