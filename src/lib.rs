@@ -33,6 +33,9 @@
 //!   `#[lens(name = Other)]` when that name is taken. With parameters it also implements
 //!   [`Init`], so it can be a sub-model of `para!`: they start at zero, or where
 //!   `#[lens(init = f)]` puts them (`fn f<R: rand::Rng + ?Sized>(rng: &mut R) -> Params`).
+//!   A model of several layers needs `init`: from zero, the layers' changes stay zero. Its
+//!   [`Para::vjp_params`] (what a [`Learner`] runs) sweeps the body with the inputs as data,
+//!   so the inputs' changes (a product per layer for a batch) are never computed.
 //!
 //! ```
 //! use paralens::prelude::*;
@@ -76,8 +79,10 @@
 //! reverse pass runs the iterations last first. That storage is `N + 1` times one
 //! iteration's pullback (what it keeps of the iteration's values), on the caller's stack:
 //! large values in long loops belong in `HeapMatrix`, and a debug build, which copies more,
-//! needs several times the stack of a release build. A function whose const parameter appears in no
-//! argument's type (a trip count) gets `name_vjp` and `name_rev` but no lens type.
+//! needs several times the stack of a release build. A function whose generic parameter
+//! appears in no input's type (a trip count, or a size only `#[param]` arguments name) gets
+//! `name_vjp` and `name_rev` but no lens type: the lens type's traits are implemented per
+//! input type.
 //!
 //! Indexing by forward-only data (literals, loop counters, arithmetic on them, comparisons):
 //! `v[i]` of vectors, `m[(r, c)]` and `m[i]` of matrices, `a[i]` of arrays (of scalars,

@@ -232,6 +232,116 @@ fn generated_types_compose() {
     ok("affine composite", r);
 }
 
+// A layer of heap matrices with a branch and a loop, for `vjp_params` below.
+#[lens]
+fn heap_layer_params(
+    #[param] w: HeapMatrix<f64, 3, 4>,
+    #[param] s: f64,
+    x: HeapMatrix<f64, 4, 2>,
+) -> f64 {
+    let mut h = w * x;
+    for _ in 0..2 {
+        h = h.map(tanh) * s;
+    }
+    if h.sum() > 0.0 {
+        h.norm_squared()
+    } else {
+        h.sum() * s
+    }
+}
+
+#[test]
+fn vjp_params_gives_the_parameter_change_of_vjp() {
+    // A lens type with parameters sweeps its body a second time with the inputs as data for
+    // `vjp_params` (what a learner runs): the same value and parameter change as `vjp`, and
+    // no input change computed.
+    let (p, x) = (
+        (
+            SMatrix::<f64, 2, 3>::repeat(0.1),
+            SVector::<f64, 2>::new(0.2, -0.1),
+        ),
+        SVector::<f64, 3>::new(1.0, 2.0, -1.0),
+    );
+    let d = SVector::<f64, 2>::new(0.7, -1.3);
+    let (y, pb) = Affine.vjp(&p, x);
+    let (yp, pbp) = Affine.vjp_params(&p, x);
+    assert_eq!(y, yp);
+    let (mut dp, mut dpp) = (Tangent::zeros(), Tangent::zeros());
+    let _ = pb(d, &mut dp);
+    pbp(d, &mut dpp);
+    assert_eq!(dp, dpp);
+    for sign in [1.0, -1.0] {
+        let w = HeapMatrix::<f64, 3, 4>::from_fn(|i, j| sign * (0.3 + 0.1 * (i + 2 * j) as f64));
+        let x = HeapMatrix::<f64, 4, 2>::from_fn(|i, j| 0.2 * i as f64 - 0.3 * j as f64 + 0.1);
+        let p = (w, 0.9);
+        let (y, pb) = HeapLayerParams.vjp(&p, x.clone());
+        let (yp, pbp) = HeapLayerParams.vjp_params(&p, x);
+        assert_eq!(y, yp);
+        let (mut dp, mut dpp): ((HeapMatrix<f64, 3, 4>, f64), _) =
+            (Tangent::zeros(), Tangent::zeros());
+        let _ = pb(1.3, &mut dp);
+        pbp(1.3, &mut dpp);
+        assert!(*dp.0 == *dpp.0 && dp.1 == dpp.1, "branch {sign}");
+    }
+    // The sweep `vjp_params` runs: its pullback's slot for the input is `()`, no change.
+    let w = HeapMatrix::<f64, 3, 4>::repeat(0.2);
+    let x = HeapMatrix::<f64, 4, 2>::repeat(-0.1);
+    let (_, pb) = __heap_layer_params_vjp_params(w.clone(), 0.9, x.clone());
+    let (dw, ds, ()) = pb(1.3);
+    let (_, pb_full) = heap_layer_params_vjp(w, 0.9, x);
+    let (dw_full, ds_full, _) = pb_full(1.3);
+    assert!(*dw == *dw_full && ds == ds_full);
+}
+
+// A `#[nodiff]` heap batch keeps the lens type (a heap matrix has a "no change" value; the
+// type was dropped without a word, so a heap model could not mark its input as data).
+#[lens]
+fn heap_data_layer(#[param] w: HeapMatrix<f64, 3, 4>, #[nodiff] x: HeapMatrix<f64, 4, 2>) -> f64 {
+    (w * x).norm_squared()
+}
+
+// Sizes that only the parameters name: the function compiles (it failed the whole crate with
+// E0207, unconstrained parameters of the lens type's impls), with `name_vjp` and `name_rev`
+// and no lens type.
+#[lens]
+fn generic_hidden<T: Real, const I: usize, const H: usize, const B: usize>(
+    #[param] w1: HeapMatrix<T, H, I>,
+    #[param] w2: HeapMatrix<T, 1, H>,
+    x: HeapMatrix<T, I, B>,
+) -> T {
+    (w2 * relu(w1 * x)).sum()
+}
+
+#[test]
+fn heap_models_with_data_inputs_and_generic_sizes() {
+    let w = HeapMatrix::<f64, 3, 4>::from_fn(|i, j| 0.1 * (i as f64) - 0.2 * (j as f64) + 0.3);
+    let x = HeapMatrix::<f64, 4, 2>::from_fn(|i, j| 0.5 - 0.1 * (i + 3 * j) as f64);
+    let (y, pb) = HeapDataLayer.vjp(&w, x.clone());
+    assert_eq!(y, heap_data_layer(w.clone(), x.clone()));
+    let mut dw = Tangent::zeros();
+    let dx = pb(1.0, &mut dw);
+    assert!(
+        *dx == *HeapMatrix::<f64, 4, 2>::zeros(),
+        "a data input gets no change"
+    );
+    assert!(*dw == *heap_data_layer_rev(w.clone(), x.clone(), 1.0));
+    let r = check_gradient(
+        |(w1, w2): (HeapMatrix<f64, 4, 6>, HeapMatrix<f64, 1, 4>)| {
+            generic_hidden(w1, w2, HeapMatrix::<f64, 6, 2>::repeat(0.7))
+        },
+        |(w1, w2), d| {
+            let (a, b, _) = generic_hidden_rev(w1, w2, HeapMatrix::<f64, 6, 2>::repeat(0.7), d);
+            (a, b)
+        },
+        (
+            HeapMatrix::from_fn(|i, j| 0.2 * (i as f64) - 0.1 * (j as f64)),
+            HeapMatrix::from_fn(|_, j| 0.3 - 0.2 * j as f64),
+        ),
+        H,
+    );
+    ok("generic_hidden", r);
+}
+
 /// Sums the entries: a second lens type to finish the composite above.
 #[lens]
 fn affine2(x: SVector<f64, 2>) -> f64 {

@@ -62,7 +62,19 @@ pub fn lens(attr: TokenStream, item: TokenStream) -> TokenStream {
     let analysed = analyse::lens_fn(&f, &mut errors);
     // Expand, unless something was refused.
     let mut out = if errors.is_empty() {
-        let generated = expand::lens(&f, &analysed);
+        // A lens type with parameters and differentiated inputs also gets `vjp_params`, from
+        // the body analysed with the inputs as data. Should that analysis refuse something
+        // the first accepted, the type keeps `Para`'s default (the full sweep).
+        let params_only = if f.args.iter().any(|a| a.kind == parse::ArgKind::Param)
+            && f.args.iter().any(|a| a.kind == parse::ArgKind::Diff)
+        {
+            let mut quiet = errors::Errors::default();
+            let a = analyse::lens_fn_params(&f, &mut quiet);
+            quiet.is_empty().then_some(a)
+        } else {
+            None
+        };
+        let generated = expand::lens(&f, &analysed, params_only.as_ref());
         // The function as written, its differentiated operations through their rules.
         expand::rewrite_written(&mut f.body, &analysed.in_place);
         let mut original = f.original;

@@ -670,6 +670,20 @@ pub struct Analysed {
 
 /// Analyses the body of a `#[lens]` function.
 pub fn lens_fn(f: &crate::parse::LensFn, errors: &mut Errors) -> Analysed {
+    lens_fn_with(f, errors, |kind| kind != crate::parse::ArgKind::NoDiff)
+}
+
+/// [`lens_fn`] with only the `#[param]` arguments differentiated: the sweep of a lens type's
+/// `vjp_params`, whose inputs are data (a learner wants no input change).
+pub fn lens_fn_params(f: &crate::parse::LensFn, errors: &mut Errors) -> Analysed {
+    lens_fn_with(f, errors, |kind| kind == crate::parse::ArgKind::Param)
+}
+
+fn lens_fn_with(
+    f: &crate::parse::LensFn,
+    errors: &mut Errors,
+    diff: impl Fn(crate::parse::ArgKind) -> bool,
+) -> Analysed {
     let mut an = Analyser::new(errors);
     an.declare_generics(&f.generics);
     an.mut_ref_args = f
@@ -681,7 +695,7 @@ pub fn lens_fn(f: &crate::parse::LensFn, errors: &mut Errors) -> Analysed {
     let arg_ids = f
         .args
         .iter()
-        .map(|a| an.declare_arg(&a.ident, a.kind != crate::parse::ArgKind::NoDiff, a.mutable))
+        .map(|a| an.declare_arg(&a.ident, diff(a.kind), a.mutable))
         .collect();
     let body = an.body(&f.body);
     Analysed {

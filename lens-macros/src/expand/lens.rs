@@ -29,7 +29,7 @@ fn tuple_or_single(items: &[TokenStream]) -> TokenStream {
     }
 }
 
-pub fn lens(f: &LensFn, analysed: &Analysed) -> TokenStream {
+pub fn lens(f: &LensFn, analysed: &Analysed, params_only: Option<&Analysed>) -> TokenStream {
     let Analysed {
         vars,
         body,
@@ -221,6 +221,60 @@ pub fn lens(f: &LensFn, analysed: &Analysed) -> TokenStream {
         ),
     };
     let (p_ty, p_pat, p_changes) = part(&params);
+    // `vjp_params`: the sweep of the body analysed with the inputs as data (`params_only`),
+    // as a hidden function beside `name_vjp`; its pullback gives the parameters' changes and
+    // `()` for every input, so an input's change (a product for a layer's batch) is never
+    // computed.
+    let vjp_params_name = format_ident!("__{}_vjp_params", name.unraw());
+    let (vjp_params_fn, vjp_params_impl) = match params_only {
+        Some(pa) if !params.is_empty() => {
+            let again = super::read_again(&pa.body);
+            let after = super::read_after_loops(&pa.body);
+            let pcx = Cx::new(&pa.vars, None, None, &again, None, &after);
+            let p_returns: Vec<Ret> = args
+                .iter()
+                .zip(&pa.arg_ids)
+                .map(|(a, id)| match a.kind {
+                    ArgKind::Param => Ret::Var(*id, Some(&a.ty)),
+                    _ => Ret::Unit,
+                })
+                .collect();
+            let p_slot_types: Vec<TokenStream> = args
+                .iter()
+                .map(|a| match a.kind {
+                    ArgKind::Param => {
+                        let t = &a.ty;
+                        quote!(#t)
+                    }
+                    _ => quote!(()),
+                })
+                .collect();
+            let p_slots_ty = tuple_or_single(&p_slot_types);
+            let p_body = block(&pcx, &pa.body, &p_returns, None, Some(ret), args.len() != 1);
+            let func = quote! {
+                #[doc(hidden)]
+                #[inline]
+                #allow
+                #vis fn #vjp_params_name #generics (#(#arg_pats: #types),*) -> (#ret, impl FnOnce(#ret) -> #p_slots_ty) #where_clause
+                    #p_body
+            };
+            let method = quote! {
+                #[inline]
+                #allow
+                fn vjp_params(&self, __p: &#p_ty, __x: #in_ty) -> (#ret, impl FnOnce(#ret, &mut #p_ty)) {
+                    let #p_pat = ::paralens::__private::Clone::clone(__p);
+                    let #in_pat = __x;
+                    let (__y, __pb) = #vjp_params_name(#(#idents),*);
+                    (__y, move |__d: #ret, __dp: &mut #p_ty| {
+                        let #slot_pat = __pb(__d);
+                        ::paralens::__private::Tangent::accumulate(__dp, &#p_changes);
+                    })
+                }
+            };
+            (func, method)
+        }
+        _ => (TokenStream::new(), TokenStream::new()),
+    };
     let init_impl = if generic_param {
         TokenStream::new()
     } else {
@@ -297,7 +351,10 @@ pub fn lens(f: &LensFn, analysed: &Analysed) -> TokenStream {
                         #in_changes
                     })
                 }
+                #vjp_params_impl
             }
+
+            #vjp_params_fn
 
             #init_impl
         }
@@ -311,15 +368,19 @@ pub fn lens(f: &LensFn, analysed: &Analysed) -> TokenStream {
     let unknown_data = args
         .iter()
         .any(|a| a.kind == ArgKind::NoDiff && !has_no_change(&a.ty));
-    // Nor can a lens type implement its traits for a generic parameter that no argument's
-    // type names (a trip count `N` of a loop): the parameter would not be constrained.
+    // Nor can a lens type implement its traits for a generic parameter that no input's type
+    // names (a trip count `N` of a loop, or a size only the parameters have): the traits are
+    // implemented per input type, so the parameter would not be constrained.
     let unconstrained = f.generics.params.iter().any(|g| {
         let name = match g {
             syn::GenericParam::Type(t) => t.ident.to_string(),
             syn::GenericParam::Const(c) => c.ident.to_string(),
             syn::GenericParam::Lifetime(_) => return false,
         };
-        !args.iter().any(|a| mentions(a.ty.to_token_stream(), &name))
+        !args
+            .iter()
+            .filter(|a| a.kind != ArgKind::Param)
+            .any(|a| mentions(a.ty.to_token_stream(), &name))
     });
     let lens_type = if borrows || unknown_data || unconstrained {
         TokenStream::new()
@@ -379,13 +440,35 @@ fn mentions(tokens: TokenStream, name: &str) -> bool {
 }
 
 /// Whether a `#[nodiff]` argument's type has a "no change" value the lens type can return
-/// (`NoChange`): integers, `bool`, `char`, floats, static matrices, `u64` words and `Option`s,
+/// (`NoChange`): integers, `bool`, `char`, floats, static and heap matrices, `u64` words and
+/// `Option`s,
 /// and tuples and arrays of them. Read from the syntax: a type named otherwise is taken as
 /// data with none.
 fn has_no_change(ty: &Type) -> bool {
     const KNOWN: &[&str] = &[
-        "usize", "isize", "i8", "i16", "i32", "i64", "i128", "u8", "u16", "u32", "u64", "u128",
-        "bool", "char", "f32", "f64", "SVector", "SMatrix", "Matrix", "Option", "Lanes", "T",
+        "usize",
+        "isize",
+        "i8",
+        "i16",
+        "i32",
+        "i64",
+        "i128",
+        "u8",
+        "u16",
+        "u32",
+        "u64",
+        "u128",
+        "bool",
+        "char",
+        "f32",
+        "f64",
+        "SVector",
+        "SMatrix",
+        "Matrix",
+        "HeapMatrix",
+        "Option",
+        "Lanes",
+        "T",
     ];
     match ty {
         Type::Path(p) => p
