@@ -145,6 +145,56 @@ fn heap_dense_bench(c: &mut Criterion) {
     g.finish();
 }
 
+/// Weights of a 784-64-10 model that is not stuck at zero: a fixed pattern.
+fn mlp_init<R: paralens::rand::Rng + ?Sized>(
+    _: &mut R,
+) -> (HeapMatrix<f32, 64, 784>, HeapMatrix<f32, 10, 64>) {
+    (
+        HeapMatrix::from_fn(|i, j| ((i * 31 + j * 17) % 29) as f32 / 290.0 - 0.05),
+        HeapMatrix::from_fn(|i, j| ((i * 7 + j * 13) % 23) as f32 / 92.0 - 0.125),
+    )
+}
+
+/// A 784-64-10 ReLU model on a batch of 32, written with `#[lens]` on heap matrices.
+#[lens(init = mlp_init)]
+pub fn lens_mlp(
+    #[param] w1: HeapMatrix<f32, 64, 784>,
+    #[param] w2: HeapMatrix<f32, 10, 64>,
+    x: HeapMatrix<f32, 784, 32>,
+) -> HeapMatrix<f32, 10, 32> {
+    w2 * relu(w1 * x)
+}
+
+para! {
+    /// The same model from `Dense` layers (which add a bias).
+    pub struct DenseMlp { l1: Dense<784, 64>, l2: Dense<64, 10> }
+    fn forward(&self, x: HeapMatrix<f32, 784, 32>) -> HeapMatrix<f32, 10, 32> {
+        self.l2(relu(self.l1(x)))
+    }
+}
+
+fn lens_mlp_bench(c: &mut Criterion) {
+    let mut g = c.benchmark_group("lens_mlp_adam_step");
+    let x = HeapMatrix::<f32, 784, 32>::from_fn(|i, j| ((i * 3 + j * 11) % 17) as f32 / 17.0);
+    let labels: [usize; 32] = core::array::from_fn(|j| (j * 7) % 10);
+    let mut lens = Learner::new(
+        LensMlp,
+        LensMlp.init(0),
+        PerColumn(SoftmaxCrossEntropy),
+        Adam::new(1e-3),
+    );
+    let dense = DenseMlp::default();
+    let mut dense = Learner::new(
+        dense,
+        dense.init(0),
+        PerColumn(SoftmaxCrossEntropy),
+        Adam::new(1e-3),
+    );
+    g.bench_function("lens", |b| b.iter(|| lens.step(black_box(&x), &labels)));
+    g.bench_function("dense", |b| b.iter(|| dense.step(black_box(&x), &labels)));
+    g.finish();
+}
+
 fn chained_bench<const N: usize>(c: &mut Criterion) {
     let mut g = c.benchmark_group("chained_rosenbrock_gradient");
     g.throughput(Throughput::Elements(1));
@@ -201,6 +251,7 @@ pub fn bench(c: &mut Criterion) {
     chained_bench::<64>(c);
     chained_bench::<256>(c);
     heap_dense_bench(c);
+    lens_mlp_bench(c);
     let mut g = c.benchmark_group("sigmoid_mse_neuron_gradient");
     g.throughput(Throughput::Elements(1));
     let w = SVector::<f64, 16>::from_fn(|i, _| (i as f64 * 0.3).sin());
