@@ -250,8 +250,27 @@ fn heap_layer_params(
     }
 }
 
+// The input mapped before it meets the parameters: in `vjp_params`'s sweep the map is
+// forward-only code, and `HeapMatrix` had no `map` of its own, so nalgebra's (through `Deref`)
+// gave a static matrix, and building `vjp_params` failed with the sweep's type guard (a
+// reviewer's probe).
+#[lens]
+fn mapped_input_layer(#[param] w: HeapMatrix<f64, 2, 3>, x: HeapMatrix<f64, 3, 2>) -> f64 {
+    let a = x.map(tanh);
+    relu(w * a).sum()
+}
+
 #[test]
 fn vjp_params_gives_the_parameter_change_of_vjp() {
+    let w = HeapMatrix::<f64, 2, 3>::from_fn(|i, j| 0.4 - 0.3 * (i + j) as f64);
+    let x = HeapMatrix::<f64, 3, 2>::from_fn(|i, j| 0.5 * i as f64 - 0.7 * j as f64 + 0.2);
+    let (y, pb) = MappedInputLayer.vjp(&w, x.clone());
+    let (yp, pbp) = MappedInputLayer.vjp_params(&w, x);
+    assert_eq!(y, yp);
+    let (mut dw, mut dwp) = (Tangent::zeros(), Tangent::zeros());
+    let _ = pb(0.6, &mut dw);
+    pbp(0.6, &mut dwp);
+    assert!(*dw == *dwp, "mapped input");
     // A lens type with parameters sweeps its body a second time with the inputs as data for
     // `vjp_params` (what a learner runs): the same value and parameter change as `vjp`, and
     // no input change computed.
