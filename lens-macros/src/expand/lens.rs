@@ -441,9 +441,8 @@ fn mentions(tokens: TokenStream, name: &str) -> bool {
 
 /// Whether a `#[nodiff]` argument's type has a "no change" value the lens type can return
 /// (`NoChange`): integers, `bool`, `char`, floats, static and heap matrices, `u64` words and
-/// `Option`s,
-/// and tuples and arrays of them. Read from the syntax: a type named otherwise is taken as
-/// data with none.
+/// `Option`s, and tuples and arrays of them. Read from the syntax: a type named otherwise is
+/// taken as data with none.
 fn has_no_change(ty: &Type) -> bool {
     const KNOWN: &[&str] = &[
         "usize",

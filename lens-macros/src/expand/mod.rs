@@ -326,8 +326,6 @@ pub fn block(
     })
 }
 
-/// The forward-only operand `o` of an operator read through its guard (`lens_core::guard`),
-/// `w` being the other operand: `Infer` for `+` and `-`, `InferScalar` for `*` and `/`.
 /// The one operand of `a op b` (an operator run through `rules::checked`) that is
 /// differentiated, when the other is forward-only data: the sweep then runs the rule's
 /// one-sided form (`lens_rule_left`, `lens_rule_right`), whose pullback gives that change
@@ -345,6 +343,8 @@ pub fn differentiated_side(cx: &Cx, args: &[Operand]) -> Option<usize> {
     }
 }
 
+/// The forward-only operand `o` of an operator read through its guard (`lens_core::guard`),
+/// `w` being the other operand: `Infer` for `+` and `-`, `InferScalar` for `*` and `/`.
 pub fn infer_read(kind: crate::analyse::Infer, w: &TokenStream, o: &TokenStream) -> TokenStream {
     match kind {
         crate::analyse::Infer::Same => {
