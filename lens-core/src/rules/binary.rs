@@ -331,31 +331,22 @@ impl<T: Real, const R: usize, const C: usize> MulRule<T> for HeapMatrix<T, R, C>
     type Out = Self;
     #[inline]
     fn mul_vjp(self, s: T) -> (Self, impl FnOnce(Self) -> (Self, T)) {
-        let mut y = self.clone();
-        y.scale_mut(s);
-        (y, move |mut d: Self| {
+        (self.clone() * s, move |d: Self| {
             let ds = self.dot(&d);
-            d.scale_mut(s);
-            (d, ds)
+            (d * s, ds)
         })
     }
     #[inline]
     fn mul_vjp_left(self, s: T) -> (Self, impl FnOnce(Self) -> Self) {
-        let mut y = self;
-        y.scale_mut(s);
-        (y, move |mut d: Self| {
-            d.scale_mut(s);
-            d
-        })
+        (self * s, move |d: Self| d * s)
     }
     #[inline]
     fn mul_vjp_right(self, s: T) -> (Self, impl FnOnce(Self) -> T) {
-        let mut y = self.clone();
-        y.scale_mut(s);
-        (y, move |d: Self| self.dot(&d))
+        (self.clone() * s, move |d: Self| self.dot(&d))
     }
 }
 
+/// `s * h`: the rule of `h * s`, its changes swapped.
 #[cfg(feature = "alloc")]
 impl<T: Real, const R: usize, const C: usize> MulRule<HeapMatrix<T, R, C>> for T {
     type Out = HeapMatrix<T, R, C>;
@@ -367,12 +358,10 @@ impl<T: Real, const R: usize, const C: usize> MulRule<HeapMatrix<T, R, C>> for T
         HeapMatrix<T, R, C>,
         impl FnOnce(HeapMatrix<T, R, C>) -> (T, HeapMatrix<T, R, C>),
     ) {
-        let mut y = m.clone();
-        y.scale_mut(self);
-        (y, move |mut d: HeapMatrix<T, R, C>| {
-            let ds = m.dot(&d);
-            d.scale_mut(self);
-            (ds, d)
+        let (y, pb) = m.mul_vjp(self);
+        (y, move |d: HeapMatrix<T, R, C>| {
+            let (dm, ds) = pb(d);
+            (ds, dm)
         })
     }
     #[inline]
@@ -380,9 +369,7 @@ impl<T: Real, const R: usize, const C: usize> MulRule<HeapMatrix<T, R, C>> for T
         self,
         m: HeapMatrix<T, R, C>,
     ) -> (HeapMatrix<T, R, C>, impl FnOnce(HeapMatrix<T, R, C>) -> T) {
-        let mut y = m.clone();
-        y.scale_mut(self);
-        (y, move |d: HeapMatrix<T, R, C>| m.dot(&d))
+        m.mul_vjp_right(self)
     }
     #[inline]
     fn mul_vjp_right(
@@ -392,12 +379,7 @@ impl<T: Real, const R: usize, const C: usize> MulRule<HeapMatrix<T, R, C>> for T
         HeapMatrix<T, R, C>,
         impl FnOnce(HeapMatrix<T, R, C>) -> HeapMatrix<T, R, C>,
     ) {
-        let mut y = m;
-        y.scale_mut(self);
-        (y, move |mut d: HeapMatrix<T, R, C>| {
-            d.scale_mut(self);
-            d
-        })
+        m.mul_vjp_left(self)
     }
 }
 

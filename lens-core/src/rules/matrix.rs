@@ -109,9 +109,8 @@ impl<T: Real, const R: usize, const C: usize> Dot for crate::HeapMatrix<T, R, C>
         self.dot(&**o)
     }
     #[inline]
-    fn scaled(mut self, k: T) -> Self {
-        self.scale_mut(k);
-        self
+    fn scaled(self, k: T) -> Self {
+        self * k
     }
 }
 

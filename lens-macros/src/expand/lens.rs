@@ -86,17 +86,22 @@ pub fn lens(f: &LensFn, analysed: &Analysed, params_only: Option<&Analysed>) -> 
             _ => Ret::Var(*id, Some(&a.ty)),
         })
         .collect();
-    let slot_types: Vec<TokenStream> = args
-        .iter()
-        .map(|a| match a.kind {
-            ArgKind::NoDiff => quote!(()),
-            _ => {
+    // The pullback's result: each argument's type where it gets a change, `()` elsewhere.
+    let slots_where = |changed: &dyn Fn(ArgKind) -> bool| {
+        let types: Vec<TokenStream> = args
+            .iter()
+            .map(|a| {
                 let t = &a.ty;
-                quote!(#t)
-            }
-        })
-        .collect();
-    let slots_ty = tuple_or_single(&slot_types);
+                if changed(a.kind) {
+                    quote!(#t)
+                } else {
+                    quote!(())
+                }
+            })
+            .collect();
+        tuple_or_single(&types)
+    };
+    let slots_ty = slots_where(&|k| k != ArgKind::NoDiff);
     let body_tokens = block(&cx, body, &returns, None, Some(ret), args.len() != 1);
 
     // name_rev: only the differentiated slots.
@@ -239,17 +244,7 @@ pub fn lens(f: &LensFn, analysed: &Analysed, params_only: Option<&Analysed>) -> 
                     _ => Ret::Unit,
                 })
                 .collect();
-            let p_slot_types: Vec<TokenStream> = args
-                .iter()
-                .map(|a| match a.kind {
-                    ArgKind::Param => {
-                        let t = &a.ty;
-                        quote!(#t)
-                    }
-                    _ => quote!(()),
-                })
-                .collect();
-            let p_slots_ty = tuple_or_single(&p_slot_types);
+            let p_slots_ty = slots_where(&|k| k == ArgKind::Param);
             let p_body = block(&pcx, &pa.body, &p_returns, None, Some(ret), args.len() != 1);
             let func = quote! {
                 #[doc(hidden)]
