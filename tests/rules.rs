@@ -373,6 +373,123 @@ fn heap_transpose_and_dot() {
     assert!((*tpb(paralens::HeapMatrix::from_matrix(&d)) - stpb(d)).amax() < 1e-12);
 }
 
+/// The one-sided forms of a method's rule (`left(a, b)`: `b` forward-only, the change of
+/// `a` alone; `right`: the change of `b` alone) against central finite differences, and equal
+/// to the halves of the two-sided rule `full`.
+#[allow(clippy::too_many_arguments)]
+fn method_sides<X, Z, P, PL, PR>(
+    name: &str,
+    full: impl Fn(X, X) -> (Z, P) + Copy,
+    left: impl Fn(X, X) -> (Z, PL) + Copy,
+    right: impl Fn(X, X) -> (Z, PR) + Copy,
+    x: X,
+    y: X,
+    d: Z,
+) where
+    X: paralens::Flat<f64> + PartialEq + core::fmt::Debug,
+    Z: paralens::Flat<f64> + PartialEq + core::fmt::Debug,
+    P: FnOnce(Z) -> (X, X),
+    PL: FnOnce(Z) -> X,
+    PR: FnOnce(Z) -> X,
+{
+    unary(
+        &format!("{name}, left"),
+        |a| left(a, y.clone()),
+        std::slice::from_ref(&x),
+    );
+    unary(
+        &format!("{name}, right"),
+        |b| right(x.clone(), b),
+        std::slice::from_ref(&y),
+    );
+    let (v, pb) = full(x.clone(), y.clone());
+    let (vl, pbl) = left(x.clone(), y.clone());
+    let (vr, pbr) = right(x, y);
+    assert_eq!(v, vl, "{name}: left value");
+    assert_eq!(v, vr, "{name}: right value");
+    let (dx, dy) = pb(d.clone());
+    assert_eq!(pbl(d.clone()), dx, "{name}: left change");
+    assert_eq!(pbr(d), dy, "{name}: right change");
+}
+
+#[test]
+fn component_quotients_and_one_sided_methods() {
+    // a ⊘ b: (D ⊘ b, -D ∘ a ⊘ b^2), static and heap (the divisor's entries are 0.27 to 1.5
+    // from zero), the heap rule equal to the static one.
+    binary(
+        "component_div",
+        |a, b: SMatrix<f64, 2, 3>| component_div(a, b),
+        &[(m::<2, 3>(0.3), m::<2, 3>(1.1))],
+    );
+    binary(
+        "heap component_div",
+        |a, b: paralens::HeapMatrix<f64, 2, 3>| component_div(a, b),
+        &[(heap::<2, 3>(0.3), heap::<2, 3>(1.1))],
+    );
+    let divisor = heap::<2, 3>(1.1);
+    let (q, pb) = component_div(heap::<2, 3>(0.3), &divisor);
+    let (sq, spb) = component_div(m::<2, 3>(0.3), m::<2, 3>(1.1));
+    assert!((*q - sq).amax() < 1e-12);
+    let ((da, db), (sda, sdb)) = (pb(heap::<2, 3>(0.8)), spb(m::<2, 3>(0.8)));
+    assert!((*da - sda).amax() < 1e-12 && (*db - sdb).amax() < 1e-12);
+    // One operand forward-only (`w.dot(&x)`, `x.component_div(&w)` with `#[nodiff] x`):
+    // the sweep runs the one-sided form, whose pullback computes one change.
+    method_sides(
+        "dot",
+        |a: SMatrix<f64, 2, 3>, b| a.dot_vjp(b),
+        |a: SMatrix<f64, 2, 3>, b| a.dot_vjp_left(b),
+        |a: SMatrix<f64, 2, 3>, b| a.dot_vjp_right(b),
+        m::<2, 3>(0.1),
+        m::<2, 3>(1.1),
+        0.7,
+    );
+    method_sides(
+        "component_mul",
+        component_mul,
+        component_mul_left,
+        component_mul_right,
+        m::<2, 3>(0.1),
+        m::<2, 3>(1.1),
+        m::<2, 3>(0.6),
+    );
+    method_sides(
+        "component_div",
+        component_div,
+        component_div_left,
+        component_div_right,
+        m::<2, 3>(0.1),
+        m::<2, 3>(1.1),
+        m::<2, 3>(0.6),
+    );
+    method_sides(
+        "heap dot",
+        |a: paralens::HeapMatrix<f64, 2, 3>, b| a.dot_vjp(b),
+        |a: paralens::HeapMatrix<f64, 2, 3>, b| a.dot_vjp_left(b),
+        |a: paralens::HeapMatrix<f64, 2, 3>, b| a.dot_vjp_right(b),
+        heap::<2, 3>(0.1),
+        heap::<2, 3>(1.1),
+        0.7,
+    );
+    method_sides(
+        "heap component_mul",
+        component_mul,
+        component_mul_left,
+        component_mul_right,
+        heap::<2, 3>(0.1),
+        heap::<2, 3>(1.1),
+        heap::<2, 3>(0.6),
+    );
+    method_sides(
+        "heap component_div",
+        component_div,
+        component_div_left,
+        component_div_right,
+        heap::<2, 3>(0.1),
+        heap::<2, 3>(1.1),
+        heap::<2, 3>(0.6),
+    );
+}
+
 #[test]
 fn heap_matrix_products() {
     // (A B): dA = D B^T, dB = A^T D, by `gemm` with each micro-kernel this CPU has; the

@@ -436,6 +436,46 @@ fn forward_only_matrices_borrowed_by_methods_stay_the_callers() {
     assert!((f((h, s)) - expected).abs() < 1e-12);
 }
 
+// `component_div` of heap matrices (there was no rule: the static one's, refused), with both
+// operands differentiated, one of them forward-only on either side (its one-sided forms), an
+// operand divided by itself, and in forward-only code (`HeapMatrix::component_div`, a heap
+// block, where nalgebra's through `Deref` gave a static matrix).
+#[lens]
+fn heap_quotients(
+    a: HeapMatrix<f64, 2, 3>,
+    b: HeapMatrix<f64, 2, 3>,
+    #[nodiff] k: HeapMatrix<f64, 2, 3>,
+) -> f64 {
+    let both = a.component_div(&b).sum();
+    let left = a.component_div(&k).norm_squared();
+    let right = k.component_div(&b).dot(&a);
+    let own = b.component_div(&b).sum();
+    let data: HeapMatrix<f64, 2, 3> = k.component_div(&k);
+    both + left + right + own * data.sum()
+}
+
+#[test]
+fn heap_component_quotients() {
+    let a = HeapMatrix::<f64, 2, 3>::from_fn(|i, j| (i as f64 * 0.7 - j as f64 * 0.3).sin());
+    let b = HeapMatrix::<f64, 2, 3>::from_fn(|i, j| 1.5 + (i as f64 * 0.2 + j as f64).cos());
+    let k = HeapMatrix::<f64, 2, 3>::from_fn(|i, j| 0.8 + 0.3 * i as f64 - 0.2 * j as f64);
+    let f =
+        |(a, b): (HeapMatrix<f64, 2, 3>, HeapMatrix<f64, 2, 3>)| heap_quotients(a, b, k.clone());
+    check_at(
+        "heap_quotients",
+        f,
+        |(a, b), d| heap_quotients_rev(a, b, k.clone(), d),
+        |(a, b)| heap_quotients_vjp(a, b, k.clone()).0,
+        (a.clone(), b.clone()),
+    );
+    let (sa, sb, sk) = (*a, *b, *k);
+    let expected = sa.component_div(&sb).sum()
+        + sa.component_div(&sk).norm_squared()
+        + sk.component_div(&sb).dot(&sa)
+        + 6.0 * 6.0;
+    assert!((f((a, b)) - expected).abs() < 1e-12);
+}
+
 // Static weights times a heap batch (there was no rule: one error at the operator), with the
 // batch differentiated and forward-only, and in forward-only code.
 #[lens]

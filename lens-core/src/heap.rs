@@ -216,6 +216,19 @@ impl<T: Real, const R: usize, const C: usize> HeapMatrix<T, R, C> {
         )
     }
 
+    /// `self ⊘ o`, entry by entry, in a new block. It shadows nalgebra's `component_div`,
+    /// reached through `Deref`, which would return a static matrix on the stack.
+    #[must_use]
+    #[inline]
+    pub fn component_div(&self, o: &Self) -> Self {
+        Self::from_entries(
+            self.as_slice()
+                .iter()
+                .zip(o.as_slice())
+                .map(|(&a, &b)| a / b),
+        )
+    }
+
     /// `self^T` in a new block. It shadows nalgebra's `transpose`, reached through `Deref`,
     /// which would return a static matrix on the stack.
     #[must_use]

@@ -69,7 +69,7 @@ pub fn lens(attr: TokenStream, item: TokenStream) -> TokenStream {
             && f.args.iter().any(|a| a.kind == parse::ArgKind::Diff)
         {
             let mut quiet = errors::Errors::default();
-            let a = analyse::lens_fn_params(&f, &mut quiet);
+            let a = analyse::lens_fn_params(&f, &analysed, &mut quiet);
             quiet.is_empty().then_some(a)
         } else {
             None

@@ -1,7 +1,8 @@
 //! The one table of the methods `#[lens]` differentiates: each method's name, how many
 //! arguments it takes besides its receiver, the reverse rule it lowers to (an item of
 //! `lens_core::rules`; the operand types pick the impl), and the rule used instead when its
-//! one argument is its receiver (`x.dot(&x)`: one change `2 x d`, not two to be added). The
+//! one argument is its receiver (`x.dot(&x)`: one change `2 x d`, not two to be added), and
+//! whether it has one-sided forms for a forward-only operand (`Method::sided`). The
 //! analysis dispatches through it, and the "supported: ..." message is built from it.
 //!
 //! `powi` (an integer exponent that is not differentiated), `map` (a function name) and
@@ -13,6 +14,9 @@ pub struct Method {
     pub args: usize,
     pub rule: &'static str,
     pub square: Option<&'static str>,
+    /// The rule has one-sided forms, `rule_left` and `rule_right`, run when one operand is
+    /// forward-only data: their pullbacks compute the other operand's change alone.
+    pub sided: bool,
 }
 
 const fn m(name: &'static str, args: usize, rule: &'static str) -> Method {
@@ -21,15 +25,30 @@ const fn m(name: &'static str, args: usize, rule: &'static str) -> Method {
         args,
         rule,
         square: None,
+        sided: false,
     }
 }
 
+/// A matrix method with one operand and one-sided forms (`component_div`).
+const fn sided(name: &'static str, rule: &'static str) -> Method {
+    Method {
+        name,
+        args: 1,
+        rule,
+        square: None,
+        sided: true,
+    }
+}
+
+/// A matrix method whose square variant is used when its operand is its receiver; it has
+/// one-sided forms too.
 const fn sq(name: &'static str, rule: &'static str, square: &'static str) -> Method {
     Method {
         name,
         args: 1,
         rule,
         square: Some(square),
+        sided: true,
     }
 }
 
@@ -68,7 +87,7 @@ pub const METHODS: &[Method] = &[
     m("norm_squared", 0, "Reduce::norm_squared_vjp"),
     sq("dot", "Dot::dot_vjp", "Dot::dot_self_vjp"),
     sq("component_mul", "component_mul", "component_square"),
-    m("component_div", 1, "component_div"),
+    sided("component_div", "component_div"),
 ];
 
 /// Whether `m`'s rule takes every operand at the receiver's type (`Self`): the rule traits

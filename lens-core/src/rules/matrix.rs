@@ -78,6 +78,32 @@ pub trait Dot: Sized {
             move |d: Self::Entry| (b.scaled(d), B::change(self.scaled(d))),
         )
     }
+    /// [`Dot::dot_vjp`] with the operand `b` forward-only data: the receiver's change alone.
+    #[inline(always)]
+    fn dot_vjp_left<B: DotOperand<Self>>(
+        self,
+        b: B,
+    ) -> (Self::Entry, impl FnOnce(Self::Entry) -> Self) {
+        let b = b.value();
+        (
+            self.inner(&b),
+            #[inline(always)]
+            move |d: Self::Entry| b.scaled(d),
+        )
+    }
+    /// [`Dot::dot_vjp`] with the receiver forward-only data: the operand's change alone.
+    #[inline(always)]
+    fn dot_vjp_right<B: DotOperand<Self>>(
+        self,
+        b: B,
+    ) -> (Self::Entry, impl FnOnce(Self::Entry) -> B::Change) {
+        let value = self.inner(&b.value());
+        (
+            value,
+            #[inline(always)]
+            move |d: Self::Entry| B::change(self.scaled(d)),
+        )
+    }
     /// [`dot_self`], as a method.
     #[inline(always)]
     fn dot_self_vjp(self) -> (Self::Entry, impl FnOnce(Self::Entry) -> Self) {
@@ -257,6 +283,9 @@ pub trait ComponentProduct: Sized {
     /// `self ∘ o ∘ k` for a scalar `k`, in the storage of `self`.
     #[must_use]
     fn times_into(self, o: &Self, k: f64) -> Self;
+    /// `self ⊘ o`, a new value.
+    #[must_use]
+    fn over(&self, o: &Self) -> Self;
 }
 
 impl<T: Real, const R: usize, const C: usize> ComponentProduct for SMatrix<T, R, C> {
@@ -276,6 +305,10 @@ impl<T: Real, const R: usize, const C: usize> ComponentProduct for SMatrix<T, R,
             entrywise::mul_scaled(&self, o, T::cst(k))
         }
     }
+    #[inline(always)]
+    fn over(&self, o: &Self) -> Self {
+        entrywise::div(self, o)
+    }
 }
 
 #[cfg(feature = "alloc")]
@@ -294,6 +327,10 @@ impl<T: Real, const R: usize, const C: usize> ComponentProduct for crate::HeapMa
         let k = T::cst(k);
         self.zip_entries(o, |x, y| x * y * k)
     }
+    #[inline]
+    fn over(&self, o: &Self) -> Self {
+        self.component_div(o)
+    }
 }
 
 /// `a ∘ b` (component-wise); reverse: `(d ∘ b, d ∘ a)`. The second operand may be
@@ -308,6 +345,35 @@ pub fn component_mul<V: ComponentProduct>(
         a.times(&b),
         #[inline(always)]
         move |d: V| (d.times(&b), d.times_into(&a, 1.0)),
+    )
+}
+
+/// [`component_mul`] with `b` forward-only data: `a`'s change `d ∘ b` alone, in the storage
+/// of `d`.
+#[inline]
+pub fn component_mul_left<V: ComponentProduct>(
+    a: V,
+    b: impl Borrow<V>,
+) -> (V, impl FnOnce(V) -> V) {
+    let b = V::owned(b.borrow());
+    (
+        a.times(&b),
+        #[inline(always)]
+        move |d: V| d.times_into(&b, 1.0),
+    )
+}
+
+/// [`component_mul`] with `a` forward-only data: `b`'s change `d ∘ a` alone (`b` itself is
+/// not kept).
+#[inline]
+pub fn component_mul_right<V: ComponentProduct>(
+    a: V,
+    b: impl Borrow<V>,
+) -> (V, impl FnOnce(V) -> V) {
+    (
+        a.times(b.borrow()),
+        #[inline(always)]
+        move |d: V| d.times_into(&a, 1.0),
     )
 }
 
@@ -336,25 +402,54 @@ pub fn component_square<V: ComponentProduct>(a: V) -> (V, impl FnOnce(V) -> V) {
     )
 }
 
-/// `a ⊘ b` (component-wise quotient); reverse `(d ⊘ b, -d ∘ a ⊘ b^2)`. The second operand
-/// may be borrowed.
+/// `a ⊘ b` (component-wise quotient) of static or heap matrices; reverse
+/// `(d ⊘ b, -d ∘ a ⊘ b^2)`, the second as `-(d ⊘ b) ∘ q` with `q = a ⊘ b` kept from the
+/// forward (one division per entry in the reverse, not two). The second operand may be
+/// borrowed.
 #[inline]
-pub fn component_div<T: Real, const R: usize, const C: usize>(
-    a: SMatrix<T, R, C>,
-    b: impl Borrow<SMatrix<T, R, C>>,
-) -> (
-    SMatrix<T, R, C>,
-    impl FnOnce(SMatrix<T, R, C>) -> (SMatrix<T, R, C>, SMatrix<T, R, C>),
-) {
-    let b = *b.borrow();
-    let q = entrywise::div(&a, &b);
+pub fn component_div<V: ComponentProduct + Clone>(
+    a: V,
+    b: impl Borrow<V>,
+) -> (V, impl FnOnce(V) -> (V, V)) {
+    let b = V::owned(b.borrow());
+    let q = a.over(&b);
     (
-        q,
+        q.clone(),
         #[inline(always)]
-        move |d: SMatrix<T, R, C>| {
-            let da = entrywise::div(&d, &b);
-            (da, entrywise::neg(&entrywise::mul(&da, &q)))
+        move |d: V| {
+            let da = d.over(&b);
+            let db = q.times_into(&da, -1.0);
+            (da, db)
         },
+    )
+}
+
+/// [`component_div`] with `b` forward-only data: `a`'s change `d ⊘ b` alone.
+#[inline]
+pub fn component_div_left<V: ComponentProduct>(
+    a: V,
+    b: impl Borrow<V>,
+) -> (V, impl FnOnce(V) -> V) {
+    let b = V::owned(b.borrow());
+    (
+        a.over(&b),
+        #[inline(always)]
+        move |d: V| d.over(&b),
+    )
+}
+
+/// [`component_div`] with `a` forward-only data: `b`'s change `-d ∘ a ⊘ b^2` alone.
+#[inline]
+pub fn component_div_right<V: ComponentProduct + Clone>(
+    a: V,
+    b: impl Borrow<V>,
+) -> (V, impl FnOnce(V) -> V) {
+    let b = V::owned(b.borrow());
+    let q = a.over(&b);
+    (
+        q.clone(),
+        #[inline(always)]
+        move |d: V| q.times_into(&d.over(&b), -1.0),
     )
 }
 

@@ -17,7 +17,7 @@
 //! | `atan2`, `hypot` | the function | `(d x, -d y) / (x^2 + y^2)`; `(d x, d y) / h` |
 //! | `x.mul_add(a, b)`, `x.clamp(lo, hi)` | `x a + b`; clamping | `(d a, d x, d)`; `d` to the operand that is the value |
 //! | `norm`, `norm_squared`, `mean`, `max()`, `min()` on matrices | reductions | `d a / \|a\|`; `2 d a`; `d / n` everywhere; `d` at the extreme entry |
-//! | `component_div` | `a ⊘ b` | `(d ⊘ b, -d ∘ a ⊘ b^2)` |
+//! | `component_div` (static and heap matrices) | `a ⊘ b` | `(d ⊘ b, -d ∘ a ⊘ b^2)` |
 //! | `floor ceil round trunc signum` | step functions | no change (zero where defined) |
 //! | `powi(n)`, `powf(a)` | powers | `d n x^(n-1)`; `(d a x^(a-1), d y ln x)` |
 //! | `max`, `min` | the chosen operand | `d` to the chosen operand (ties: the first) |
@@ -27,6 +27,11 @@
 //! | `x[i] = e` (also `m[(r, c)]`, `a[i]`, and `+=` ...) | `x` with the entry replaced | `(d` with zero there, `d[i])` |
 //! | activations | see [`activation`] | |
 //! | `x ^ y`, `x & y`, `x \| y`, `!x` on `u64` | Z2 words | `(d, d)`, `(y&d, x&d)`, `(!y&d, !x&d)`, `d` |
+//!
+//! Where one operand of `+ - * /`, `dot`, `component_mul` or `component_div` is forward-only
+//! data, the macros run the rule's one-sided form (`MulRule::mul_vjp_left`,
+//! `Dot::dot_vjp_right`, `component_div_left`, ...), whose pullback computes the other
+//! operand's change alone.
 //!
 //! Every rule is checked against central finite differences in `tests/rules.rs`.
 
@@ -72,9 +77,9 @@ unmatched!(AddRule::add_vjp, SubRule::sub_vjp, DivRule::div_vjp);
 pub use float::{Atan2Rule, ClampRule, HypotRule, MulAddRule};
 pub use index::{IndexRule, SetRule};
 pub use matrix::{
-    ComponentProduct, Dot, Owned, Reduce, Transpose, component_div, component_mul,
-    component_square, dot, dot_self, max_entry, mean, min_entry, norm, norm_squared, owned, sum,
-    transpose,
+    ComponentProduct, Dot, Owned, Reduce, Transpose, component_div, component_div_left,
+    component_div_right, component_mul, component_mul_left, component_mul_right, component_square,
+    dot, dot_self, max_entry, mean, min_entry, norm, norm_squared, owned, sum, transpose,
 };
 pub use unary::{
     AbsRule, AcosRule, AsinRule, AtanRule, CosRule, CoshRule, Exp2Rule, ExpRule, LnRule, Log2Rule,

@@ -76,6 +76,7 @@ impl Analyser<'_> {
                 extra: vec![],
                 tied: false,
                 checked: None,
+                sided: false,
             };
             return self.push_rule(key, rule, Vec::new(), span, out);
         }
@@ -86,6 +87,7 @@ impl Analyser<'_> {
             extra: vec![],
             tied: checked.is_none(),
             checked,
+            sided: false,
         };
         self.push_rule(key, rule, Vec::new(), span, out)
     }
@@ -106,17 +108,34 @@ impl Analyser<'_> {
             args,
             extra,
             checked,
+            sided,
             ..
         } = &rule
         {
+            // A method's one-sided form as the sweep runs it (`expand::differentiated_side`):
+            // an operand its rule refuses is then the same error in both, reported once.
+            let diff: Vec<bool> = args
+                .iter()
+                .map(|a| matches!(a, Operand::Var(id) if self.vars[*id].diff))
+                .collect();
+            let side = match diff.as_slice() {
+                [true, false] if *sided => Some(0),
+                [false, true] if *sided => Some(1),
+                _ => None,
+            };
+            let func = match side {
+                Some(i) => super::sided_rule(func, i),
+                None => func.clone(),
+            };
             self.in_place.push((
                 key,
                 InPlace {
-                    func: func.clone(),
+                    func,
                     extra: extra.clone(),
                     operands: args.len(),
                     infer: infer_operand(*checked, args),
                     owned,
+                    side,
                 },
             ));
         }
@@ -171,6 +190,7 @@ impl Analyser<'_> {
         // A matrix method with operands (`dot`, `component_mul`, `component_div`) borrows its
         // receiver and may borrow its operand, so forward-only data there stays the caller's.
         let mut borrows = false;
+        let mut sided = false;
         let (func, operands): (TokenStream, Vec<&Expr>) = match name.as_str() {
             "powi" => {
                 if args.len() != 1 {
@@ -231,6 +251,11 @@ impl Analyser<'_> {
                     };
                     tied = !same && primitives::tied(p);
                     borrows = !same && p.args > 0 && !primitives::tied(p);
+                    // In `vjp_params`' sweep, only where the first sweep ran one too: a rule
+                    // refusing an operand is then the same error in both, reported once.
+                    sided = !same
+                        && p.sided
+                        && self.one_sided.as_ref().is_none_or(|k| k.contains(&key));
                     let rule: TokenStream = rule.parse().expect("the table's rules are paths");
                     let operands = if same { Vec::new() } else { args.clone() };
                     (rule, operands)
@@ -279,6 +304,18 @@ impl Analyser<'_> {
             Operand::Const(k) if borrows => Operand::Const(owned(span, &k)),
             o => o,
         };
+        // `b.component_div(&b)`: the method borrows both, so this is Rust for a heap matrix
+        // too, where the rule takes two owned values. The operand is an alias of the
+        // receiver (its change added back), so each is moved once.
+        let rest: Vec<Operand> = rest
+            .into_iter()
+            .map(|o| match (&o, &recv) {
+                (Operand::Var(a), Operand::Var(r)) if borrows && a == r => {
+                    self.push_op(Op::Alias(o), span, out)
+                }
+                _ => o,
+            })
+            .collect();
         let mut ops = vec![recv];
         ops.extend(rest);
         // The function as written reads the same operands so (`expand::written`).
@@ -293,6 +330,7 @@ impl Analyser<'_> {
             extra,
             tied,
             checked: None,
+            sided,
         };
         if name == "map" {
             let Op::Rule { extra, .. } = &rule else {
@@ -304,6 +342,7 @@ impl Analyser<'_> {
                 operands: 1,
                 infer: None,
                 owned: Vec::new(),
+                side: None,
             };
             self.in_place.push((key, written));
             return self.push_op(rule, span, out);

@@ -77,6 +77,9 @@ pub enum Op {
         /// `+ - * /`: the tag of `rules::checked` the sweep runs the rule through, so that a
         /// missing rule is reported once, by the function as written.
         checked: Option<&'static str>,
+        /// `func` has one-sided forms, `func_left` and `func_right` (`primitives::Method::
+        /// sided`), which the sweep runs when one operand is forward-only data.
+        sided: bool,
     },
     /// A call of another lens function through its `_vjp`.
     Call {
@@ -175,6 +178,9 @@ pub struct InPlace {
     /// `h.dot(&k)` or `k.dot(&h)`), read as `rules::owned(&(k))` as the sweep reads it, so
     /// that `k` stays the caller's and a reference to a matrix reads as the matrix.
     pub owned: Vec<bool>,
+    /// A method's rule run in a one-sided form (`Op::Rule::sided`): the differentiated
+    /// operand's index.
+    pub side: Option<usize>,
 }
 
 /// The type an operand whose type nothing fixes takes from the other operand

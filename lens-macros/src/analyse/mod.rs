@@ -59,6 +59,21 @@ pub struct Analyser<'e> {
     /// The operators and methods of the body lowered to rules, by [`node_key`], in order
     /// (a lowering found to be forward-only data after all drops the entries it added).
     in_place: Vec<(usize, InPlace)>,
+    /// For a second sweep of a body (`vjp_params`'): the methods, by [`node_key`], that the
+    /// first ran in a one-sided form; no others are. `None`: no restriction.
+    one_sided: Option<BTreeSet<usize>>,
+}
+
+/// The one-sided form of the rule at `func` for the differentiated operand `side`
+/// (0: the receiver, `Dot::dot_vjp_left`; 1: the operand, `Dot::dot_vjp_right`): the path's
+/// last segment suffixed, at its own span.
+pub fn sided_rule(func: &TokenStream, side: usize) -> TokenStream {
+    let suffix = if side == 0 { "left" } else { "right" };
+    let mut tokens: Vec<proc_macro2::TokenTree> = func.clone().into_iter().collect();
+    if let Some(proc_macro2::TokenTree::Ident(last)) = tokens.last_mut() {
+        *last = syn::Ident::new(&format!("{last}_{suffix}"), last.span());
+    }
+    tokens.into_iter().collect()
 }
 
 fn rules_path(span: Span, item: TokenStream) -> TokenStream {
@@ -82,6 +97,7 @@ impl<'e> Analyser<'e> {
             refused: BTreeSet::new(),
             mut_ref_args: BTreeSet::new(),
             in_place: Vec::new(),
+            one_sided: None,
         }
     }
 
@@ -494,6 +510,7 @@ impl<'e> Analyser<'e> {
                         extra: vec![],
                         tied: false,
                         checked: None,
+                        sided: false,
                     },
                     span,
                     out,
@@ -670,21 +687,34 @@ pub struct Analysed {
 
 /// Analyses the body of a `#[lens]` function.
 pub fn lens_fn(f: &crate::parse::LensFn, errors: &mut Errors) -> Analysed {
-    lens_fn_with(f, errors, |kind| kind != crate::parse::ArgKind::NoDiff)
+    lens_fn_with(f, errors, None, |kind| {
+        kind != crate::parse::ArgKind::NoDiff
+    })
 }
 
 /// [`lens_fn`] with only the `#[param]` arguments differentiated: the sweep of a lens type's
-/// `vjp_params`, whose inputs are data (a learner wants no input change).
-pub fn lens_fn_params(f: &crate::parse::LensFn, errors: &mut Errors) -> Analysed {
-    lens_fn_with(f, errors, |kind| kind == crate::parse::ArgKind::Param)
+/// `vjp_params`, whose inputs are data (a learner wants no input change). `first` is the
+/// first analysis ([`lens_fn`]): a method's rule runs one-sided only where it did there.
+pub fn lens_fn_params(f: &crate::parse::LensFn, first: &Analysed, errors: &mut Errors) -> Analysed {
+    let one_sided = first
+        .in_place
+        .iter()
+        .filter(|(_, w)| w.side.is_some())
+        .map(|(k, _)| *k)
+        .collect();
+    lens_fn_with(f, errors, Some(one_sided), |kind| {
+        kind == crate::parse::ArgKind::Param
+    })
 }
 
 fn lens_fn_with(
     f: &crate::parse::LensFn,
     errors: &mut Errors,
+    one_sided: Option<BTreeSet<usize>>,
     diff: impl Fn(crate::parse::ArgKind) -> bool,
 ) -> Analysed {
     let mut an = Analyser::new(errors);
+    an.one_sided = one_sided;
     an.declare_generics(&f.generics);
     an.mut_ref_args = f
         .args

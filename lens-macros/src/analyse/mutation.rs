@@ -163,6 +163,7 @@ impl Analyser<'_> {
                 extra: vec![index],
                 tied: false,
                 checked: None,
+                sided: false,
             },
             e.span(),
             out,

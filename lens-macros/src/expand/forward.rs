@@ -210,6 +210,7 @@ pub fn stmt(cx: &Cx, s: &Stmt) -> TokenStream {
                     extra,
                     tied,
                     checked,
+                    sided,
                 } => {
                     // The operands at the expression too: a rule missing for their types is
                     // then one error there, not a second one where a variable was declared.
@@ -226,7 +227,13 @@ pub fn stmt(cx: &Cx, s: &Stmt) -> TokenStream {
                         Some(tag) => {
                             checked_rule(tag, args, &taken, super::differentiated_side(cx, args))
                         }
-                        None => quote_spanned!(span=> #func(#(#taken,)* #(#extra,)*)),
+                        None => {
+                            let func = match super::differentiated_side(cx, args) {
+                                Some(side) if *sided => crate::analyse::sided_rule(func, side),
+                                _ => func.clone(),
+                            };
+                            quote_spanned!(span=> #func(#(#taken,)* #(#extra,)*))
+                        }
                     };
                     quote_spanned!(span=>
                         #witnesses

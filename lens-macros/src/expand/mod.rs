@@ -331,6 +331,10 @@ pub fn block(
 /// one-sided form (`lens_rule_left`, `lens_rule_right`), whose pullback gives that change
 /// alone and skips the other's work (the second product of a layer's `w * x` with a
 /// `#[nodiff]` input). The forward and the reverse ask the same question here, so they agree.
+///
+/// A method's rule with one-sided forms (`Op::Rule::sided`: `dot`, `component_mul`,
+/// `component_div`) is run so too, as `func_left` or `func_right`
+/// ([`crate::analyse::sided_rule`]).
 pub fn differentiated_side(cx: &Cx, args: &[Operand]) -> Option<usize> {
     let diff: Vec<bool> = args
         .iter()

@@ -162,7 +162,10 @@ impl Sweep<'_> {
                         let side = match &**op {
                             Op::Rule {
                                 checked: Some(_), ..
-                            } => super::differentiated_side(self.cx, args),
+                            }
+                            | Op::Rule { sided: true, .. } => {
+                                super::differentiated_side(self.cx, args)
+                            }
                             _ => None,
                         };
                         if let [one] = args.as_slice() {

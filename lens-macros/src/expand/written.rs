@@ -113,6 +113,7 @@ impl VisitMut for Rewrite<'_> {
             operands: taken,
             infer,
             owned,
+            ..
         }) = self.in_place.get(&key)
         else {
             return self.sub_call(e);
