@@ -145,24 +145,35 @@ fn heap_dense_bench(c: &mut Criterion) {
     g.finish();
 }
 
+/// Parameters of the `#[lens]` 784-64-10 model: the weights and biases of two layers.
+type MlpParams = (
+    HeapMatrix<f32, 64, 784>,
+    SVector<f32, 64>,
+    HeapMatrix<f32, 10, 64>,
+    SVector<f32, 10>,
+);
+
 /// Weights of a 784-64-10 model that is not stuck at zero: a fixed pattern.
-fn mlp_init<R: paralens::rand::Rng + ?Sized>(
-    _: &mut R,
-) -> (HeapMatrix<f32, 64, 784>, HeapMatrix<f32, 10, 64>) {
+fn mlp_init<R: paralens::rand::Rng + ?Sized>(_: &mut R) -> MlpParams {
     (
         HeapMatrix::from_fn(|i, j| ((i * 31 + j * 17) % 29) as f32 / 290.0 - 0.05),
+        SVector::from_fn(|i, _| (i % 5) as f32 * 0.01),
         HeapMatrix::from_fn(|i, j| ((i * 7 + j * 13) % 23) as f32 / 92.0 - 0.125),
+        SVector::from_fn(|i, _| (i % 3) as f32 * 0.01),
     )
 }
 
-/// A 784-64-10 ReLU model on a batch of 32, written with `#[lens]` on heap matrices.
+/// A 784-64-10 ReLU model on a batch of 32, written with `#[lens]` on heap matrices, with a
+/// bias per layer as `Dense` has.
 #[lens(init = mlp_init)]
 pub fn lens_mlp(
     #[param] w1: HeapMatrix<f32, 64, 784>,
+    #[param] b1: SVector<f32, 64>,
     #[param] w2: HeapMatrix<f32, 10, 64>,
+    #[param] b2: SVector<f32, 10>,
     x: HeapMatrix<f32, 784, 32>,
 ) -> HeapMatrix<f32, 10, 32> {
-    w2 * relu(w1 * x)
+    add_bias(w2 * relu(add_bias(w1 * x, b1)), b2)
 }
 
 para! {

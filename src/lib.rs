@@ -56,7 +56,8 @@
 //! conditions are not differentiated, assignments `x = e` and `x += e` (`-= *= /=` too) on
 //! `let mut` bindings, anywhere in blocks and branches (an untaken branch keeps the old value),
 //! calls of other `#[lens]` functions (`m::g(x)` uses `m::g_vjp`) and of the activations in
-//! [`fns`], the float methods `exp exp2 ln log2 log10 sqrt powi powf sin cos tan tanh sinh
+//! [`fns`] (with [`fns::add_bias`], a layer's bias added to every column of a batch), the
+//! float methods `exp exp2 ln log2 log10 sqrt powi powf sin cos tan tanh sinh
 //! cosh asin acos atan abs recip max min atan2 hypot mul_add clamp` (also as `f64::max(x, y)`
 //! or `T::exp(x)`), the step functions `floor ceil round trunc signum` (no change), the
 //! nalgebra operations `*` (matrix products and scaling), `transpose`, `dot`,

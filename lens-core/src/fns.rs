@@ -11,7 +11,7 @@
 use crate::activation::Elementwise;
 use crate::rules::activation as rule;
 use crate::{Lens, LogSoftmax, Real, Softmax};
-use nalgebra::SVector;
+use nalgebra::{SMatrix, SVector};
 
 macro_rules! entrywise_fn {
     ($($name:ident, $vjp:ident, $rev:ident, $doc:literal;)*) => {$(
@@ -115,4 +115,96 @@ pub fn log_softmax_rev<T: Real, const N: usize>(
     d: SVector<T, N>,
 ) -> SVector<T, N> {
     rule::log_softmax(x).1(d)
+}
+
+/// Matrices with a column per example (a layer's `W X`), to which a bias is added column by
+/// column: static matrices and heap ones, the bias a static vector either way.
+pub trait Columns: Sized {
+    /// One column.
+    type Column;
+    /// `self` with `b` added to every column, in the storage of `self`.
+    #[must_use]
+    fn plus_columns(self, b: &Self::Column) -> Self;
+    /// The sum of the columns.
+    fn column_sum(&self) -> Self::Column;
+}
+
+/// `b` added to every column of the column-major `entries` (`R` rows).
+fn add_to_columns<T: Real, const R: usize>(entries: &mut [T], b: &SVector<T, R>) {
+    for column in entries.chunks_exact_mut(R) {
+        for (v, &bi) in column.iter_mut().zip(b.as_slice()) {
+            *v += bi;
+        }
+    }
+}
+
+/// The sum of the columns of the column-major `entries` (`R` rows).
+fn sum_of_columns<T: Real, const R: usize>(entries: &[T]) -> SVector<T, R> {
+    let mut s = SVector::<T, R>::zeros();
+    for column in entries.chunks_exact(R) {
+        for (acc, &v) in s.as_mut_slice().iter_mut().zip(column) {
+            *acc += v;
+        }
+    }
+    s
+}
+
+impl<T: Real, const R: usize, const C: usize> Columns for SMatrix<T, R, C> {
+    type Column = SVector<T, R>;
+    #[inline]
+    fn plus_columns(mut self, b: &SVector<T, R>) -> Self {
+        add_to_columns(self.as_mut_slice(), b);
+        self
+    }
+    #[inline]
+    fn column_sum(&self) -> SVector<T, R> {
+        sum_of_columns(self.as_slice())
+    }
+}
+
+#[cfg(feature = "alloc")]
+impl<T: Real, const R: usize, const C: usize> Columns for crate::HeapMatrix<T, R, C> {
+    type Column = SVector<T, R>;
+    #[inline]
+    fn plus_columns(mut self, b: &SVector<T, R>) -> Self {
+        add_to_columns(self.as_mut_slice(), b);
+        self
+    }
+    #[inline]
+    fn column_sum(&self) -> SVector<T, R> {
+        sum_of_columns(self.as_slice())
+    }
+}
+
+/// A layer's bias: `b` added to every column of `m` (a column per example), for `#[lens]`
+/// bodies: `relu(add_bias(w * x, b))` with `#[param] b: SVector<T, R>`.
+///
+/// ```
+/// use lens_core::fns::{add_bias, add_bias_rev};
+/// use nalgebra::{SMatrix, SVector};
+/// let m = SMatrix::<f64, 2, 3>::zeros();
+/// let b = SVector::<f64, 2>::new(1.0, -1.0);
+/// assert_eq!(add_bias(m, b), SMatrix::<f64, 2, 3>::from_fn(|i, _| b[i]));
+/// // The bias's change is the sum of the columns' changes.
+/// let (_, db) = add_bias_rev(m, b, SMatrix::<f64, 2, 3>::repeat(0.5));
+/// assert_eq!(db, SVector::<f64, 2>::repeat(1.5));
+/// ```
+#[inline]
+pub fn add_bias<M: Columns>(m: M, b: M::Column) -> M {
+    m.plus_columns(&b)
+}
+
+/// [`add_bias`] and its pullback: `(d, the sum of d's columns)`.
+#[inline]
+pub fn add_bias_vjp<M: Columns>(m: M, b: M::Column) -> (M, impl FnOnce(M) -> (M, M::Column)) {
+    (m.plus_columns(&b), |d: M| {
+        let db = d.column_sum();
+        (d, db)
+    })
+}
+
+/// The reverse derivative of [`add_bias`]: the changes of `m` and `b`.
+#[inline]
+pub fn add_bias_rev<M: Columns>(m: M, b: M::Column, d: M) -> (M, M::Column) {
+    add_bias_vjp(m, b).1(d)
 }
