@@ -35,7 +35,9 @@
 //!   `#[lens(init = f)]` puts them (`fn f<R: rand::Rng + ?Sized>(rng: &mut R) -> Params`).
 //!   A model of several layers needs `init`: from zero, the layers' changes stay zero. Its
 //!   [`Para::vjp_params`] (what a [`Learner`] runs) sweeps the body with the inputs as data,
-//!   so the inputs' changes (a product per layer for a batch) are never computed.
+//!   so the inputs' changes through `+ - * /` (a product per layer for a batch) are never
+//!   computed (a method with an operand, `x.dot(&w)`, keeps its two-sided rule there, to
+//!   keep a mistake in it one error).
 //!
 //! ```
 //! use paralens::prelude::*;

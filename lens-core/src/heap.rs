@@ -204,10 +204,11 @@ impl<T: Real, const R: usize, const C: usize> HeapMatrix<T, R, C> {
     }
 
     /// `self ∘ o`, entry by entry, in a new block. It shadows nalgebra's `component_mul`,
-    /// reached through `Deref`, which would return a static matrix on the stack.
+    /// reached through `Deref`, which would return a static matrix on the stack. `o` is a
+    /// heap matrix (through `Deref`) or a static one.
     #[must_use]
     #[inline]
-    pub fn component_mul(&self, o: &Self) -> Self {
+    pub fn component_mul(&self, o: &SMatrix<T, R, C>) -> Self {
         Self::from_entries(
             self.as_slice()
                 .iter()
@@ -217,10 +218,11 @@ impl<T: Real, const R: usize, const C: usize> HeapMatrix<T, R, C> {
     }
 
     /// `self ⊘ o`, entry by entry, in a new block. It shadows nalgebra's `component_div`,
-    /// reached through `Deref`, which would return a static matrix on the stack.
+    /// reached through `Deref`, which would return a static matrix on the stack. `o` is a
+    /// heap matrix (through `Deref`) or a static one.
     #[must_use]
     #[inline]
-    pub fn component_div(&self, o: &Self) -> Self {
+    pub fn component_div(&self, o: &SMatrix<T, R, C>) -> Self {
         Self::from_entries(
             self.as_slice()
                 .iter()
@@ -559,6 +561,11 @@ mod tests {
         assert_eq!(*(ha.clone() - hb.clone()), a - b);
         assert_eq!(*(-ha.clone()), -a);
         assert_eq!(*ha.component_mul(&hb), a.component_mul(&b));
+        assert_eq!(*ha.component_div(&hb), a.component_div(&b));
+        // The operand may be a static matrix; the value is a heap block either way.
+        let (p, q): (HeapMatrix<f64, 3, 2>, HeapMatrix<f64, 3, 2>) =
+            (ha.component_mul(&b), ha.component_div(&b));
+        assert_eq!((*p, *q), (a.component_mul(&b), a.component_div(&b)));
         assert_eq!(*(ha.clone() * 1.5), a * 1.5);
         assert_eq!(*(1.5 * ha.clone()), 1.5 * a);
         assert_eq!(*(ha.clone() / 4.0), a / 4.0);

@@ -6,6 +6,10 @@ use core::fmt::{Debug, Display};
 ///
 /// Everything smooth in paralens is generic over this trait, so a model written once runs in
 /// both precisions (tests use `f64` for finite differences, training uses `f32`).
+///
+/// The reverse rules of the float methods (`ExpRule`, ...) are supertraits: they are
+/// implemented for `f32` and `f64` alone, so that a method called on another type is one
+/// error, and generic code reaches them through this bound.
 pub trait Real:
     nalgebra::RealField
     + Copy
@@ -19,6 +23,23 @@ pub trait Real:
     + crate::Flat<Self>
     + crate::gemm::SimdScalar
     + crate::span::DirectScalar
+    + crate::rules::ExpRule<Out = Self>
+    + crate::rules::Exp2Rule<Out = Self>
+    + crate::rules::LnRule<Out = Self>
+    + crate::rules::Log2Rule<Out = Self>
+    + crate::rules::Log10Rule<Out = Self>
+    + crate::rules::SqrtRule<Out = Self>
+    + crate::rules::SinRule<Out = Self>
+    + crate::rules::CosRule<Out = Self>
+    + crate::rules::TanRule<Out = Self>
+    + crate::rules::TanhRule<Out = Self>
+    + crate::rules::SinhRule<Out = Self>
+    + crate::rules::CoshRule<Out = Self>
+    + crate::rules::AsinRule<Out = Self>
+    + crate::rules::AcosRule<Out = Self>
+    + crate::rules::AtanRule<Out = Self>
+    + crate::rules::AbsRule<Out = Self>
+    + crate::rules::RecipRule<Out = Self>
     + 'static
 {
     /// Converts an `f64` constant (rounding for `f32`).

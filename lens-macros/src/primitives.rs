@@ -86,8 +86,12 @@ pub const METHODS: &[Method] = &[
     m("norm", 0, "Reduce::norm_vjp"),
     m("norm_squared", 0, "Reduce::norm_squared_vjp"),
     sq("dot", "Dot::dot_vjp", "Dot::dot_self_vjp"),
-    sq("component_mul", "component_mul", "component_square"),
-    sided("component_div", "component_div"),
+    sq(
+        "component_mul",
+        "ComponentProduct::component_mul_vjp",
+        "ComponentProduct::component_square_vjp",
+    ),
+    sided("component_div", "ComponentProduct::component_div_vjp"),
 ];
 
 /// Whether `m`'s rule takes every operand at the receiver's type (`Self`): the rule traits

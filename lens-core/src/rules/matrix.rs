@@ -2,7 +2,6 @@
 
 use super::entrywise;
 use crate::Real;
-use core::borrow::Borrow;
 use nalgebra::SMatrix;
 
 /// Matrices with a transpose, for [`transpose`]: static matrices, and heap matrices, whose
@@ -64,27 +63,34 @@ pub trait Dot: Sized {
     /// `self k`, in the storage of `self`.
     #[must_use]
     fn scaled(self, k: Self::Entry) -> Self;
+    /// `Self`, named: the operand's bound (`DotOperand<Self::Same>`) then names no type for
+    /// a receiver without the rule (a scalar), and is not a second error.
+    type Same;
+    /// `m` itself.
+    fn from_same(m: Self::Same) -> Self;
+    /// `self` itself.
+    fn to_same(self) -> Self::Same;
     /// [`dot`], as a method: the macros call it so, and a receiver that is not a matrix is
     /// then one error (this trait's), with nothing following from the rule's result.
     #[inline(always)]
-    fn dot_vjp<B: DotOperand<Self>>(
+    fn dot_vjp<B: DotOperand<Self::Same>>(
         self,
         b: B,
     ) -> (Self::Entry, impl FnOnce(Self::Entry) -> (Self, B::Change)) {
-        let b = b.value();
+        let b = Self::from_same(b.value());
         (
             self.inner(&b),
             #[inline(always)]
-            move |d: Self::Entry| (b.scaled(d), B::change(self.scaled(d))),
+            move |d: Self::Entry| (b.scaled(d), B::change(self.scaled(d).to_same())),
         )
     }
     /// [`Dot::dot_vjp`] with the operand `b` forward-only data: the receiver's change alone.
     #[inline(always)]
-    fn dot_vjp_left<B: DotOperand<Self>>(
+    fn dot_vjp_left<B: DotOperand<Self::Same>>(
         self,
         b: B,
     ) -> (Self::Entry, impl FnOnce(Self::Entry) -> Self) {
-        let b = b.value();
+        let b = Self::from_same(b.value());
         (
             self.inner(&b),
             #[inline(always)]
@@ -93,15 +99,15 @@ pub trait Dot: Sized {
     }
     /// [`Dot::dot_vjp`] with the receiver forward-only data: the operand's change alone.
     #[inline(always)]
-    fn dot_vjp_right<B: DotOperand<Self>>(
+    fn dot_vjp_right<B: DotOperand<Self::Same>>(
         self,
         b: B,
     ) -> (Self::Entry, impl FnOnce(Self::Entry) -> B::Change) {
-        let value = self.inner(&b.value());
+        let value = self.inner(&Self::from_same(b.value()));
         (
             value,
             #[inline(always)]
-            move |d: Self::Entry| B::change(self.scaled(d)),
+            move |d: Self::Entry| B::change(self.scaled(d).to_same()),
         )
     }
     /// [`dot_self`], as a method.
@@ -125,6 +131,15 @@ impl<T: Real, const R: usize, const C: usize> Dot for SMatrix<T, R, C> {
     fn scaled(self, k: T) -> Self {
         self * k
     }
+    type Same = Self;
+    #[inline(always)]
+    fn from_same(m: Self) -> Self {
+        m
+    }
+    #[inline(always)]
+    fn to_same(self) -> Self {
+        self
+    }
 }
 
 #[cfg(feature = "alloc")]
@@ -137,6 +152,15 @@ impl<T: Real, const R: usize, const C: usize> Dot for crate::HeapMatrix<T, R, C>
     #[inline]
     fn scaled(self, k: T) -> Self {
         self * k
+    }
+    type Same = Self;
+    #[inline(always)]
+    fn from_same(m: Self) -> Self {
+        m
+    }
+    #[inline(always)]
+    fn to_same(self) -> Self {
+        self
     }
 }
 
@@ -215,7 +239,7 @@ impl<T: Real, const R: usize, const C: usize> DotOperand<crate::HeapMatrix<T, R,
 /// `<a, b>` (sum of products); reverse: `(d b, d a)`. The second operand may be borrowed
 /// (`x.dot(w)` with `#[nodiff] w: &SVector`).
 #[inline]
-pub fn dot<A: Dot, B: DotOperand<A>>(
+pub fn dot<A: Dot<Same = A>, B: DotOperand<A>>(
     a: A,
     b: B,
 ) -> (A::Entry, impl FnOnce(A::Entry) -> (A, B::Change)) {
@@ -255,6 +279,21 @@ impl<T: Real, const R: usize, const C: usize> Owned for crate::HeapMatrix<T, R, 
     }
 }
 
+// Scalars too, so that a scalar where a matrix method wants a matrix (`x.component_div(&k)`
+// with `#[nodiff] k: f64`) is one error, the rule's, not a second one here.
+macro_rules! owned_scalar {
+    ($($t:ty),*) => {$(
+        impl Owned for $t {
+            type Value = $t;
+            #[inline(always)]
+            fn owned_value(&self) -> $t {
+                *self
+            }
+        }
+    )*};
+}
+owned_scalar!(f32, f64);
+
 impl<M: Owned + ?Sized> Owned for &M {
     type Value = M::Value;
     #[inline(always)]
@@ -272,7 +311,16 @@ pub fn owned<M: Owned + ?Sized>(m: &M) -> M::Value {
 /// Values with an entry-wise product, for [`component_mul`] and [`component_square`]:
 /// static matrices, and heap matrices, whose pullbacks then hold two block pointers rather
 /// than two matrices (a recurrent cell's captures stay off the stack).
-pub trait ComponentProduct: Sized {
+///
+/// The rules are its methods (`component_mul_vjp`, ...), as the macros call them: a receiver
+/// that is not a matrix (a scalar) is then one error, this trait's, with no second one from
+/// the operand's type or from the value's.
+#[diagnostic::on_unimplemented(
+    message = "no reverse rule for this method of `{Self}`",
+    label = "differentiated here, and `{Self}` is not a matrix",
+    note = "`component_mul` and `component_div` are differentiated on matrices (`SMatrix`, `HeapMatrix`) of one shape"
+)]
+pub trait ComponentProduct: Sized + Clone {
     /// An owned copy of a borrowed operand (a copy of a static matrix, a pool block for a
     /// heap one).
     #[must_use]
@@ -286,6 +334,109 @@ pub trait ComponentProduct: Sized {
     /// `self ⊘ o`, a new value.
     #[must_use]
     fn over(&self, o: &Self) -> Self;
+    /// `Self`, named: the operand's bound (`ComponentOperand<Self::Same>`) and the value's
+    /// type then name no type for a receiver without the rule.
+    type Same;
+    /// `m` itself.
+    fn from_same(m: Self::Same) -> Self;
+    /// `self` itself.
+    fn to_same(self) -> Self::Same;
+
+    /// [`component_mul`], as a method.
+    #[inline(always)]
+    fn component_mul_vjp<B: ComponentOperand<Self::Same>>(
+        self,
+        b: B,
+    ) -> (Self::Same, impl FnOnce(Self::Same) -> (Self, Self)) {
+        let b = Self::from_same(b.into_matrix());
+        (
+            self.times(&b).to_same(),
+            #[inline(always)]
+            move |d: Self::Same| {
+                let d = Self::from_same(d);
+                (d.times(&b), d.times_into(&self, 1.0))
+            },
+        )
+    }
+    /// [`component_mul_left`], as a method.
+    #[inline(always)]
+    fn component_mul_vjp_left<B: ComponentOperand<Self::Same>>(
+        self,
+        b: B,
+    ) -> (Self::Same, impl FnOnce(Self::Same) -> Self) {
+        let b = Self::from_same(b.into_matrix());
+        (
+            self.times(&b).to_same(),
+            #[inline(always)]
+            move |d: Self::Same| Self::from_same(d).times_into(&b, 1.0),
+        )
+    }
+    /// [`component_mul_right`], as a method.
+    #[inline(always)]
+    fn component_mul_vjp_right<B: ComponentOperand<Self::Same>>(
+        self,
+        b: B,
+    ) -> (Self::Same, impl FnOnce(Self::Same) -> Self) {
+        (
+            self.times(&Self::from_same(b.into_matrix())).to_same(),
+            #[inline(always)]
+            move |d: Self::Same| Self::from_same(d).times_into(&self, 1.0),
+        )
+    }
+    /// [`component_square`], as a method.
+    #[inline(always)]
+    fn component_square_vjp(self) -> (Self::Same, impl FnOnce(Self::Same) -> Self) {
+        (
+            self.times(&self).to_same(),
+            #[inline(always)]
+            move |d: Self::Same| Self::from_same(d).times_into(&self, 2.0),
+        )
+    }
+    /// [`component_div`], as a method.
+    #[inline(always)]
+    fn component_div_vjp<B: ComponentOperand<Self::Same>>(
+        self,
+        b: B,
+    ) -> (Self::Same, impl FnOnce(Self::Same) -> (Self, Self)) {
+        let b = Self::from_same(b.into_matrix());
+        let q = self.over(&b);
+        (
+            q.clone().to_same(),
+            #[inline(always)]
+            move |d: Self::Same| {
+                let da = Self::from_same(d).over(&b);
+                let db = q.times_into(&da, -1.0);
+                (da, db)
+            },
+        )
+    }
+    /// [`component_div_left`], as a method.
+    #[inline(always)]
+    fn component_div_vjp_left<B: ComponentOperand<Self::Same>>(
+        self,
+        b: B,
+    ) -> (Self::Same, impl FnOnce(Self::Same) -> Self) {
+        let b = Self::from_same(b.into_matrix());
+        (
+            self.over(&b).to_same(),
+            #[inline(always)]
+            move |d: Self::Same| Self::from_same(d).over(&b),
+        )
+    }
+    /// [`component_div_right`], as a method.
+    #[inline(always)]
+    fn component_div_vjp_right<B: ComponentOperand<Self::Same>>(
+        self,
+        b: B,
+    ) -> (Self::Same, impl FnOnce(Self::Same) -> Self) {
+        let b = Self::from_same(b.into_matrix());
+        let q = self.over(&b);
+        (
+            q.clone().to_same(),
+            #[inline(always)]
+            move |d: Self::Same| q.times_into(&Self::from_same(d).over(&b), -1.0),
+        )
+    }
 }
 
 impl<T: Real, const R: usize, const C: usize> ComponentProduct for SMatrix<T, R, C> {
@@ -309,6 +460,15 @@ impl<T: Real, const R: usize, const C: usize> ComponentProduct for SMatrix<T, R,
     fn over(&self, o: &Self) -> Self {
         entrywise::div(self, o)
     }
+    type Same = Self;
+    #[inline(always)]
+    fn from_same(m: Self) -> Self {
+        m
+    }
+    #[inline(always)]
+    fn to_same(self) -> Self {
+        self
+    }
 }
 
 #[cfg(feature = "alloc")]
@@ -331,50 +491,73 @@ impl<T: Real, const R: usize, const C: usize> ComponentProduct for crate::HeapMa
     fn over(&self, o: &Self) -> Self {
         self.component_div(o)
     }
+    type Same = Self;
+    #[inline(always)]
+    fn from_same(m: Self) -> Self {
+        m
+    }
+    #[inline(always)]
+    fn to_same(self) -> Self {
+        self
+    }
+}
+
+/// The second operand of a differentiated `component_mul` or `component_div`: a matrix of
+/// the receiver's kind and shape, by value or borrowed. Any other operand is one error at the
+/// call, saying so.
+#[diagnostic::on_unimplemented(
+    message = "no reverse rule for this method with a `{Self}` operand",
+    label = "differentiated here, and its operand is not a matrix of the receiver's kind and shape",
+    note = "`a.component_mul(b)` and `a.component_div(b)` take `b` of the same kind (static or heap), shape and scalar type as `a`, by value or borrowed (`a.component_div(&b)`)"
+)]
+pub trait ComponentOperand<M> {
+    /// The operand as an owned matrix: itself, or a copy of a borrowed one (a pooled block
+    /// for a heap matrix).
+    fn into_matrix(self) -> M;
+}
+
+impl<M: ComponentProduct> ComponentOperand<M> for M {
+    #[inline(always)]
+    fn into_matrix(self) -> M {
+        self
+    }
+}
+
+impl<M: ComponentProduct> ComponentOperand<M> for &M {
+    #[inline(always)]
+    fn into_matrix(self) -> M {
+        M::owned(self)
+    }
 }
 
 /// `a ∘ b` (component-wise); reverse: `(d ∘ b, d ∘ a)`. The second operand may be
 /// borrowed.
 #[inline]
-pub fn component_mul<V: ComponentProduct>(
+pub fn component_mul<V: ComponentProduct<Same = V>>(
     a: V,
-    b: impl Borrow<V>,
+    b: impl ComponentOperand<V>,
 ) -> (V, impl FnOnce(V) -> (V, V)) {
-    let b = V::owned(b.borrow());
-    (
-        a.times(&b),
-        #[inline(always)]
-        move |d: V| (d.times(&b), d.times_into(&a, 1.0)),
-    )
+    a.component_mul_vjp(b)
 }
 
 /// [`component_mul`] with `b` forward-only data: `a`'s change `d ∘ b` alone, in the storage
 /// of `d`.
 #[inline]
-pub fn component_mul_left<V: ComponentProduct>(
+pub fn component_mul_left<V: ComponentProduct<Same = V>>(
     a: V,
-    b: impl Borrow<V>,
+    b: impl ComponentOperand<V>,
 ) -> (V, impl FnOnce(V) -> V) {
-    let b = V::owned(b.borrow());
-    (
-        a.times(&b),
-        #[inline(always)]
-        move |d: V| d.times_into(&b, 1.0),
-    )
+    a.component_mul_vjp_left(b)
 }
 
 /// [`component_mul`] with `a` forward-only data: `b`'s change `d ∘ a` alone (`b` itself is
 /// not kept).
 #[inline]
-pub fn component_mul_right<V: ComponentProduct>(
+pub fn component_mul_right<V: ComponentProduct<Same = V>>(
     a: V,
-    b: impl Borrow<V>,
+    b: impl ComponentOperand<V>,
 ) -> (V, impl FnOnce(V) -> V) {
-    (
-        a.times(b.borrow()),
-        #[inline(always)]
-        move |d: V| d.times_into(&a, 1.0),
-    )
+    a.component_mul_vjp_right(b)
 }
 
 /// The sum of all entries; reverse: `d` in every entry.
@@ -394,12 +577,8 @@ pub fn dot_self<A: Dot>(a: A) -> (A::Entry, impl FnOnce(A::Entry) -> A) {
 
 /// `a ∘ a`; reverse `2 d ∘ a`.
 #[inline]
-pub fn component_square<V: ComponentProduct>(a: V) -> (V, impl FnOnce(V) -> V) {
-    (
-        a.times(&a),
-        #[inline(always)]
-        move |d: V| d.times_into(&a, 2.0),
-    )
+pub fn component_square<V: ComponentProduct<Same = V>>(a: V) -> (V, impl FnOnce(V) -> V) {
+    a.component_square_vjp()
 }
 
 /// `a ⊘ b` (component-wise quotient) of static or heap matrices; reverse
@@ -407,50 +586,29 @@ pub fn component_square<V: ComponentProduct>(a: V) -> (V, impl FnOnce(V) -> V) {
 /// forward (one division per entry in the reverse, not two). The second operand may be
 /// borrowed.
 #[inline]
-pub fn component_div<V: ComponentProduct + Clone>(
+pub fn component_div<V: ComponentProduct<Same = V>>(
     a: V,
-    b: impl Borrow<V>,
+    b: impl ComponentOperand<V>,
 ) -> (V, impl FnOnce(V) -> (V, V)) {
-    let b = V::owned(b.borrow());
-    let q = a.over(&b);
-    (
-        q.clone(),
-        #[inline(always)]
-        move |d: V| {
-            let da = d.over(&b);
-            let db = q.times_into(&da, -1.0);
-            (da, db)
-        },
-    )
+    a.component_div_vjp(b)
 }
 
 /// [`component_div`] with `b` forward-only data: `a`'s change `d ⊘ b` alone.
 #[inline]
-pub fn component_div_left<V: ComponentProduct>(
+pub fn component_div_left<V: ComponentProduct<Same = V>>(
     a: V,
-    b: impl Borrow<V>,
+    b: impl ComponentOperand<V>,
 ) -> (V, impl FnOnce(V) -> V) {
-    let b = V::owned(b.borrow());
-    (
-        a.over(&b),
-        #[inline(always)]
-        move |d: V| d.over(&b),
-    )
+    a.component_div_vjp_left(b)
 }
 
 /// [`component_div`] with `a` forward-only data: `b`'s change `-d ∘ a ⊘ b^2` alone.
 #[inline]
-pub fn component_div_right<V: ComponentProduct + Clone>(
+pub fn component_div_right<V: ComponentProduct<Same = V>>(
     a: V,
-    b: impl Borrow<V>,
+    b: impl ComponentOperand<V>,
 ) -> (V, impl FnOnce(V) -> V) {
-    let b = V::owned(b.borrow());
-    let q = a.over(&b);
-    (
-        q.clone(),
-        #[inline(always)]
-        move |d: V| q.times_into(&d.over(&b), -1.0),
-    )
+    a.component_div_vjp_right(b)
 }
 
 /// The Euclidean (Frobenius) norm; reverse `d a / |a|` (zero at the origin, where it has no

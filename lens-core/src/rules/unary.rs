@@ -8,20 +8,39 @@ use nalgebra::SMatrix;
 macro_rules! unary_rule {
     ($(#[$doc:meta])* $rule:ident :: $m:ident, |$x:ident, $y:ident, $d:ident| $fwd:expr => $rev:expr) => {
         $(#[$doc])*
+        ///
+        /// Implemented for `f32` and `f64` (and a supertrait of [`Real`], so generic code
+        /// calls it on `T: Real`): on another type, `.method()` in a `#[lens]` body is one
+        /// error naming the type, with nothing following from a value of the wrong type.
+        #[diagnostic::on_unimplemented(
+            message = "no reverse rule for this float method on `{Self}`",
+            label = "differentiated here, and `{Self}` is not a float scalar",
+            note = "the float methods (`exp`, `sin`, ...) are differentiated on `f32` and `f64`; for every entry of a matrix, write `m.map(f)` with `f` a `#[lens]` function"
+        )]
         pub trait $rule: Sized {
+            /// The value's type, `Self`.
+            type Out;
             /// The forward value and its pullback.
-            fn $m(self) -> (Self, impl FnOnce(Self) -> Self);
+            fn $m(self) -> (Self::Out, impl FnOnce(Self::Out) -> Self);
         }
 
-        impl<T: Real> $rule for T {
+        unary_rule!(@impl $rule :: $m, f32, |$x, $y, $d| $fwd => $rev);
+        unary_rule!(@impl $rule :: $m, f64, |$x, $y, $d| $fwd => $rev);
+    };
+    (@impl $rule:ident :: $m:ident, $t:ty, |$x:ident, $y:ident, $d:ident| $fwd:expr => $rev:expr) => {
+        impl $rule for $t {
+            type Out = $t;
             #[inline]
-            fn $m(self) -> (T, impl FnOnce(T) -> T) {
-                let $x = self;
-                let $y: T = $fwd;
-                ($y, #[inline(always)] move |$d: T| {
-                    let _ = ($x, $y);
-                    $rev
-                })
+            fn $m(self) -> ($t, impl FnOnce($t) -> $t) {
+                #[inline(always)]
+                fn rule<T: Real>($x: T) -> (T, impl FnOnce(T) -> T) {
+                    let $y: T = $fwd;
+                    ($y, #[inline(always)] move |$d: T| {
+                        let _ = ($x, $y);
+                        $rev
+                    })
+                }
+                rule(self)
             }
         }
     };
@@ -180,6 +199,7 @@ impl<T: Real> MinRule for T {
 
 /// `|a|` entry by entry; reverse `d sign(a)` entry by entry (0 where an entry is 0).
 impl<T: Real, const R: usize, const C: usize> AbsRule for SMatrix<T, R, C> {
+    type Out = Self;
     #[inline]
     fn abs_vjp(self) -> (Self, impl FnOnce(Self) -> Self) {
         (
