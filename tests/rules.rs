@@ -352,6 +352,35 @@ fn static_times_heap_product() {
 }
 
 #[test]
+fn heap_times_static_product() {
+    // Heap weights times a static input: (D B^T, A^T D), the input's change static; the
+    // same values and changes as the static rule, and its one-sided forms.
+    binary(
+        "heap*static",
+        MulRule::mul_vjp,
+        &[(heap::<3, 4>(0.1), m::<4, 2>(0.7))],
+    );
+    let (a, b, d) = (heap::<3, 4>(0.1), m::<4, 2>(0.7), heap::<3, 2>(0.4));
+    sides!(
+        "heap*static",
+        MulRule::mul_vjp,
+        mul_vjp_left,
+        mul_vjp_right,
+        a.clone(),
+        b,
+        d.clone()
+    );
+    let (y, pb) = MulRule::mul_vjp(a, b);
+    let (sy, spb) = MulRule::mul_vjp(m::<3, 4>(0.1), b);
+    assert!((*y - sy).amax() < 1e-12);
+    let ((da, db), (sda, sdb)) = (pb(d), spb(m::<3, 2>(0.4)));
+    assert!((*da - sda).amax() < 1e-12 && (db - sdb).amax() < 1e-12);
+    // The plain product of forward-only code, a heap block.
+    let p: paralens::HeapMatrix<f64, 3, 2> = heap::<3, 4>(0.1) * b;
+    assert!((*p - m::<3, 4>(0.1) * b).amax() < 1e-12);
+}
+
+#[test]
 fn heap_transpose_and_dot() {
     // The static matrices' rules on heap ones: transpose: D^T; dot: (d b, d a); a dot
     // product with itself: 2 d a.

@@ -512,6 +512,43 @@ fn static_weights_times_a_heap_batch() {
     assert!((f((w, x)) - expected).abs() < 1e-12);
 }
 
+// Heap weights times a static input (there was no rule: one error at the operator), with
+// the input differentiated and forward-only (a `#[param]`-like weight and one example), and in
+// forward-only code.
+#[lens]
+fn heap_weights_static_input(
+    w: HeapMatrix<f64, 3, 4>,
+    x: SVector<f64, 4>,
+    #[nodiff] k: HeapMatrix<f64, 3, 4>,
+    #[nodiff] e: SMatrix<f64, 4, 2>,
+) -> f64 {
+    let h = w.clone() * x;
+    let g = w * e;
+    let fixed = k * e;
+    h.norm_squared() + g.sum() * fixed.sum()
+}
+
+#[test]
+fn heap_weights_times_a_static_input() {
+    let w = HeapMatrix::<f64, 3, 4>::from_fn(|i, j| (i as f64 * 0.7 - j as f64 * 0.3).sin());
+    let x = SVector::<f64, 4>::from_fn(|i, _| (i as f64 * 0.2 + 1.1).cos());
+    let k = HeapMatrix::<f64, 3, 4>::from_fn(|i, j| 0.3 * i as f64 - 0.2 * j as f64 + 0.1);
+    let e = SMatrix::<f64, 4, 2>::from_fn(|i, j| 0.5 - i as f64 + j as f64 * 0.25);
+    let f = |(w, x): (HeapMatrix<f64, 3, 4>, SVector<f64, 4>)| {
+        heap_weights_static_input(w, x, k.clone(), e)
+    };
+    check_at(
+        "heap_weights_static_input",
+        f,
+        |(w, x), d| heap_weights_static_input_rev(w, x, k.clone(), e, d),
+        |(w, x)| heap_weights_static_input_vjp(w, x, k.clone(), e).0,
+        (w.clone(), x),
+    );
+    let (sw, sk) = (*w, *k);
+    let expected = (sw * x).norm_squared() + (sw * e).sum() * (sk * e).sum();
+    assert!((f((w, x)) - expected).abs() < 1e-12);
+}
+
 // A heap matrix times itself (the square's rule) and products in forward-only code: of two
 // `#[nodiff]` matrices, and in a condition (`HeapMatrix` had no `*` of its own).
 #[lens]

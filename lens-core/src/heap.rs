@@ -443,6 +443,18 @@ impl<T: Real, const R: usize, const K: usize, const C: usize> core::ops::Mul<Hea
     }
 }
 
+/// Heap weights times a static input (one example, or a small static batch), `w x`, into a
+/// new block, by [`crate::gemm`].
+impl<T: Real, const R: usize, const K: usize, const C: usize> core::ops::Mul<SMatrix<T, K, C>>
+    for HeapMatrix<T, R, K>
+{
+    type Output = HeapMatrix<T, R, C>;
+    #[inline]
+    fn mul(self, b: SMatrix<T, K, C>) -> HeapMatrix<T, R, C> {
+        product(&self, &b)
+    }
+}
+
 /// `a b` in a new block (the value of a heap product, in `*` and in its rules). The operands
 /// are static matrices or heap ones (through `Deref`): a heap batch times static weights too.
 pub(crate) fn product<T: Real, const R: usize, const K: usize, const C: usize>(

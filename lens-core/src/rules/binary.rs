@@ -556,6 +556,58 @@ impl<T: Real, const R: usize, const K: usize, const C: usize> MulRule<HeapMatrix
     }
 }
 
+/// Heap weights times a static input (`w * x`, `w: HeapMatrix<T, R, K>`, `x: SMatrix<T, K,
+/// C>`, one example or a small static batch): the same rule, the product and the weights'
+/// change in pooled blocks by `gemm`, the input's change a static matrix like the input.
+#[cfg(feature = "alloc")]
+impl<T: Real, const R: usize, const K: usize, const C: usize> MulRule<SMatrix<T, K, C>>
+    for HeapMatrix<T, R, K>
+{
+    type Out = HeapMatrix<T, R, C>;
+    #[inline]
+    fn mul_vjp(
+        self,
+        b: SMatrix<T, K, C>,
+    ) -> (
+        HeapMatrix<T, R, C>,
+        impl FnOnce(HeapMatrix<T, R, C>) -> (Self, SMatrix<T, K, C>),
+    ) {
+        (product(&self, &b), move |d: HeapMatrix<T, R, C>| {
+            let mut db = SMatrix::zeros();
+            add_product_tn(&mut db, &self, &d);
+            (product_nt(&d, &b), db)
+        })
+    }
+    /// Only the weights differentiated (a `#[nodiff]` input): `d b^T` alone.
+    #[inline]
+    fn mul_vjp_left(
+        self,
+        b: SMatrix<T, K, C>,
+    ) -> (
+        HeapMatrix<T, R, C>,
+        impl FnOnce(HeapMatrix<T, R, C>) -> Self,
+    ) {
+        let y = product(&self, &b);
+        drop(self);
+        (y, move |d: HeapMatrix<T, R, C>| product_nt(&d, &b))
+    }
+    /// Only the input differentiated (fixed weights): `a^T d` alone.
+    #[inline]
+    fn mul_vjp_right(
+        self,
+        b: SMatrix<T, K, C>,
+    ) -> (
+        HeapMatrix<T, R, C>,
+        impl FnOnce(HeapMatrix<T, R, C>) -> SMatrix<T, K, C>,
+    ) {
+        (product(&self, &b), move |d: HeapMatrix<T, R, C>| {
+            let mut db = SMatrix::zeros();
+            add_product_tn(&mut db, &self, &d);
+            db
+        })
+    }
+}
+
 /// Scaling on the right, `m * s`: `R(m, s; d) = (s d, <m, d>)`.
 impl<T: Real, const R: usize, const C: usize> MulRule<T> for SMatrix<T, R, C> {
     type Out = Self;

@@ -265,6 +265,46 @@ impl<T: crate::Real, U: crate::Real, const R: usize, const K: usize, const L: us
     }
 }
 
+#[cfg(feature = "alloc")]
+impl<T: crate::Real, U: crate::Real, const R: usize, const K: usize, const L: usize, const C: usize>
+    PickProduct<crate::HeapMatrix<T, R, K>, SMatrix<U, L, C>>
+    for Pick<tag::Mul, crate::HeapMatrix<T, R, K>, SMatrix<U, L, C>>
+{
+    type Value = crate::HeapMatrix<T, R, C>;
+    #[allow(clippy::type_complexity)]
+    fn lens_rule(
+        self,
+        _: crate::HeapMatrix<T, R, K>,
+        _: SMatrix<U, L, C>,
+    ) -> (
+        crate::HeapMatrix<T, R, C>,
+        fn(crate::HeapMatrix<T, R, C>) -> (crate::HeapMatrix<T, R, K>, SMatrix<U, L, C>),
+    ) {
+        mismatch::<crate::HeapMatrix<T, R, K>, SMatrix<U, L, C>>()
+    }
+    fn lens_rule_left(
+        self,
+        _: crate::HeapMatrix<T, R, K>,
+        _: SMatrix<U, L, C>,
+    ) -> (
+        crate::HeapMatrix<T, R, C>,
+        fn(crate::HeapMatrix<T, R, C>) -> crate::HeapMatrix<T, R, K>,
+    ) {
+        mismatch::<crate::HeapMatrix<T, R, K>, SMatrix<U, L, C>>()
+    }
+    #[allow(clippy::type_complexity)]
+    fn lens_rule_right(
+        self,
+        _: crate::HeapMatrix<T, R, K>,
+        _: SMatrix<U, L, C>,
+    ) -> (
+        crate::HeapMatrix<T, R, C>,
+        fn(crate::HeapMatrix<T, R, C>) -> SMatrix<U, L, C>,
+    ) {
+        mismatch::<crate::HeapMatrix<T, R, K>, SMatrix<U, L, C>>()
+    }
+}
+
 /// Matrices, static and heap ones (for [`PickMatrix`]).
 pub trait MatrixOperand {}
 
