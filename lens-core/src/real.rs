@@ -7,7 +7,7 @@ use core::fmt::{Debug, Display};
 /// Everything smooth in paralens is generic over this trait, so a model written once runs in
 /// both precisions (tests use `f64` for finite differences, training uses `f32`).
 ///
-/// The reverse rules of the float methods (`ExpRule`, ...) are supertraits: they are
+/// The reverse rules of the float methods (`ExpRule`, `MaxRule`, ...) are supertraits: they are
 /// implemented for `f32` and `f64` alone, so that a method called on another type is one
 /// error, and generic code reaches them through this bound.
 pub trait Real:
@@ -40,6 +40,14 @@ pub trait Real:
     + crate::rules::AtanRule<Out = Self>
     + crate::rules::AbsRule<Out = Self>
     + crate::rules::RecipRule<Out = Self>
+    + crate::rules::PowiRule
+    + crate::rules::PowfRule
+    + crate::rules::MaxRule
+    + crate::rules::MinRule
+    + crate::rules::Atan2Rule
+    + crate::rules::HypotRule
+    + crate::rules::MulAddRule
+    + crate::rules::ClampRule
     + 'static
 {
     /// Converts an `f64` constant (rounding for `f32`).

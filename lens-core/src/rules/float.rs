@@ -1,104 +1,119 @@
 //! Float methods of two and three operands: `atan2`, `hypot`, `mul_add`, `clamp`.
 
+use super::unary::several_operands;
 use crate::Real;
 
-/// `y.atan2(x)` (the angle of the point `(x, y)`); reverse
-/// `(d x / (x^2 + y^2), -d y / (x^2 + y^2))` for `(y, x)`, zero at the origin (where it has
-/// no derivative).
-pub trait Atan2Rule: Sized {
-    /// The forward value and its pullback.
-    fn atan2_vjp(self, x: Self) -> (Self, impl FnOnce(Self) -> (Self, Self));
+several_operands!(
+    /// `y.atan2(x)` (the angle of the point `(x, y)`); reverse
+    /// `(d x / (x^2 + y^2), -d y / (x^2 + y^2))` for `(y, x)`, zero at the origin (where it has
+    /// no derivative).
+    Atan2Rule::atan2_vjp(x: Self) -> (Self, Self));
+
+#[inline(always)]
+fn atan2_rule<T: Real>(this: T, x: T) -> (T, impl FnOnce(T) -> (T, T)) {
+    let y = this;
+    (
+        y.atan2(x),
+        #[inline(always)]
+        move |d: T| {
+            let r2 = x * x + y * y;
+            if r2 == T::zero() {
+                // No derivative at the origin: zero, as `hypot` and `norm` give.
+                (T::zero(), T::zero())
+            } else {
+                (d * x / r2, -d * y / r2)
+            }
+        },
+    )
 }
 
-impl<T: Real> Atan2Rule for T {
-    #[inline]
-    fn atan2_vjp(self, x: T) -> (T, impl FnOnce(T) -> (T, T)) {
-        let y = self;
-        (
-            y.atan2(x),
-            #[inline(always)]
-            move |d: T| {
-                let r2 = x * x + y * y;
-                if r2 == T::zero() {
-                    // No derivative at the origin: zero, as `hypot` and `norm` give.
-                    (T::zero(), T::zero())
-                } else {
-                    (d * x / r2, -d * y / r2)
-                }
-            },
-        )
-    }
+several_operands!(
+    /// `x.hypot(y) = sqrt(x^2 + y^2)`; reverse `(d x / h, d y / h)` (zero at the origin, where
+    /// it has no derivative).
+    HypotRule::hypot_vjp(y: Self) -> (Self, Self));
+
+#[inline(always)]
+fn hypot_rule<T: Real>(this: T, y: T) -> (T, impl FnOnce(T) -> (T, T)) {
+    let x = this;
+    let h = x.hypot(y);
+    (
+        h,
+        #[inline(always)]
+        move |d: T| {
+            if h == T::zero() {
+                (T::zero(), T::zero())
+            } else {
+                (d * x / h, d * y / h)
+            }
+        },
+    )
 }
 
-/// `x.hypot(y) = sqrt(x^2 + y^2)`; reverse `(d x / h, d y / h)` (zero at the origin, where
-/// it has no derivative).
-pub trait HypotRule: Sized {
-    /// The forward value and its pullback.
-    fn hypot_vjp(self, y: Self) -> (Self, impl FnOnce(Self) -> (Self, Self));
+several_operands!(
+    /// `x.mul_add(a, b) = x a + b`; reverse `(d a, d x, d)`.
+    MulAddRule::mul_add_vjp(a: Self, b: Self) -> (Self, Self, Self));
+
+#[inline(always)]
+fn mul_add_rule<T: Real>(this: T, a: T, b: T) -> (T, impl FnOnce(T) -> (T, T, T)) {
+    (
+        this * a + b,
+        #[inline(always)]
+        move |d: T| (d * a, d * this, d),
+    )
 }
 
-impl<T: Real> HypotRule for T {
-    #[inline]
-    fn hypot_vjp(self, y: T) -> (T, impl FnOnce(T) -> (T, T)) {
-        let x = self;
-        let h = x.hypot(y);
-        (
-            h,
-            #[inline(always)]
-            move |d: T| {
-                if h == T::zero() {
-                    (T::zero(), T::zero())
-                } else {
-                    (d * x / h, d * y / h)
-                }
-            },
-        )
-    }
+several_operands!(
+    /// `x.clamp(lo, hi)`; the change goes to whichever operand is the value: `x` inside
+    /// `[lo, hi]` (bounds included), `lo` below, `hi` above.
+    ClampRule::clamp_vjp(lo: Self, hi: Self) -> (Self, Self, Self));
+
+#[inline(always)]
+fn clamp_rule<T: Real>(this: T, lo: T, hi: T) -> (T, impl FnOnce(T) -> (T, T, T)) {
+    let z = T::zero();
+    let (value, which) = if this < lo {
+        (lo, 1)
+    } else if this > hi {
+        (hi, 2)
+    } else {
+        (this, 0)
+    };
+    (
+        value,
+        #[inline(always)]
+        move |d: T| match which {
+            0 => (d, z, z),
+            1 => (z, d, z),
+            _ => (z, z, d),
+        },
+    )
 }
 
-/// `x.mul_add(a, b) = x a + b`; reverse `(d a, d x, d)`.
-pub trait MulAddRule: Sized {
-    /// The forward value and its pullback.
-    fn mul_add_vjp(self, a: Self, b: Self) -> (Self, impl FnOnce(Self) -> (Self, Self, Self));
+macro_rules! several_operand_impls {
+    ($($t:ty),*) => {$(
+        impl Atan2Rule for $t {
+            #[inline]
+            fn atan2_vjp(self, x: $t) -> ($t, impl FnOnce($t) -> ($t, $t)) {
+                atan2_rule(self, x)
+            }
+        }
+        impl HypotRule for $t {
+            #[inline]
+            fn hypot_vjp(self, y: $t) -> ($t, impl FnOnce($t) -> ($t, $t)) {
+                hypot_rule(self, y)
+            }
+        }
+        impl MulAddRule for $t {
+            #[inline]
+            fn mul_add_vjp(self, a: $t, b: $t) -> ($t, impl FnOnce($t) -> ($t, $t, $t)) {
+                mul_add_rule(self, a, b)
+            }
+        }
+        impl ClampRule for $t {
+            #[inline]
+            fn clamp_vjp(self, lo: $t, hi: $t) -> ($t, impl FnOnce($t) -> ($t, $t, $t)) {
+                clamp_rule(self, lo, hi)
+            }
+        }
+    )*};
 }
-
-impl<T: Real> MulAddRule for T {
-    #[inline]
-    fn mul_add_vjp(self, a: T, b: T) -> (T, impl FnOnce(T) -> (T, T, T)) {
-        (
-            self * a + b,
-            #[inline(always)]
-            move |d: T| (d * a, d * self, d),
-        )
-    }
-}
-
-/// `x.clamp(lo, hi)`; the change goes to whichever operand is the value: `x` inside
-/// `[lo, hi]` (bounds included), `lo` below, `hi` above.
-pub trait ClampRule: Sized {
-    /// The forward value and its pullback.
-    fn clamp_vjp(self, lo: Self, hi: Self) -> (Self, impl FnOnce(Self) -> (Self, Self, Self));
-}
-
-impl<T: Real> ClampRule for T {
-    #[inline]
-    fn clamp_vjp(self, lo: T, hi: T) -> (T, impl FnOnce(T) -> (T, T, T)) {
-        let z = T::zero();
-        let (value, which) = if self < lo {
-            (lo, 1)
-        } else if self > hi {
-            (hi, 2)
-        } else {
-            (self, 0)
-        };
-        (
-            value,
-            #[inline(always)]
-            move |d: T| match which {
-                0 => (d, z, z),
-                1 => (z, d, z),
-                _ => (z, z, d),
-            },
-        )
-    }
-}
+several_operand_impls!(f32, f64);

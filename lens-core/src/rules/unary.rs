@@ -100,102 +100,132 @@ unary_rule!(
     /// `2^x`; reverse `d 2^x ln 2`.
     Exp2Rule::exp2_vjp, |x, y, d| x.exp2() => d * y * T::ln_2());
 
-/// `x.powi(n)`; reverse `d n x^(n-1)` (the integer exponent gets no change).
-pub trait PowiRule: Sized {
-    /// The forward value and its pullback.
-    fn powi_vjp(self, n: i32) -> (Self, impl FnOnce(Self) -> Self);
+/// The message of a float method of several operands called on another type than `f32`
+/// or `f64` (on the traits below, implemented for those two alone and supertraits of
+/// [`Real`], so generic code calls them on `T: Real`).
+macro_rules! several_operands {
+    ($(#[$doc:meta])* $rule:ident :: $m:ident ($($arg:ident: $ty:ty),*) -> $back:ty) => {
+        $(#[$doc])*
+        #[diagnostic::on_unimplemented(
+            message = "no reverse rule for this float method on `{Self}`",
+            label = "differentiated here, and `{Self}` is not a float scalar",
+            note = "`max`, `min`, `powi`, `powf`, `atan2`, `hypot`, `mul_add` and `clamp` are differentiated on `f32` and `f64`; of a vector or matrix, `m.max()` and `m.min()` (no argument) are its largest and smallest entries, and `m.map(f)` applies a `#[lens]` function `f` to every entry"
+        )]
+        pub trait $rule: Sized {
+            /// The forward value and its pullback.
+            fn $m(self, $($arg: $ty),*) -> (Self, impl FnOnce(Self) -> $back);
+        }
+    };
+}
+pub(crate) use several_operands;
+
+several_operands!(
+    /// `x.powi(n)`; reverse `d n x^(n-1)` (the integer exponent gets no change).
+    PowiRule::powi_vjp(n: i32) -> Self);
+several_operands!(
+    /// `x.powf(a)`; reverse `(d a x^(a-1), d x^a ln x)` (the second is 0 where `x <= 0`).
+    PowfRule::powf_vjp(a: Self) -> (Self, Self));
+several_operands!(
+    /// `x.max(y)`; the change goes to the larger operand (to `x` on a tie).
+    MaxRule::max_vjp(y: Self) -> (Self, Self));
+several_operands!(
+    /// `x.min(y)`; the change goes to the smaller operand (to `x` on a tie).
+    MinRule::min_vjp(y: Self) -> (Self, Self));
+
+#[inline(always)]
+fn powi_rule<T: Real>(x: T, n: i32) -> (T, impl FnOnce(T) -> T) {
+    (
+        x.powi(n),
+        #[inline(always)]
+        move |d: T| {
+            if n == 0 {
+                T::zero()
+            } else {
+                d * T::cst(f64::from(n)) * x.powi(n - 1)
+            }
+        },
+    )
 }
 
-/// `x.powf(a)`; reverse `(d a x^(a-1), d x^a ln x)` (the second is 0 where `x <= 0`).
-pub trait PowfRule: Sized {
-    /// The forward value and its pullback.
-    fn powf_vjp(self, a: Self) -> (Self, impl FnOnce(Self) -> (Self, Self));
+#[inline(always)]
+fn powf_rule<T: Real>(x: T, a: T) -> (T, impl FnOnce(T) -> (T, T)) {
+    let y = x.powf(a);
+    (
+        y,
+        #[inline(always)]
+        move |d: T| {
+            let dx = d * a * x.powf(a - T::one());
+            let da = if x > T::zero() {
+                d * y * x.ln()
+            } else {
+                T::zero()
+            };
+            (dx, da)
+        },
+    )
 }
 
-/// `x.max(y)`; the change goes to the larger operand (to `x` on a tie).
-pub trait MaxRule: Sized {
-    /// The forward value and its pullback.
-    fn max_vjp(self, y: Self) -> (Self, impl FnOnce(Self) -> (Self, Self));
+#[inline(always)]
+fn max_rule<T: Real>(x: T, y: T) -> (T, impl FnOnce(T) -> (T, T)) {
+    let first = x >= y;
+    (
+        if first { x } else { y },
+        #[inline(always)]
+        move |d: T| {
+            if first {
+                (d, T::zero())
+            } else {
+                (T::zero(), d)
+            }
+        },
+    )
 }
 
-/// `x.min(y)`; the change goes to the smaller operand (to `x` on a tie).
-pub trait MinRule: Sized {
-    /// The forward value and its pullback.
-    fn min_vjp(self, y: Self) -> (Self, impl FnOnce(Self) -> (Self, Self));
+#[inline(always)]
+fn min_rule<T: Real>(x: T, y: T) -> (T, impl FnOnce(T) -> (T, T)) {
+    let first = x <= y;
+    (
+        if first { x } else { y },
+        #[inline(always)]
+        move |d: T| {
+            if first {
+                (d, T::zero())
+            } else {
+                (T::zero(), d)
+            }
+        },
+    )
 }
 
-impl<T: Real> PowiRule for T {
-    #[inline]
-    fn powi_vjp(self, n: i32) -> (T, impl FnOnce(T) -> T) {
-        (
-            self.powi(n),
-            #[inline(always)]
-            move |d: T| {
-                if n == 0 {
-                    T::zero()
-                } else {
-                    d * T::cst(f64::from(n)) * self.powi(n - 1)
-                }
-            },
-        )
-    }
+macro_rules! several_operand_impls {
+    ($($t:ty),*) => {$(
+        impl PowiRule for $t {
+            #[inline]
+            fn powi_vjp(self, n: i32) -> ($t, impl FnOnce($t) -> $t) {
+                powi_rule(self, n)
+            }
+        }
+        impl PowfRule for $t {
+            #[inline]
+            fn powf_vjp(self, a: $t) -> ($t, impl FnOnce($t) -> ($t, $t)) {
+                powf_rule(self, a)
+            }
+        }
+        impl MaxRule for $t {
+            #[inline]
+            fn max_vjp(self, y: $t) -> ($t, impl FnOnce($t) -> ($t, $t)) {
+                max_rule(self, y)
+            }
+        }
+        impl MinRule for $t {
+            #[inline]
+            fn min_vjp(self, y: $t) -> ($t, impl FnOnce($t) -> ($t, $t)) {
+                min_rule(self, y)
+            }
+        }
+    )*};
 }
-
-impl<T: Real> PowfRule for T {
-    #[inline]
-    fn powf_vjp(self, a: T) -> (T, impl FnOnce(T) -> (T, T)) {
-        let y = self.powf(a);
-        (
-            y,
-            #[inline(always)]
-            move |d: T| {
-                let dx = d * a * self.powf(a - T::one());
-                let da = if self > T::zero() {
-                    d * y * self.ln()
-                } else {
-                    T::zero()
-                };
-                (dx, da)
-            },
-        )
-    }
-}
-
-impl<T: Real> MaxRule for T {
-    #[inline]
-    fn max_vjp(self, y: T) -> (T, impl FnOnce(T) -> (T, T)) {
-        let first = self >= y;
-        (
-            if first { self } else { y },
-            #[inline(always)]
-            move |d: T| {
-                if first {
-                    (d, T::zero())
-                } else {
-                    (T::zero(), d)
-                }
-            },
-        )
-    }
-}
-
-impl<T: Real> MinRule for T {
-    #[inline]
-    fn min_vjp(self, y: T) -> (T, impl FnOnce(T) -> (T, T)) {
-        let first = self <= y;
-        (
-            if first { self } else { y },
-            #[inline(always)]
-            move |d: T| {
-                if first {
-                    (d, T::zero())
-                } else {
-                    (T::zero(), d)
-                }
-            },
-        )
-    }
-}
+several_operand_impls!(f32, f64);
 
 /// `|a|` entry by entry; reverse `d sign(a)` entry by entry (0 where an entry is 0).
 impl<T: Real, const R: usize, const C: usize> AbsRule for SMatrix<T, R, C> {
