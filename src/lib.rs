@@ -68,7 +68,9 @@
 //! (64 examples per word) `& ^ | !` with the Z2 rules. Generic and const-generic functions
 //! work. Arguments of integer, `bool` or `char` type, and those marked `#[nodiff]`, get no
 //! change (their slot is omitted from `name_rev`); a borrowed argument must be marked
-//! `#[nodiff]` (it cannot give a change back), or taken by value to be differentiated.
+//! `#[nodiff]` (it cannot give a change back), or taken by value to be differentiated. A
+//! borrowed `#[nodiff]` matrix or scalar is an operand like an owned one (`w * x` with
+//! `w: &HeapMatrix<f32, 128, 784>`), read as a copy where a rule takes a value.
 //! `#[nodiff]` takes any type (an `Option`, a configuration struct); where that type has no
 //! "no change" value to give back (a struct of the user's), the function gets `name_vjp` and
 //! `name_rev` but no lens type.

@@ -436,6 +436,47 @@ fn forward_only_matrices_borrowed_by_methods_stay_the_callers() {
     assert!((f((h, s)) - expected).abs() < 1e-12);
 }
 
+// Borrowed data as an operand of `+ - * /` (`#[nodiff] w: &HeapMatrix` in `w * x`): read as
+// an owned value, as a method's borrowed operand is. It was two errors, the first at a later
+// `.sum()` ("no reverse rule for this reduction of `&HeapMatrix`").
+#[lens]
+fn borrowed_operands(
+    x: SVector<f64, 4>,
+    y: f64,
+    #[nodiff] w: &HeapMatrix<f64, 3, 4>,
+    #[nodiff] q: &SMatrix<f64, 3, 4>,
+    #[nodiff] b: &SVector<f64, 3>,
+    #[nodiff] k: &f64,
+) -> f64 {
+    let h = w * x;
+    let s = (q * x - b) * y + b * y;
+    let t = (b - s) / k;
+    h.norm_squared() * k + s.dot(&t) + (y * k - k) / (k + y * y) + w.sum()
+}
+
+#[test]
+fn borrowed_data_operands_of_operators() {
+    let w = HeapMatrix::<f64, 3, 4>::from_fn(|i, j| (i as f64 * 0.7 + j as f64 * 0.3).sin());
+    let q = SMatrix::<f64, 3, 4>::from_fn(|i, j| 0.5 - i as f64 * 0.2 + (j as f64).cos());
+    let b = SVector::<f64, 3>::new(0.2, -1.0, 0.5);
+    let k = 1.7;
+    let x = SVector::<f64, 4>::new(0.3, -0.5, 0.8, 1.1);
+    let f = |(x, y): (SVector<f64, 4>, f64)| borrowed_operands(x, y, &w, &q, &b, &k);
+    check_at(
+        "borrowed_operands",
+        f,
+        |(x, y), d| borrowed_operands_rev(x, y, &w, &q, &b, &k, d),
+        |(x, y)| borrowed_operands_vjp(x, y, &w, &q, &b, &k).0,
+        (x, 0.6),
+    );
+    let y = 0.6;
+    let h = *w * x;
+    let s = (q * x - b) * y + b * y;
+    let t = (b - s) / k;
+    let expected = h.norm_squared() * k + s.dot(&t) + (y * k - k) / (k + y * y) + w.sum();
+    assert!((f((x, y)) - expected).abs() < 1e-12);
+}
+
 // `component_div` of heap matrices (there was no rule: the static one's, refused), with both
 // operands differentiated, one of them forward-only on either side (its one-sided forms), an
 // operand divided by itself, and in forward-only code (`HeapMatrix::component_div`, a heap

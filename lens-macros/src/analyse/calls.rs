@@ -65,6 +65,19 @@ impl Analyser<'_> {
             self.check_read(b);
             return Operand::Const(b.to_token_stream());
         }
+        // `w * x` with `#[nodiff] w: &HeapMatrix<..>`: the rule takes values, so borrowed
+        // data is read as an owned copy (a pooled block for a heap matrix), in the function
+        // as written too (`InPlace::owned`).
+        let borrowed = [left, right].map(|e| self.is_borrowed_data(e));
+        let [l, r] = [(l, borrowed[0]), (r, borrowed[1])].map(|(o, b)| match o {
+            Operand::Const(k) if b => Operand::Const(owned(span, &k)),
+            o => o,
+        });
+        let owned_operands = if borrowed.contains(&true) {
+            borrowed.to_vec()
+        } else {
+            Vec::new()
+        };
         if let (BinOp::Mul(_), Operand::Var(a), Operand::Var(c)) = (&b.op, &l, &r)
             && a == c
         {
@@ -89,7 +102,22 @@ impl Analyser<'_> {
             checked,
             sided: false,
         };
-        self.push_rule(key, rule, Vec::new(), span, out)
+        self.push_rule(key, rule, owned_operands, span, out)
+    }
+
+    /// `e` names an argument that is data behind a shared reference (`borrowed_data`).
+    fn is_borrowed_data(&self, mut e: &Expr) -> bool {
+        while let Expr::Paren(p) = e {
+            e = &p.expr;
+        }
+        match e {
+            Expr::Path(p) => p
+                .path
+                .get_ident()
+                .and_then(|i| self.lookup(&i.to_string()))
+                .is_some_and(|id| self.borrowed_data.contains(&id)),
+            _ => false,
+        }
     }
 
     /// The rule `rule` (an `Op::Rule`), lowered from the node at `key` in the function as

@@ -62,6 +62,10 @@ pub struct Analyser<'e> {
     /// For a second sweep of a body (`vjp_params`'): the methods, by [`node_key`], that the
     /// first ran in a one-sided form; no others are. `None`: no restriction.
     one_sided: Option<BTreeSet<usize>>,
+    /// Arguments that are data behind a shared reference (`#[nodiff] w: &HeapMatrix<..>`):
+    /// an operand of `+ - * /` reads them as an owned value (`rules::owned`), as a method's
+    /// borrowed operand is read.
+    borrowed_data: BTreeSet<VarId>,
 }
 
 /// The one-sided form of the rule at `func` for the differentiated operand `side`
@@ -98,6 +102,7 @@ impl<'e> Analyser<'e> {
             mut_ref_args: BTreeSet::new(),
             in_place: Vec::new(),
             one_sided: None,
+            borrowed_data: BTreeSet::new(),
         }
     }
 
@@ -722,10 +727,19 @@ fn lens_fn_with(
         .filter(|a| matches!(&a.ty, syn::Type::Reference(r) if r.mutability.is_some()))
         .map(|a| a.ident.to_string())
         .collect();
-    let arg_ids = f
+    let arg_ids: Vec<VarId> = f
         .args
         .iter()
         .map(|a| an.declare_arg(&a.ident, diff(a.kind), a.mutable))
+        .collect();
+    an.borrowed_data = f
+        .args
+        .iter()
+        .zip(&arg_ids)
+        .filter(|(a, _)| {
+            !diff(a.kind) && matches!(&a.ty, syn::Type::Reference(r) if r.mutability.is_none())
+        })
+        .map(|(_, id)| *id)
         .collect();
     let body = an.body(&f.body);
     Analysed {

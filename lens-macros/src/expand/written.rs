@@ -132,10 +132,19 @@ impl VisitMut for Rewrite<'_> {
                 if compound_op(&b.op).is_some() {
                     assigned = Some(&b.left);
                 }
-                vec![
-                    bare(&b.left).to_token_stream(),
-                    bare(&b.right).to_token_stream(),
-                ]
+                // Borrowed data (`InPlace::owned`) read as an owned value, as the sweep reads it.
+                [&b.left, &b.right]
+                    .into_iter()
+                    .enumerate()
+                    .map(|(i, e)| {
+                        let e = bare(e);
+                        if owned.get(i).copied().unwrap_or(false) {
+                            quote_spanned!(span=> ::paralens::__private::rules::owned(&(#e)))
+                        } else {
+                            e.to_token_stream()
+                        }
+                    })
+                    .collect()
             }
             // `x.f(a)`, and `f64::f(x, a)` as `x.f(a)`.
             Expr::MethodCall(m) => method_operands(&m.receiver, m.args.iter(), owned, span),
