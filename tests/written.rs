@@ -477,6 +477,36 @@ fn borrowed_data_operands_of_operators() {
     assert!((f((x, y)) - expected).abs() < 1e-12);
 }
 
+// Entry-wise `abs` of a heap matrix (there was no rule: one error, with rustc's garbled
+// help `h.*abs()`), beside the static one's.
+#[lens]
+fn heap_abs(h: HeapMatrix<f64, 3, 2>, s: SMatrix<f64, 3, 2>) -> f64 {
+    let a = h.abs();
+    let b = (h * 2.0).abs();
+    a.sum() + b.norm_squared() + s.abs().dot(&s)
+}
+
+#[test]
+fn heap_matrices_abs() {
+    let h = HeapMatrix::<f64, 3, 2>::from_fn(|i, j| (i as f64 * 1.3 - j as f64 * 0.7).sin());
+    let s = SMatrix::<f64, 3, 2>::from_fn(|i, j| 0.4 - i as f64 * 0.5 + j as f64 * 0.3);
+    check_at(
+        "heap_abs",
+        |(h, s)| heap_abs(h, s),
+        |(h, s), d| heap_abs_rev(h, s, d),
+        |(h, s)| heap_abs_vjp(h, s).0,
+        (h.clone(), s),
+    );
+    let sh = *h;
+    let expected = sh.abs().sum() + (sh * 2.0).abs().norm_squared() + s.abs().dot(&s);
+    assert!((heap_abs(h.clone(), s) - expected).abs() < 1e-12);
+    // At an entry of 0 the change is 0 (the subgradient), as for scalars.
+    let z = HeapMatrix::<f64, 3, 2>::from_fn(|i, j| if (i, j) == (1, 0) { 0.0 } else { 1.0 });
+    let (dz, _) = heap_abs_rev(z, s, 1.0);
+    assert_eq!(dz[(1, 0)], 0.0);
+    assert_eq!(dz[(0, 0)], 1.0 + 8.0);
+}
+
 // `component_div` of heap matrices (there was no rule: the static one's, refused), with both
 // operands differentiated, one of them forward-only on either side (its one-sided forms), an
 // operand divided by itself, and in forward-only code (`HeapMatrix::component_div`, a heap

@@ -227,6 +227,36 @@ macro_rules! several_operand_impls {
 }
 several_operand_impls!(f32, f64);
 
+/// `|a|` entry by entry on a heap matrix, in a block of its own; reverse `d sign(a)` entry by
+/// entry (0 where an entry is 0), in the block of `d`.
+#[cfg(feature = "alloc")]
+impl<T: Real, const R: usize, const C: usize> AbsRule for crate::HeapMatrix<T, R, C> {
+    type Out = Self;
+    #[inline]
+    fn abs_vjp(self) -> (Self, impl FnOnce(Self) -> Self) {
+        let mut y = self.clone();
+        for v in y.as_mut_slice() {
+            *v = v.abs();
+        }
+        (
+            y,
+            #[inline(always)]
+            move |mut d: Self| {
+                for (d, &x) in d.as_mut_slice().iter_mut().zip(self.as_slice()) {
+                    *d = if x > T::zero() {
+                        *d
+                    } else if x < T::zero() {
+                        -*d
+                    } else {
+                        T::zero()
+                    };
+                }
+                d
+            },
+        )
+    }
+}
+
 /// `|a|` entry by entry; reverse `d sign(a)` entry by entry (0 where an entry is 0).
 impl<T: Real, const R: usize, const C: usize> AbsRule for SMatrix<T, R, C> {
     type Out = Self;
