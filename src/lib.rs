@@ -58,7 +58,8 @@
 //! conditions are not differentiated, assignments `x = e` and `x += e` (`-= *= /=` too) on
 //! `let mut` bindings, anywhere in blocks and branches (an untaken branch keeps the old value),
 //! calls of other `#[lens]` functions (`m::g(x)` uses `m::g_vjp`) and of the activations in
-//! [`fns`] (with [`fns::add_bias`], a layer's bias added to every column of a batch), the
+//! [`fns`] (with [`fns::add_bias`], a layer's bias added to every column of a batch, and
+//! [`fns::to_static`] and [`fns::to_heap`] between heap and static values), the
 //! float methods `exp exp2 ln log2 log10 sqrt powi powf sin cos tan tanh sinh
 //! cosh asin acos atan abs recip max min atan2 hypot mul_add clamp` (also as `f64::max(x, y)`,
 //! `T::exp(x)`, or through a type alias, `R::sin(x)`), the step functions `floor ceil round

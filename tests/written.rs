@@ -523,6 +523,32 @@ fn heap_matrices_abs() {
     assert_eq!(dz[(0, 0)], 1.0 + 8.0);
 }
 
+// Heap weights on a static input give a heap value; `to_static` makes it the `SVector` that
+// static code takes, `to_heap` the way back (a reviewer found no way to write either).
+#[lens]
+fn heap_then_static(w: HeapMatrix<f64, 3, 4>, b: SVector<f64, 3>, x: SVector<f64, 4>) -> f64 {
+    let h = tanh(to_static(w * x) + b);
+    let g = to_heap(h * 2.0);
+    g.norm_squared() + h.sum()
+}
+
+#[test]
+fn heap_values_to_static_and_back() {
+    let w = HeapMatrix::<f64, 3, 4>::from_fn(|i, j| (i as f64 * 0.9 - j as f64 * 0.4).sin());
+    let b = SVector::<f64, 3>::new(0.1, -0.3, 0.2);
+    let x = SVector::<f64, 4>::new(0.5, -0.2, 0.7, 0.1);
+    check_at(
+        "heap_then_static",
+        |(w, b, x)| heap_then_static(w, b, x),
+        |(w, b, x), d| heap_then_static_rev(w, b, x, d),
+        |(w, b, x)| heap_then_static_vjp(w, b, x).0,
+        (w.clone(), b, x),
+    );
+    let h = (*w * x + b).map(f64::tanh);
+    let expected = (h * 2.0).norm_squared() + h.sum();
+    assert!((heap_then_static(w, b, x) - expected).abs() < 1e-12);
+}
+
 // `component_div` of heap matrices (there was no rule: the static one's, refused), with both
 // operands differentiated, one of them forward-only on either side (its one-sided forms), an
 // operand divided by itself, and in forward-only code (`HeapMatrix::component_div`, a heap

@@ -208,3 +208,93 @@ pub fn add_bias_vjp<M: Columns>(m: M, b: M::Column) -> (M, impl FnOnce(M) -> (M,
 pub fn add_bias_rev<M: Columns>(m: M, b: M::Column, d: M) -> (M, M::Column) {
     add_bias_vjp(m, b).1(d)
 }
+
+/// A heap matrix's values as a static matrix, for `#[lens]` bodies: heap weights applied to
+/// a static input give a heap value (`w * x` with `w: HeapMatrix<T, O, I>`), and
+/// `to_static(w * x)` is the `SVector` that static code downstream takes. The reverse gives
+/// the change back as a heap matrix.
+///
+/// ```
+/// use lens_core::HeapMatrix;
+/// use lens_core::fns::{to_static, to_static_rev};
+/// use nalgebra::SVector;
+/// let h = HeapMatrix::<f64, 3, 1>::from_fn(|i, _| i as f64);
+/// assert_eq!(to_static(h.clone()), SVector::<f64, 3>::new(0.0, 1.0, 2.0));
+/// let dh = to_static_rev(h, SVector::<f64, 3>::repeat(0.5));
+/// assert_eq!(*dh, SVector::<f64, 3>::repeat(0.5));
+/// ```
+#[cfg(feature = "alloc")]
+#[inline]
+pub fn to_static<T: Real, const R: usize, const C: usize>(
+    h: crate::HeapMatrix<T, R, C>,
+) -> SMatrix<T, R, C> {
+    *h
+}
+
+/// [`to_static`] and its pullback (the change in a heap block).
+#[cfg(feature = "alloc")]
+#[inline]
+pub fn to_static_vjp<T: Real, const R: usize, const C: usize>(
+    h: crate::HeapMatrix<T, R, C>,
+) -> (
+    SMatrix<T, R, C>,
+    impl FnOnce(SMatrix<T, R, C>) -> crate::HeapMatrix<T, R, C>,
+) {
+    (*h, |d: SMatrix<T, R, C>| crate::HeapMatrix::from_matrix(&d))
+}
+
+/// The reverse derivative of [`to_static`].
+#[cfg(feature = "alloc")]
+#[inline]
+pub fn to_static_rev<T: Real, const R: usize, const C: usize>(
+    h: crate::HeapMatrix<T, R, C>,
+    d: SMatrix<T, R, C>,
+) -> crate::HeapMatrix<T, R, C> {
+    to_static_vjp(h).1(d)
+}
+
+/// A static matrix's values in a heap block, for `#[lens]` bodies that feed static values to
+/// heap code (the inverse of [`to_static`]). The reverse gives the change back as a static
+/// matrix.
+///
+/// ```
+/// use lens_core::fns::{to_heap, to_heap_rev};
+/// use lens_core::HeapMatrix;
+/// use nalgebra::SVector;
+/// let v = SVector::<f64, 2>::new(1.0, -2.0);
+/// assert_eq!(*to_heap(v), v);
+/// let d = HeapMatrix::<f64, 2, 1>::from_matrix(&SVector::<f64, 2>::new(0.5, 0.25));
+/// assert_eq!(to_heap_rev(v, d), SVector::<f64, 2>::new(0.5, 0.25));
+/// ```
+#[cfg(feature = "alloc")]
+#[inline]
+pub fn to_heap<T: Real, const R: usize, const C: usize>(
+    m: SMatrix<T, R, C>,
+) -> crate::HeapMatrix<T, R, C> {
+    crate::HeapMatrix::from_matrix(&m)
+}
+
+/// [`to_heap`] and its pullback (the change as a static matrix).
+#[cfg(feature = "alloc")]
+#[inline]
+pub fn to_heap_vjp<T: Real, const R: usize, const C: usize>(
+    m: SMatrix<T, R, C>,
+) -> (
+    crate::HeapMatrix<T, R, C>,
+    impl FnOnce(crate::HeapMatrix<T, R, C>) -> SMatrix<T, R, C>,
+) {
+    (
+        crate::HeapMatrix::from_matrix(&m),
+        |d: crate::HeapMatrix<T, R, C>| *d,
+    )
+}
+
+/// The reverse derivative of [`to_heap`].
+#[cfg(feature = "alloc")]
+#[inline]
+pub fn to_heap_rev<T: Real, const R: usize, const C: usize>(
+    m: SMatrix<T, R, C>,
+    d: crate::HeapMatrix<T, R, C>,
+) -> SMatrix<T, R, C> {
+    to_heap_vjp(m).1(d)
+}
