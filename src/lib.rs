@@ -61,9 +61,9 @@
 //! [`fns`] (with [`fns::add_bias`], a layer's bias added to every column of a batch, and
 //! [`fns::to_static`] and [`fns::to_heap`] between heap and static values), the
 //! float methods `exp exp2 ln log2 log10 sqrt powi powf sin cos tan tanh sinh
-//! cosh asin acos atan abs recip max min atan2 hypot mul_add clamp` (also as `f64::max(x, y)`,
-//! `T::exp(x)`, or through a type alias, `R::sin(x)`), the step functions `floor ceil round
-//! trunc signum` (no change), the nalgebra operations `*` (matrix products and scaling), `transpose`, `dot`,
+//! cosh asin acos atan abs recip max min atan2 hypot mul_add clamp` (also as `f64::max(x, y)`
+//! or `T::exp(x)`), the step functions `floor ceil round trunc signum` (no change), the
+//! nalgebra operations `*` (matrix products and scaling), `transpose`, `dot`,
 //! `component_mul`, `component_div`, `sum`, `mean`, `norm`, `norm_squared`, `max()`, `min()`,
 //! entry-wise `abs`, `map(f)` with `f` a `#[lens]` function, and on `u64` Z2 words
 //! (64 examples per word) `& ^ | !` with the Z2 rules. Generic and const-generic functions

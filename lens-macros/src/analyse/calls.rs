@@ -498,18 +498,11 @@ impl Analyser<'_> {
             let path = p.path.to_token_stream();
             return self.push_op(Op::Struct { path, fields }, c.span(), out);
         }
-        // `f64::max(x, y)`, `T::exp(x)`: the method of a scalar type, called as a function;
-        // also through a type alias (`R::sin(x)` with `type R = f64`), named as types are (an
-        // upper-case first letter), where a module's function (`m::sin`, a `#[lens]`
-        // function of the user's) is lower-case.
+        // `f64::max(x, y)`, `T::exp(x)`: the method of a scalar type, called as a function.
         if let [ty, method] = p.path.segments.iter().collect::<Vec<_>>().as_slice()
             && (ty.ident == "f32"
                 || ty.ident == "f64"
-                || self.type_params.contains(&ty.ident.to_string())
-                || ty
-                    .ident
-                    .to_string()
-                    .starts_with(|c: char| c.is_ascii_uppercase()))
+                || self.type_params.contains(&ty.ident.to_string()))
             && primitives::known(&method.ident.to_string())
             && let Some(receiver) = c.args.first()
         {
