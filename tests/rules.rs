@@ -475,8 +475,8 @@ fn component_quotients_and_one_sided_methods() {
     method_sides(
         "component_mul",
         component_mul,
-        component_mul_left,
-        component_mul_right,
+        |a: SMatrix<f64, 2, 3>, b: SMatrix<f64, 2, 3>| a.component_mul_vjp_left(b),
+        |a: SMatrix<f64, 2, 3>, b: SMatrix<f64, 2, 3>| a.component_mul_vjp_right(b),
         m::<2, 3>(0.1),
         m::<2, 3>(1.1),
         m::<2, 3>(0.6),
@@ -484,8 +484,8 @@ fn component_quotients_and_one_sided_methods() {
     method_sides(
         "component_div",
         component_div,
-        component_div_left,
-        component_div_right,
+        |a: SMatrix<f64, 2, 3>, b: SMatrix<f64, 2, 3>| a.component_div_vjp_left(b),
+        |a: SMatrix<f64, 2, 3>, b: SMatrix<f64, 2, 3>| a.component_div_vjp_right(b),
         m::<2, 3>(0.1),
         m::<2, 3>(1.1),
         m::<2, 3>(0.6),
@@ -502,8 +502,12 @@ fn component_quotients_and_one_sided_methods() {
     method_sides(
         "heap component_mul",
         component_mul,
-        component_mul_left,
-        component_mul_right,
+        |a: paralens::HeapMatrix<f64, 2, 3>, b: paralens::HeapMatrix<f64, 2, 3>| {
+            a.component_mul_vjp_left(b)
+        },
+        |a: paralens::HeapMatrix<f64, 2, 3>, b: paralens::HeapMatrix<f64, 2, 3>| {
+            a.component_mul_vjp_right(b)
+        },
         heap::<2, 3>(0.1),
         heap::<2, 3>(1.1),
         heap::<2, 3>(0.6),
@@ -511,8 +515,12 @@ fn component_quotients_and_one_sided_methods() {
     method_sides(
         "heap component_div",
         component_div,
-        component_div_left,
-        component_div_right,
+        |a: paralens::HeapMatrix<f64, 2, 3>, b: paralens::HeapMatrix<f64, 2, 3>| {
+            a.component_div_vjp_left(b)
+        },
+        |a: paralens::HeapMatrix<f64, 2, 3>, b: paralens::HeapMatrix<f64, 2, 3>| {
+            a.component_div_vjp_right(b)
+        },
         heap::<2, 3>(0.1),
         heap::<2, 3>(1.1),
         heap::<2, 3>(0.6),

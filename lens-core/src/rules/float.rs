@@ -7,7 +7,7 @@ several_operands!(
     /// `y.atan2(x)` (the angle of the point `(x, y)`); reverse
     /// `(d x / (x^2 + y^2), -d y / (x^2 + y^2))` for `(y, x)`, zero at the origin (where it has
     /// no derivative).
-    Atan2Rule::atan2_vjp(x: Self) -> (Self, Self));
+    Atan2Rule::atan2_vjp(x: Self) -> (Self, Self) => atan2_rule);
 
 #[inline(always)]
 fn atan2_rule<T: Real>(this: T, x: T) -> (T, impl FnOnce(T) -> (T, T)) {
@@ -30,7 +30,7 @@ fn atan2_rule<T: Real>(this: T, x: T) -> (T, impl FnOnce(T) -> (T, T)) {
 several_operands!(
     /// `x.hypot(y) = sqrt(x^2 + y^2)`; reverse `(d x / h, d y / h)` (zero at the origin, where
     /// it has no derivative).
-    HypotRule::hypot_vjp(y: Self) -> (Self, Self));
+    HypotRule::hypot_vjp(y: Self) -> (Self, Self) => hypot_rule);
 
 #[inline(always)]
 fn hypot_rule<T: Real>(this: T, y: T) -> (T, impl FnOnce(T) -> (T, T)) {
@@ -51,7 +51,7 @@ fn hypot_rule<T: Real>(this: T, y: T) -> (T, impl FnOnce(T) -> (T, T)) {
 
 several_operands!(
     /// `x.mul_add(a, b) = x a + b`; reverse `(d a, d x, d)`.
-    MulAddRule::mul_add_vjp(a: Self, b: Self) -> (Self, Self, Self));
+    MulAddRule::mul_add_vjp(a: Self, b: Self) -> (Self, Self, Self) => mul_add_rule);
 
 #[inline(always)]
 fn mul_add_rule<T: Real>(this: T, a: T, b: T) -> (T, impl FnOnce(T) -> (T, T, T)) {
@@ -65,7 +65,7 @@ fn mul_add_rule<T: Real>(this: T, a: T, b: T) -> (T, impl FnOnce(T) -> (T, T, T)
 several_operands!(
     /// `x.clamp(lo, hi)`; the change goes to whichever operand is the value: `x` inside
     /// `[lo, hi]` (bounds included), `lo` below, `hi` above.
-    ClampRule::clamp_vjp(lo: Self, hi: Self) -> (Self, Self, Self));
+    ClampRule::clamp_vjp(lo: Self, hi: Self) -> (Self, Self, Self) => clamp_rule);
 
 #[inline(always)]
 fn clamp_rule<T: Real>(this: T, lo: T, hi: T) -> (T, impl FnOnce(T) -> (T, T, T)) {
@@ -87,33 +87,3 @@ fn clamp_rule<T: Real>(this: T, lo: T, hi: T) -> (T, impl FnOnce(T) -> (T, T, T)
         },
     )
 }
-
-macro_rules! several_operand_impls {
-    ($($t:ty),*) => {$(
-        impl Atan2Rule for $t {
-            #[inline]
-            fn atan2_vjp(self, x: $t) -> ($t, impl FnOnce($t) -> ($t, $t)) {
-                atan2_rule(self, x)
-            }
-        }
-        impl HypotRule for $t {
-            #[inline]
-            fn hypot_vjp(self, y: $t) -> ($t, impl FnOnce($t) -> ($t, $t)) {
-                hypot_rule(self, y)
-            }
-        }
-        impl MulAddRule for $t {
-            #[inline]
-            fn mul_add_vjp(self, a: $t, b: $t) -> ($t, impl FnOnce($t) -> ($t, $t, $t)) {
-                mul_add_rule(self, a, b)
-            }
-        }
-        impl ClampRule for $t {
-            #[inline]
-            fn clamp_vjp(self, lo: $t, hi: $t) -> ($t, impl FnOnce($t) -> ($t, $t, $t)) {
-                clamp_rule(self, lo, hi)
-            }
-        }
-    )*};
-}
-several_operand_impls!(f32, f64);

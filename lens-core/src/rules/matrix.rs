@@ -358,7 +358,8 @@ pub trait ComponentProduct: Sized + Clone {
             },
         )
     }
-    /// [`component_mul_left`], as a method.
+    /// [`component_mul`] with `b` forward-only data: `self`'s change `d ∘ b` alone, in the
+    /// storage of `d`.
     #[inline(always)]
     fn component_mul_vjp_left<B: ComponentOperand<Self::Same>>(
         self,
@@ -371,7 +372,8 @@ pub trait ComponentProduct: Sized + Clone {
             move |d: Self::Same| Self::from_same(d).times_into(&b, 1.0),
         )
     }
-    /// [`component_mul_right`], as a method.
+    /// [`component_mul`] with `self` forward-only data: `b`'s change `d ∘ self` alone (`b`
+    /// itself is not kept).
     #[inline(always)]
     fn component_mul_vjp_right<B: ComponentOperand<Self::Same>>(
         self,
@@ -410,7 +412,7 @@ pub trait ComponentProduct: Sized + Clone {
             },
         )
     }
-    /// [`component_div_left`], as a method.
+    /// [`component_div`] with `b` forward-only data: `self`'s change `d ⊘ b` alone.
     #[inline(always)]
     fn component_div_vjp_left<B: ComponentOperand<Self::Same>>(
         self,
@@ -423,7 +425,7 @@ pub trait ComponentProduct: Sized + Clone {
             move |d: Self::Same| Self::from_same(d).over(&b),
         )
     }
-    /// [`component_div_right`], as a method.
+    /// [`component_div`] with `self` forward-only data: `b`'s change `-d ∘ self ⊘ b^2` alone.
     #[inline(always)]
     fn component_div_vjp_right<B: ComponentOperand<Self::Same>>(
         self,
@@ -540,26 +542,6 @@ pub fn component_mul<V: ComponentProduct<Same = V>>(
     a.component_mul_vjp(b)
 }
 
-/// [`component_mul`] with `b` forward-only data: `a`'s change `d ∘ b` alone, in the storage
-/// of `d`.
-#[inline]
-pub fn component_mul_left<V: ComponentProduct<Same = V>>(
-    a: V,
-    b: impl ComponentOperand<V>,
-) -> (V, impl FnOnce(V) -> V) {
-    a.component_mul_vjp_left(b)
-}
-
-/// [`component_mul`] with `a` forward-only data: `b`'s change `d ∘ a` alone (`b` itself is
-/// not kept).
-#[inline]
-pub fn component_mul_right<V: ComponentProduct<Same = V>>(
-    a: V,
-    b: impl ComponentOperand<V>,
-) -> (V, impl FnOnce(V) -> V) {
-    a.component_mul_vjp_right(b)
-}
-
 /// The sum of all entries; reverse: `d` in every entry.
 #[inline]
 pub fn sum<T: Real, const R: usize, const C: usize>(
@@ -591,24 +573,6 @@ pub fn component_div<V: ComponentProduct<Same = V>>(
     b: impl ComponentOperand<V>,
 ) -> (V, impl FnOnce(V) -> (V, V)) {
     a.component_div_vjp(b)
-}
-
-/// [`component_div`] with `b` forward-only data: `a`'s change `d ⊘ b` alone.
-#[inline]
-pub fn component_div_left<V: ComponentProduct<Same = V>>(
-    a: V,
-    b: impl ComponentOperand<V>,
-) -> (V, impl FnOnce(V) -> V) {
-    a.component_div_vjp_left(b)
-}
-
-/// [`component_div`] with `a` forward-only data: `b`'s change `-d ∘ a ⊘ b^2` alone.
-#[inline]
-pub fn component_div_right<V: ComponentProduct<Same = V>>(
-    a: V,
-    b: impl ComponentOperand<V>,
-) -> (V, impl FnOnce(V) -> V) {
-    a.component_div_vjp_right(b)
 }
 
 /// The Euclidean (Frobenius) norm; reverse `d a / |a|` (zero at the origin, where it has no

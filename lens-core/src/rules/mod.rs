@@ -78,9 +78,8 @@ pub use float::{Atan2Rule, ClampRule, HypotRule, MulAddRule};
 pub use index::{IndexRule, SetRule};
 pub use matrix::{
     ComponentOperand, ComponentProduct, Dot, Owned, Reduce, Transpose, component_div,
-    component_div_left, component_div_right, component_mul, component_mul_left,
-    component_mul_right, component_square, dot, dot_self, max_entry, mean, min_entry, norm,
-    norm_squared, owned, sum, transpose,
+    component_mul, component_square, dot, dot_self, max_entry, mean, min_entry, norm, norm_squared,
+    owned, sum, transpose,
 };
 pub use unary::{
     AbsRule, AcosRule, AsinRule, AtanRule, CosRule, CoshRule, Exp2Rule, ExpRule, LnRule, Log2Rule,

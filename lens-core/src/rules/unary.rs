@@ -100,11 +100,11 @@ unary_rule!(
     /// `2^x`; reverse `d 2^x ln 2`.
     Exp2Rule::exp2_vjp, |x, y, d| x.exp2() => d * y * T::ln_2());
 
-/// The message of a float method of several operands called on another type than `f32`
-/// or `f64` (on the traits below, implemented for those two alone and supertraits of
-/// [`Real`], so generic code calls them on `T: Real`).
+/// The rule trait of a float method of several operands, implemented for `f32` and `f64`
+/// alone through the generic body `$body` (and a supertrait of [`Real`], so generic code
+/// calls it on `T: Real`), with the message for another type.
 macro_rules! several_operands {
-    ($(#[$doc:meta])* $rule:ident :: $m:ident ($($arg:ident: $ty:ty),*) -> $back:ty) => {
+    ($(#[$doc:meta])* $rule:ident :: $m:ident ($($arg:ident: $ty:ty),*) -> $back:ty => $body:ident) => {
         $(#[$doc])*
         #[diagnostic::on_unimplemented(
             message = "no reverse rule for this float method on `{Self}`",
@@ -115,22 +115,33 @@ macro_rules! several_operands {
             /// The forward value and its pullback.
             fn $m(self, $($arg: $ty),*) -> (Self, impl FnOnce(Self) -> $back);
         }
+
+        several_operands!(@impl f32, $rule :: $m ($($arg: $ty),*) -> $back => $body);
+        several_operands!(@impl f64, $rule :: $m ($($arg: $ty),*) -> $back => $body);
+    };
+    (@impl $t:ty, $rule:ident :: $m:ident ($($arg:ident: $ty:ty),*) -> $back:ty => $body:ident) => {
+        impl $rule for $t {
+            #[inline]
+            fn $m(self, $($arg: $ty),*) -> (Self, impl FnOnce(Self) -> $back) {
+                $body(self, $($arg),*)
+            }
+        }
     };
 }
 pub(crate) use several_operands;
 
 several_operands!(
     /// `x.powi(n)`; reverse `d n x^(n-1)` (the integer exponent gets no change).
-    PowiRule::powi_vjp(n: i32) -> Self);
+    PowiRule::powi_vjp(n: i32) -> Self => powi_rule);
 several_operands!(
     /// `x.powf(a)`; reverse `(d a x^(a-1), d x^a ln x)` (the second is 0 where `x <= 0`).
-    PowfRule::powf_vjp(a: Self) -> (Self, Self));
+    PowfRule::powf_vjp(a: Self) -> (Self, Self) => powf_rule);
 several_operands!(
     /// `x.max(y)`; the change goes to the larger operand (to `x` on a tie).
-    MaxRule::max_vjp(y: Self) -> (Self, Self));
+    MaxRule::max_vjp(y: Self) -> (Self, Self) => max_rule);
 several_operands!(
     /// `x.min(y)`; the change goes to the smaller operand (to `x` on a tie).
-    MinRule::min_vjp(y: Self) -> (Self, Self));
+    MinRule::min_vjp(y: Self) -> (Self, Self) => min_rule);
 
 #[inline(always)]
 fn powi_rule<T: Real>(x: T, n: i32) -> (T, impl FnOnce(T) -> T) {
@@ -196,36 +207,6 @@ fn min_rule<T: Real>(x: T, y: T) -> (T, impl FnOnce(T) -> (T, T)) {
         },
     )
 }
-
-macro_rules! several_operand_impls {
-    ($($t:ty),*) => {$(
-        impl PowiRule for $t {
-            #[inline]
-            fn powi_vjp(self, n: i32) -> ($t, impl FnOnce($t) -> $t) {
-                powi_rule(self, n)
-            }
-        }
-        impl PowfRule for $t {
-            #[inline]
-            fn powf_vjp(self, a: $t) -> ($t, impl FnOnce($t) -> ($t, $t)) {
-                powf_rule(self, a)
-            }
-        }
-        impl MaxRule for $t {
-            #[inline]
-            fn max_vjp(self, y: $t) -> ($t, impl FnOnce($t) -> ($t, $t)) {
-                max_rule(self, y)
-            }
-        }
-        impl MinRule for $t {
-            #[inline]
-            fn min_vjp(self, y: $t) -> ($t, impl FnOnce($t) -> ($t, $t)) {
-                min_rule(self, y)
-            }
-        }
-    )*};
-}
-several_operand_impls!(f32, f64);
 
 /// `|a|` entry by entry on a heap matrix, in a block of its own; reverse `d sign(a)` entry by
 /// entry (0 where an entry is 0), in the block of `d`.
