@@ -427,6 +427,34 @@ fn z2_matches_the_boolean_difference_on_read_once_formulas() {
     }
 }
 
+// A borrowed forward-only word as an operand (`m: &u64`): it was refused, `Owned` having no
+// `u64` impl.
+#[lens]
+fn z2_masked(x: u64, y: u64, #[nodiff] m: &u64, #[nodiff] k: u64) -> u64 {
+    (x & m) ^ (y | k) ^ (x & y & m)
+}
+
+#[test]
+fn z2_borrowed_forward_only_operands() {
+    let (m, k) = (0xF0F0_F0F0_F0F0_F0F0u64, 0x00FF_00FF_00FF_00FFu64);
+    let x = 0x0123_4567_89AB_CDEFu64;
+    let y = 0xFEDC_BA98_7654_3210u64;
+    assert_eq!(z2_masked(x, y, &m, k), (x & m) ^ (y | k) ^ (x & y & m));
+    // Every lane, against the Boolean difference with m and k held.
+    let d = 0x5A5A_A5A5_3C3C_C3C3u64;
+    let (dx, dy) = z2_masked_rev(x, y, &m, k, d);
+    for lane in 0..64 {
+        let get = |w: u64| (w >> lane) & 1 == 1;
+        let f = |v: [bool; 3]| {
+            let w = |b: bool| if b { u64::MAX } else { 0 };
+            let (ml, kl) = (w(get(m)), w(get(k)));
+            z2_masked(w(v[0]), w(v[1]), &ml, kl) & 1 == 1
+        };
+        let want = oracle(f, [get(x), get(y), false], get(d));
+        assert_eq!([get(dx), get(dy)], [want[0], want[1]], "lane {lane}");
+    }
+}
+
 #[test]
 fn z2_reverse_is_defined_on_the_circuit_not_the_function() {
     // x & x computes x, but its reverse derivative is x&d ^ x&d = 0.

@@ -280,7 +280,9 @@ impl<T: Real, const R: usize, const C: usize> Owned for crate::HeapMatrix<T, R, 
 }
 
 // Scalars too, so that a scalar where a matrix method wants a matrix (`x.component_div(&k)`
-// with `#[nodiff] k: f64`) is one error, the rule's, not a second one here.
+// with `#[nodiff] k: f64`) is one error, the rule's, not a second one here; and Z2 words,
+// so that a borrowed `#[nodiff] m: &u64` is an operand of `^ & |` as a borrowed matrix is of
+// `+ - *`.
 macro_rules! owned_scalar {
     ($($t:ty),*) => {$(
         impl Owned for $t {
@@ -292,7 +294,7 @@ macro_rules! owned_scalar {
         }
     )*};
 }
-owned_scalar!(f32, f64);
+owned_scalar!(f32, f64, u64);
 
 impl<M: Owned + ?Sized> Owned for &M {
     type Value = M::Value;
