@@ -116,6 +116,38 @@ fn inclusive_reversed_and_stepped_ranges() {
     ok("ranges", check_gradient(ranges, ranges_rev, -1.3, H));
 }
 
+// A stepped inclusive range has no reverse in Rust (`(0..=N).step_by(k)` is not
+// double-ended): the reverse finds its counters by `nth` where the others run `rev`.
+#[lens]
+fn stepped_inclusive<const N: usize>(x: f64, v: SVector<f64, 7>) -> f64 {
+    let mut d = x;
+    for k in (0..=N).step_by(3) {
+        d = d * x + (k as f64) * x * x + v[k];
+    }
+    let mut s = 0.0;
+    for k in (1..=N).step_by(2) {
+        s = s + v[k] * v[k - 1] * k as f64;
+    }
+    d + s
+}
+
+#[test]
+fn stepped_inclusive_ranges() {
+    let x: f64 = 0.7;
+    let v = SVector::<f64, 7>::from_fn(|i, _| 0.3 - 0.4 * i as f64);
+    // k = 0, 3, 6, then k = 1, 3, 5.
+    let mut d = x;
+    for k in [0usize, 3, 6] {
+        d = d * x + (k as f64) * x * x + v[k];
+    }
+    let s = v[1] * v[0] + v[3] * v[2] * 3.0 + v[5] * v[4] * 5.0;
+    assert!((stepped_inclusive::<6>(x, v) - (d + s)).abs() < 1e-12);
+    let f = |(x, v): (f64, SVector<f64, 7>)| stepped_inclusive::<6>(x, v);
+    let r = |(x, v): (f64, SVector<f64, 7>), g: f64| stepped_inclusive_rev::<6>(x, v, g);
+    ok("stepped_inclusive", check_gradient(f, r, (x, v), H));
+    ok("stepped_inclusive", check_gradient(f, r, (-1.1, v), H));
+}
+
 // Bounds of the forms `N - 1` and `N + 1`, over vectors: a product of shifted copies.
 #[lens]
 fn bounded_forms<const N: usize>(v: SVector<f64, 3>, s: f64) -> f64 {

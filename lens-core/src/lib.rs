@@ -37,6 +37,7 @@ extern crate self as paralens;
 extern crate alloc;
 
 pub mod activation;
+mod backward;
 #[cfg(feature = "std")]
 pub mod checkpoint;
 pub mod compose;
@@ -149,6 +150,10 @@ pub mod __private {
     pub use crate::rules;
     pub use crate::tangent::{Flat, Tangent};
     pub use crate::tape::Tape;
+    /// A loop's iterations in reverse (see the module).
+    pub mod backward {
+        pub use crate::backward::{Backward, ByNth, ByRev};
+    }
     pub use core::clone::Clone;
     pub use core::default::Default;
     pub use core::iter::{Iterator, empty};

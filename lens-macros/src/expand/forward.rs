@@ -394,8 +394,9 @@ fn loop_expr(cx: &Cx, target: VarId, l: &Loop, witness: &TokenStream) -> TokenSt
     };
     if plan.recompute {
         // Recomputation (see `analyse/recompute.rs`): the tape keeps only the carried values
-        // the reverse reads, the reverse finds each iteration's counter again with `nth`
-        // (constant time on ranges), and runs the body again just before its pullback.
+        // the reverse reads, the reverse runs the range backwards (`rev`, or `nth` where the
+        // range has no reverse: see `lens_core::backward`), and runs the body again just
+        // before its pullback.
         let kept: Vec<&syn::Ident> = carried
             .iter()
             .zip(&plan.needed)
@@ -448,16 +449,11 @@ fn loop_expr(cx: &Cx, target: VarId, l: &Loop, witness: &TokenStream) -> TokenSt
                 move |__d, __acc #buf_param| {
                     let (#(#slots,)*) = __acc;
                     let mut __dc = __d;
-                    let mut __k = __n;
-                    while __k > 0 {
-                        __k -= 1;
-                        let #pat = match ::core::iter::Iterator::nth(
-                            &mut ::core::clone::Clone::clone(&__r),
-                            __k,
-                        ) {
-                            ::core::option::Option::Some(__item) => __item,
-                            ::core::option::Option::None => ::core::unreachable!(),
-                        };
+                    #[allow(unused_imports)]
+                    use ::paralens::__private::backward::{ByNth as _, ByRev as _};
+                    let __back = ::paralens::__private::backward::Backward(&__r, __n);
+                    for __item in (&__back).lens_backward() {
+                        let #pat = __item;
                         #pop
                         let (#(#carried,)*) = (#(#starts,)*);
                         let (_, __b) = #body;
