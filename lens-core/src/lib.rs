@@ -152,7 +152,7 @@ pub mod __private {
     pub use crate::tape::Tape;
     /// A loop's iterations in reverse (see the module).
     pub mod backward {
-        pub use crate::backward::{Backward, ByNth, ByRev};
+        pub use crate::backward::{Backward, ByNth, ByRev, Nth};
     }
     pub use core::clone::Clone;
     pub use core::default::Default;
