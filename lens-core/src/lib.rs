@@ -150,6 +150,7 @@ pub mod __private {
     pub use crate::rules;
     pub use crate::tangent::{Flat, Tangent};
     pub use crate::tape::Tape;
+    pub use lens_macros::__companions as companions;
     /// A loop's iterations in reverse (see the module).
     pub mod backward {
         pub use crate::backward::{Backward, ByNth, ByRev, Nth};

@@ -12,6 +12,7 @@ use proc_macro::TokenStream;
 use quote::ToTokens;
 
 mod analyse;
+mod companions;
 mod errors;
 mod expand;
 mod parse;
@@ -138,6 +139,17 @@ pub fn para(input: TokenStream) -> TokenStream {
     };
     out.extend(errors.into_compile_errors());
     out.into()
+}
+
+/// The runtime's own functions in the `#[lens]` calling convention, each `name_vjp` and
+/// `name_rev` given the spans of `name` (see the module); used by `lens-core` and
+/// `lens-circuits`, not part of the API.
+#[doc(hidden)]
+#[proc_macro]
+pub fn __companions(input: TokenStream) -> TokenStream {
+    companions::expand(input.into())
+        .unwrap_or_else(syn::Error::into_compile_error)
+        .into()
 }
 
 /// Derives `Tangent` (zero, accumulate) and `Flat<S>` (the flat-slice view) for a struct
