@@ -162,6 +162,15 @@ pub mod __private {
     #[cfg(feature = "std")]
     pub use std::vec::Vec;
 
+    /// The body of a function `#[lens]` generates for a function whose body it refused (with
+    /// an error of its own, so the crate does not build and this never runs): a value of any
+    /// type, without the "unreachable code" lint that `unreachable!()` in a tuple would
+    /// raise.
+    #[cold]
+    pub fn refused<T>() -> T {
+        unreachable!("a #[lens] function whose body was refused")
+    }
+
     /// Returns `f` unchanged; its bound tells the compiler that the pullback takes a change
     /// of the value's own type, which it could not always infer from the closure's body
     /// (a branch's `(value, bindings)` tuple whose value is never used).

@@ -58,6 +58,7 @@ pub fn lens(attr: TokenStream, item: TokenStream) -> TokenStream {
     // Validate: the signature and each argument's kind, by the rules.
     validate::lens_fn(&mut f, &mut errors);
     validate::reserved_names(&f.original, &mut errors);
+    let signature_sound = errors.is_empty();
     // Analyse: the body in A-normal form, every unsupported construct an error at its span
     // (run even after a signature error, so that one build reports both).
     let analysed = analyse::lens_fn(&f, &mut errors);
@@ -86,12 +87,17 @@ pub fn lens(attr: TokenStream, item: TokenStream) -> TokenStream {
     } else {
         // Keep the signature for the callers, but not the body, whose mistakes rustc would
         // report a second time.
+        let stubs = signature_sound.then(|| expand::stub(&f));
         let mut original = f.original;
         original.block = syn::parse_quote!({ ::core::unreachable!() });
         original
             .attrs
             .push(syn::parse_quote!(#[allow(unused_variables, unreachable_code)]));
-        original.to_token_stream()
+        let mut out = original.to_token_stream();
+        // With a sound signature, the generated items too, bodies refused: a `para!` model
+        // using the lens type then reports nothing of its own.
+        out.extend(stubs);
+        out
     };
     out.extend(errors.into_compile_errors());
     out.into()

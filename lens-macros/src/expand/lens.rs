@@ -30,18 +30,20 @@ fn tuple_or_single(items: &[TokenStream]) -> TokenStream {
 }
 
 pub fn lens(f: &LensFn, analysed: &Analysed, params_only: Option<&Analysed>) -> TokenStream {
-    let Analysed {
-        vars,
-        body,
-        arg_ids: ids,
-        ..
-    } = analysed;
-    let again = super::read_again(body);
-    let after = super::read_after_loops(body);
-    let cx = Cx::new(vars, None, None, &again, None, &after);
-    // `name_rev`'s context: its pullbacks never leave the frame.
-    let frame = super::frame_bound(ids, body, &again);
-    let cx_rev = Cx::new(vars, None, None, &again, Some(&frame), &after);
+    generate(f, Some((analysed, params_only)))
+}
+
+/// What `lens` generates for a function whose body was refused but whose signature is
+/// sound: `name_vjp` and `name_rev` whose bodies are never run, and the lens type. Its users
+/// (a `para!` model with it as a sub-model, another `#[lens]` function calling it) then
+/// compile, and the body's error is the only one reported, not followed by errors of theirs
+/// about a type or function that is missing.
+pub fn stub(f: &LensFn) -> TokenStream {
+    generate(f, None)
+}
+
+/// The sweeps from the analysis, or stubs (`None`).
+fn generate(f: &LensFn, sweeps: Option<(&Analysed, Option<&Analysed>)>) -> TokenStream {
     let LensFn {
         vis,
         name,
@@ -78,14 +80,6 @@ pub fn lens(f: &LensFn, analysed: &Analysed, params_only: Option<&Analysed>) -> 
         })
         .collect();
     let types: Vec<&Type> = args.iter().map(|a| &a.ty).collect();
-    let returns: Vec<Ret> = args
-        .iter()
-        .zip(ids)
-        .map(|(a, id)| match a.kind {
-            ArgKind::NoDiff => Ret::Unit,
-            _ => Ret::Var(*id, Some(&a.ty)),
-        })
-        .collect();
     // The pullback's result: each argument's type where it gets a change, `()` elsewhere.
     let slots_where = |changed: &dyn Fn(ArgKind) -> bool| {
         let types: Vec<TokenStream> = args
@@ -102,8 +96,6 @@ pub fn lens(f: &LensFn, analysed: &Analysed, params_only: Option<&Analysed>) -> 
         tuple_or_single(&types)
     };
     let slots_ty = slots_where(&|k| k != ArgKind::NoDiff);
-    let body_tokens = block(&cx, body, &returns, None, Some(ret), args.len() != 1);
-
     // name_rev: only the differentiated slots.
     // Hygienic (mixed-site): the body's own `d`, a function or a constant of that name, still
     // means what it means in the function as written.
@@ -112,7 +104,49 @@ pub fn lens(f: &LensFn, analysed: &Analysed, params_only: Option<&Analysed>) -> 
     } else {
         Ident::new("d", proc_macro2::Span::mixed_site())
     };
-    let rev_tokens = block_rev(&cx_rev, body, &returns, ret, &d_name, args.len() != 1);
+    let (body_tokens, rev_tokens) = match sweeps {
+        Some((analysed, _)) => {
+            let Analysed {
+                vars,
+                body,
+                arg_ids: ids,
+                ..
+            } = analysed;
+            let returns: Vec<Ret> = args
+                .iter()
+                .zip(ids)
+                .map(|(a, id)| match a.kind {
+                    ArgKind::NoDiff => Ret::Unit,
+                    _ => Ret::Var(*id, Some(&a.ty)),
+                })
+                .collect();
+            let again = super::read_again(body);
+            let after = super::read_after_loops(body);
+            let cx = Cx::new(vars, None, None, &again, None, &after);
+            // `name_rev`'s context: its pullbacks never leave the frame.
+            let frame = super::frame_bound(ids, body, &again);
+            let cx_rev = Cx::new(vars, None, None, &again, Some(&frame), &after);
+            (
+                block(&cx, body, &returns, None, Some(ret), args.len() != 1),
+                Some(block_rev(
+                    &cx_rev,
+                    body,
+                    &returns,
+                    ret,
+                    &d_name,
+                    args.len() != 1,
+                )),
+            )
+        }
+        None => (
+            quote!({
+                (::paralens::__private::refused(), |_: #ret| -> #slots_ty {
+                    ::paralens::__private::refused()
+                })
+            }),
+            None,
+        ),
+    };
     let slot_names: Vec<Ident> = (0..args.len()).map(|i| format_ident!("__g{}", i)).collect();
     let slot_pat = tuple_or_single(&slot_names.iter().map(|g| quote!(#g)).collect::<Vec<_>>());
     let diff_idx: Vec<usize> = (0..args.len())
@@ -145,6 +179,14 @@ pub fn lens(f: &LensFn, analysed: &Analysed, params_only: Option<&Analysed>) -> 
         quote!(())
     } else {
         rev_val
+    };
+
+    let rev_body = match rev_tokens {
+        Some(rev_tokens) => quote!({
+            let #slot_pat = #rev_tokens;
+            #rev_val
+        }),
+        None => quote!({ ::paralens::__private::refused() }),
     };
 
     let doc_vjp = format!(
@@ -231,7 +273,7 @@ pub fn lens(f: &LensFn, analysed: &Analysed, params_only: Option<&Analysed>) -> 
     // `()` for every input, so an input's change (a product for a layer's batch) is never
     // computed.
     let vjp_params_name = format_ident!("__{}_vjp_params", name.unraw());
-    let (vjp_params_fn, vjp_params_impl) = match params_only {
+    let (vjp_params_fn, vjp_params_impl) = match sweeps.and_then(|(_, p)| p) {
         Some(pa) if !params.is_empty() => {
             let again = super::read_again(&pa.body);
             let after = super::read_after_loops(&pa.body);
@@ -416,10 +458,8 @@ pub fn lens(f: &LensFn, analysed: &Analysed, params_only: Option<&Analysed>) -> 
         #[doc = #doc_rev]
         #[inline]
         #allow
-        #vis fn #rev #generics (#(#arg_pats: #types,)* #d_name: #ret) -> #rev_ty #where_clause {
-            let #slot_pat = #rev_tokens;
-            #rev_val
-        }
+        #vis fn #rev #generics (#(#arg_pats: #types,)* #d_name: #ret) -> #rev_ty #where_clause
+            #rev_body
 
         #lens_type
     }

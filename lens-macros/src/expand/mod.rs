@@ -7,7 +7,7 @@ mod para;
 mod reverse;
 mod written;
 
-pub use lens::lens;
+pub use lens::{lens, stub};
 pub use para::{para, without_markers};
 pub use written::{rewrite as rewrite_written, rewrite_para as rewrite_para_forward};
 
