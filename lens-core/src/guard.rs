@@ -240,6 +240,54 @@ impl<W, X> InferScalarAsIs<X> for &InferScalar<W, X> {
     }
 }
 
+/// The receiver of a float method of several operands (`x.max(y)`, `x.powf(a)`), for the
+/// function as written, which reads each further operand through `Tie::of(&x).lens_tie(y)`.
+/// The rules (`MaxRule::max_vjp(self, y: Self)`) take every operand at the receiver's type,
+/// and are implemented for `f32` and `f64`. On a float receiver [`TieFloat`] hands the
+/// operand on at that type, so one of another precision is rustc's mismatch at the operand,
+/// with its suggestion (`y.into()`). On any other receiver (a matrix: `m.powf(2.0)`) the
+/// rule is not implemented, which is the error to report; [`TieOther`], one autoref step
+/// later, takes the operand at any type, so that rustc does not add a mismatch of the operand
+/// against the matrix type. It is never run: the crate does not build. (A type of the user's
+/// that implements a rule trait itself is read as "not a float" here too, and fails the
+/// build with [`Typed::MISMATCH`].)
+pub struct Tie<S>(PhantomData<fn() -> S>);
+
+impl<S> Tie<S> {
+    /// The receiver's type.
+    #[inline(always)]
+    pub fn of(_receiver: &S) -> Self {
+        Tie(PhantomData)
+    }
+}
+
+/// A float receiver: the operand at its type.
+pub trait TieFloat<S> {
+    /// `a`.
+    fn lens_tie(self, a: S) -> S;
+}
+
+impl<S: crate::Real> TieFloat<S> for Tie<S> {
+    #[inline(always)]
+    fn lens_tie(self, a: S) -> S {
+        a
+    }
+}
+
+/// Any other receiver: its rule is missing, and that is the error (see [`Tie`]).
+pub trait TieOther<S> {
+    /// Never returns.
+    fn lens_tie<A>(self, a: A) -> S;
+}
+
+impl<S> TieOther<S> for &Tie<S> {
+    fn lens_tie<A>(self, _a: A) -> S {
+        #[allow(clippy::let_unit_value)]
+        let () = Typed::<S, A>::MISMATCH;
+        unreachable!()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -299,5 +347,16 @@ mod tests {
         let m = SMatrix::<f64, 3, 3>::identity();
         let w = InferScalar::of(&m, &v).lens_infer_scalar(v);
         assert_eq!(m * w, v);
+    }
+
+    #[test]
+    fn a_float_receiver_ties_its_operand() {
+        let x = 2.0_f64;
+        let t = Tie::of(&x);
+        let a: f64 = t.lens_tie(3.0);
+        assert_eq!(x.powf(a), 8.0);
+        let y = 0.5_f32;
+        let b = Tie::of(&y).lens_tie(0.25);
+        assert_eq!(y.max(b), 0.5_f32);
     }
 }

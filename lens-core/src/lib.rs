@@ -144,7 +144,7 @@ pub mod __private {
     pub mod guard {
         pub use crate::guard::{
             Exact, ExactTypes, Infer, InferAsIs, InferSame, InferScalar, InferScalarAsIs,
-            InferScalarSame, Mismatch, MismatchTypes, Typed, Types,
+            InferScalarSame, Mismatch, MismatchTypes, Tie, TieFloat, TieOther, Typed, Types,
         };
     }
     pub use crate::rules;

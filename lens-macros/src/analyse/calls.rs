@@ -91,7 +91,7 @@ impl Analyser<'_> {
                 checked: None,
                 sided: false,
             };
-            return self.push_rule(key, rule, Vec::new(), span, out);
+            return self.push_rule(key, rule, Vec::new(), false, span, out);
         }
         let func = rules_path(span, rule);
         let rule = Op::Rule {
@@ -102,7 +102,7 @@ impl Analyser<'_> {
             checked,
             sided: false,
         };
-        self.push_rule(key, rule, owned_operands, span, out)
+        self.push_rule(key, rule, owned_operands, false, span, out)
     }
 
     /// `e` names an argument that is data behind a shared reference (`borrowed_data`).
@@ -122,12 +122,14 @@ impl Analyser<'_> {
 
     /// The rule `rule` (an `Op::Rule`), lowered from the node at `key` in the function as
     /// written, which runs the same rule on the first `args.len()` of its operands (those
-    /// flagged in `owned` read through `rules::owned`, see `InPlace::owned`).
+    /// flagged in `owned` read through `rules::owned`, see `InPlace::owned`; those after the
+    /// receiver of a float method of several operands through `guard::Tie` when `tie`).
     fn push_rule(
         &mut self,
         key: usize,
         rule: Op,
         owned: Vec<bool>,
+        tie: bool,
         span: Span,
         out: &mut Vec<Stmt>,
     ) -> Operand {
@@ -164,6 +166,7 @@ impl Analyser<'_> {
                     infer: infer_operand(*checked, args),
                     owned,
                     side,
+                    tie,
                 },
             ));
         }
@@ -371,11 +374,12 @@ impl Analyser<'_> {
                 infer: None,
                 owned: Vec::new(),
                 side: None,
+                tie: false,
             };
             self.in_place.push((key, written));
             return self.push_op(rule, span, out);
         }
-        self.push_rule(key, rule, read_owned, span, out)
+        self.push_rule(key, rule, read_owned, tied, span, out)
     }
 
     /// The variable a plain name refers to, if it is a differentiated one (no code emitted).

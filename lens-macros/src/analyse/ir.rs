@@ -181,6 +181,10 @@ pub struct InPlace {
     /// A method's rule run in a one-sided form (`Op::Rule::sided`): the differentiated
     /// operand's index.
     pub side: Option<usize>,
+    /// A float method of several operands (`x.max(y)`, `Op::Rule::tied`): the operands after
+    /// the receiver are read through `guard::Tie`, so that on a matrix the missing rule is
+    /// the one error, not followed by a mismatch of each operand against the matrix type.
+    pub tie: bool,
 }
 
 /// The type an operand whose type nothing fixes takes from the other operand

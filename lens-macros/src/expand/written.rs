@@ -113,6 +113,7 @@ impl VisitMut for Rewrite<'_> {
             operands: taken,
             infer,
             owned,
+            tie,
             ..
         }) = self.in_place.get(&key)
         else {
@@ -171,6 +172,25 @@ impl VisitMut for Rewrite<'_> {
                         };
                         #(let #names = ::paralens::__private::operand(#operands);)*
                         let #o = #read;
+                        #func(#(#names,)* #(#extra,)*)
+                    })
+                )
+            }
+            // `x.max(y)`: the operands after the receiver read at its type if it is a float,
+            // at their own otherwise (`guard::Tie`), bound in the order written.
+            None if *tie && operands.len() > 1 => {
+                let names: Vec<TokenStream> = (0..operands.len())
+                    .map(|k| format_ident!("__o{}", k, span = span).into_token_stream())
+                    .collect();
+                let (first, rest) = (&names[0], &names[1..]);
+                let (receiver, args) = (&operands[0], &operands[1..]);
+                quote_spanned!(span=>
+                    ::paralens::__private::value_of(|| {
+                        #[allow(unused_imports)]
+                        use ::paralens::__private::guard::{TieFloat as _, TieOther as _};
+                        let #first = ::paralens::__private::operand(#receiver);
+                        #(let #rest = ::paralens::__private::guard::Tie::of(&#first)
+                            .lens_tie(::paralens::__private::operand(#args));)*
                         #func(#(#names,)* #(#extra,)*)
                     })
                 )
