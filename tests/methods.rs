@@ -96,6 +96,22 @@ fn generic_path_forms<T: Real>(x: T) -> T {
     T::exp(x) + T::sin(x) * x
 }
 
+// Through a type alias (`R::sin(x)` with `type R = f64`) the macro cannot tell the alias
+// from a type of the user's with a `sin` of its own, and the sweeps call `R::sin_vjp`, as
+// for such a type. Without the rule trait in scope that is one error, whose help names the
+// trait to import; with it, `R::sin_vjp` is `f64`'s rule.
+mod alias {
+    use paralens::prelude::*;
+    use paralens::rules::{MaxRule, SinRule};
+
+    pub type R = f64;
+
+    #[lens]
+    pub fn alias_path(x: R, y: R) -> R {
+        R::sin(x) * R::max(x, y)
+    }
+}
+
 #[test]
 fn methods_called_through_their_type() {
     let f = |(x, y): (f64, f64)| path_forms(x, y);
@@ -103,6 +119,12 @@ fn methods_called_through_their_type() {
     for p in [(0.3, 0.9), (1.2, -0.4)] {
         ok("path_forms", check_gradient(f, r, p, H));
     }
+    let f = |(x, y): (f64, f64)| alias::alias_path(x, y);
+    let r = |(x, y): (f64, f64), d: f64| alias::alias_path_rev(x, y, d);
+    for p in [(0.3, 0.9), (1.2, -0.4)] {
+        ok("alias_path", check_gradient(f, r, p, H));
+    }
+    assert_eq!(alias::alias_path(1.2, -0.4), 1.2f64.sin() * 1.2);
     ok(
         "generic_path_forms",
         check_gradient(
