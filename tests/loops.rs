@@ -116,8 +116,9 @@ fn inclusive_reversed_and_stepped_ranges() {
     ok("ranges", check_gradient(ranges, ranges_rev, -1.3, H));
 }
 
-// A stepped inclusive range has no reverse in Rust (`(0..=N).step_by(k)` is not
-// double-ended): the reverse finds its counters by `nth` where the others run `rev`.
+// A stepped range is double-ended only where the range under it has an exact size (not
+// `0..=N`, nor `a..b` of `i64`): the reverse finds its counters by `nth` where the others
+// run `rev()`.
 #[lens]
 fn stepped_inclusive<const N: usize>(x: f64, v: SVector<f64, 7>) -> f64 {
     let mut d = x;
@@ -146,6 +147,55 @@ fn stepped_inclusive_ranges() {
     let r = |(x, v): (f64, SVector<f64, 7>), g: f64| stepped_inclusive_rev::<6>(x, v, g);
     ok("stepped_inclusive", check_gradient(f, r, (x, v), H));
     ok("stepped_inclusive", check_gradient(f, r, (-1.1, v), H));
+}
+
+// Stepped ranges whose counter's type nothing fixes until it defaults to `i32` (found by a
+// reviewer: the reverse chose `rev()` by the range's type, then `RangeInclusive<i32>` has no
+// exact size and the function did not compile), and a counter of `i64`, whose ranges have
+// no exact size either.
+#[lens]
+fn stepped_untyped(x: f64) -> f64 {
+    let mut a = x;
+    for k in (0..=4).step_by(2) {
+        a = a * a * 0.5 + (k as f64) * x;
+    }
+    for k in (0..=4).rev().step_by(2) {
+        a = a * x + k as f64;
+    }
+    for _ in (0..=4).step_by(3) {
+        a = a * 0.5 + x;
+    }
+    for k in (0i64..7).step_by(2) {
+        a = a + (k as f64) * x * x;
+    }
+    a
+}
+
+#[test]
+fn stepped_ranges_of_any_counter_type() {
+    let x: f64 = 0.3;
+    let mut a = x;
+    for k in [0.0, 2.0, 4.0] {
+        a = a * a * 0.5 + k * x;
+    }
+    for k in [4.0, 2.0, 0.0] {
+        a = a * x + k;
+    }
+    for _ in 0..2 {
+        a = a * 0.5 + x;
+    }
+    for k in [0.0, 2.0, 4.0, 6.0] {
+        a += k * x * x;
+    }
+    assert!((stepped_untyped(x) - a).abs() < 1e-12);
+    ok(
+        "stepped_untyped",
+        check_gradient(stepped_untyped, stepped_untyped_rev, x, H),
+    );
+    ok(
+        "stepped_untyped",
+        check_gradient(stepped_untyped, stepped_untyped_rev, -0.8, H),
+    );
 }
 
 // Bounds of the forms `N - 1` and `N + 1`, over vectors: a product of shifted copies.
@@ -318,6 +368,48 @@ fn shared_parameters_across_iterations_in_para() {
     let (_, pull) = model.vjp_params(&p, x);
     pull(dy, &mut only);
     assert!((*only.cell.w - *dp.cell.w).amax() < 1e-12);
+}
+
+// A stepped inclusive range in `para!`, its counter's type fixed by nothing (it did not
+// compile when the reverse chose `rev()` by the range's type).
+para! {
+    /// `h <- (k + 1) / 2 W h + x` at the counters 0, 2, 4, from `h = x`.
+    pub struct Stepped {
+        cell: Dense<2, 2, f64>,
+    }
+    fn forward(&self, x: SVector<f64, 2>) -> SVector<f64, 2> {
+        let mut h = x;
+        for k in (0..=4).step_by(2) {
+            h = self.cell(h) * ((k as f64 + 1.0) * 0.5) + x;
+        }
+        h
+    }
+}
+
+#[test]
+fn stepped_inclusive_range_in_para() {
+    let model = Stepped { cell: Dense::new() };
+    let p = model.init(5);
+    let x = SVector::<f64, 2>::new(0.3, -0.6);
+    let dy = SVector::<f64, 2>::new(1.0, 0.5);
+    let (dp, dx) = model.changes(&p, x, dy);
+    let score = |p: &<Stepped as Init>::Param, x: SVector<f64, 2>| model.forward(p, x).dot(&dy);
+    let mut worst: f64 = 0.0;
+    for i in 0..2 {
+        for j in 0..2 {
+            let (mut a, mut b) = (p.clone(), p.clone());
+            a.cell.w[(i, j)] += H;
+            b.cell.w[(i, j)] -= H;
+            let num = (score(&a, x) - score(&b, x)) / (2.0 * H);
+            worst = worst.max((num - dp.cell.w[(i, j)]).abs());
+        }
+        let (mut xa, mut xb) = (x, x);
+        xa[i] += H;
+        xb[i] -= H;
+        let num = (score(&p, xa) - score(&p, xb)) / (2.0 * H);
+        worst = worst.max((num - dx[i]).abs());
+    }
+    assert!(worst < 1e-7, "largest error {worst}");
 }
 
 const K: i32 = 3;

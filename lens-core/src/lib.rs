@@ -147,17 +147,14 @@ pub mod __private {
             InferScalarSame, Mismatch, MismatchTypes, Tie, TieFloat, TieOther, Typed, Types,
         };
     }
+    pub use crate::backward::Backward;
     pub use crate::rules;
     pub use crate::tangent::{Flat, Tangent};
     pub use crate::tape::Tape;
-    pub use lens_macros::__companions as companions;
-    /// A loop's iterations in reverse (see the module).
-    pub mod backward {
-        pub use crate::backward::{Backward, ByNth, ByRev, Nth};
-    }
     pub use core::clone::Clone;
     pub use core::default::Default;
     pub use core::iter::{Iterator, empty};
+    pub use lens_macros::__companions as companions;
     pub use rand::Rng;
     #[cfg(feature = "std")]
     pub use std::vec::Vec;

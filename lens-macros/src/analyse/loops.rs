@@ -22,6 +22,10 @@ pub struct Loop {
     pub pat: TokenStream,
     /// The range as written, with its `.rev()` and `.step_by(k)`.
     pub range: TokenStream,
+    /// The range is double-ended for every integer type of its counter (no `.step_by(k)`:
+    /// a stepped range is double-ended only where the range under it has an exact size,
+    /// which `a..=b` and `a..b` of `i64` have not), so the reverse runs it with `rev()`.
+    pub double_ended: bool,
     /// A constant `N` such that the loop runs at most `N + 1` times (the tape's size).
     pub bound: TokenStream,
     /// The body; its value is the tuple of the carried bindings' values at its end.
@@ -199,6 +203,7 @@ impl Analyser<'_> {
         let op = Op::Loop(Loop {
             pat: f.pat.to_token_stream(),
             range: f.expr.to_token_stream(),
+            double_ended: !steps(&f.expr),
             bound: bound.base,
             body,
             carried,
@@ -451,4 +456,14 @@ impl<'a> syn::visit::Visit<'a> for Exits {
     }
     fn visit_expr_closure(&mut self, _: &'a syn::ExprClosure) {}
     fn visit_item(&mut self, _: &'a syn::Item) {}
+}
+
+/// Whether the range expression `e` has a `.step_by(k)` anywhere in its chain.
+fn steps(e: &Expr) -> bool {
+    match e {
+        Expr::Paren(p) => steps(&p.expr),
+        Expr::Group(g) => steps(&g.expr),
+        Expr::MethodCall(m) => m.method == "step_by" || steps(&m.receiver),
+        _ => false,
+    }
 }

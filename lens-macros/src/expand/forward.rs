@@ -394,9 +394,19 @@ fn loop_expr(cx: &Cx, target: VarId, l: &Loop, witness: &TokenStream) -> TokenSt
     };
     if plan.recompute {
         // Recomputation (see `analyse/recompute.rs`): the tape keeps only the carried values
-        // the reverse reads, the reverse runs the range backwards (`rev`, or `nth` where the
-        // range has no reverse: see `lens_core::backward`), and runs the body again just
-        // before its pullback.
+        // the reverse reads, the reverse runs the range backwards (`rev()`, or each counter
+        // found again by `nth` for a stepped range: see `Loop::double_ended`), and runs the
+        // body again just before its pullback.
+        let back = if l.double_ended {
+            quote!(::core::iter::Iterator::rev(::core::clone::Clone::clone(
+                &__r
+            )))
+        } else {
+            quote!(::paralens::__private::Backward::new(
+                ::core::clone::Clone::clone(&__r),
+                __n
+            ))
+        };
         let kept: Vec<&syn::Ident> = carried
             .iter()
             .zip(&plan.needed)
@@ -449,10 +459,7 @@ fn loop_expr(cx: &Cx, target: VarId, l: &Loop, witness: &TokenStream) -> TokenSt
                 move |__d, __acc #buf_param| {
                     let (#(#slots,)*) = __acc;
                     let mut __dc = __d;
-                    #[allow(unused_imports)]
-                    use ::paralens::__private::backward::{ByNth as _, ByRev as _};
-                    let __back = ::paralens::__private::backward::Backward(&__r, __n);
-                    for __item in (&__back).lens_backward() {
+                    for __item in #back {
                         let #pat = __item;
                         #pop
                         let (#(#carried,)*) = (#(#starts,)*);
