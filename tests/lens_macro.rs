@@ -3,7 +3,7 @@
 #![deny(warnings)]
 
 use paralens::prelude::*;
-use paralens::{GradCheck, check_gradient};
+use paralens::{GradCheck, check_gradient, fns};
 
 const H: f64 = 1e-6;
 const TOL: f64 = 1e-7;
@@ -481,6 +481,25 @@ fn generic_scalar_functions() {
     );
     let (g32, g64) = (softsign_rev(0.8_f32, 1.0), softsign_rev(0.8_f64, 1.0));
     assert!((f64::from(g32) - g64).abs() < 1e-6);
+    for x in [0.8, -1.3] {
+        ok(
+            "activations f64",
+            check_gradient(activations::<f64>, activations_rev::<f64>, x, H),
+        );
+        let (a32, a64) = (activations_rev(x as f32, 1.0), activations_rev(x, 1.0));
+        assert!((f64::from(a32) - a64).abs() < 1e-5);
+    }
+    let x = 0.8_f64;
+    let want = fns::gelu(x) * x + fns::relu(x) + fns::sigmoid(x) + fns::tanh(x) - fns::softplus(x)
+        + fns::leaky_relu(x, 0.1);
+    assert!((activations(x) - want).abs() < 1e-15);
+}
+
+// The activations of `fns` on a generic scalar (`Elementwise` is a supertrait of `Real`; a
+// reviewer found `gelu(x)` with `x: T` refused, three times).
+#[lens]
+fn activations<T: Real>(x: T) -> T {
+    gelu(x) * x + relu(x) + sigmoid(x) + tanh(x) - softplus(x) + leaky_relu(x, T::cst(0.1))
 }
 
 // A raw identifier as the name: `r#match` gives `match_vjp`, `match_rev` and `Match`, and

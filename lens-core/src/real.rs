@@ -9,7 +9,8 @@ use core::fmt::{Debug, Display};
 ///
 /// The reverse rules of the float methods (`ExpRule`, `MaxRule`, ...) are supertraits: they are
 /// implemented for `f32` and `f64` alone, so that a method called on another type is one
-/// error, and generic code reaches them through this bound.
+/// error, and generic code reaches them through this bound. So is `Elementwise`, so that the
+/// activations of `fns` (`relu(x)`, `gelu(x)`) take a generic `T: Real`.
 pub trait Real:
     nalgebra::RealField
     + Copy
@@ -48,6 +49,7 @@ pub trait Real:
     + crate::rules::HypotRule
     + crate::rules::MulAddRule
     + crate::rules::ClampRule
+    + crate::activation::Elementwise<Scalar = Self>
     + 'static
 {
     /// Converts an `f64` constant (rounding for `f32`).
