@@ -4,7 +4,7 @@
 //! finite differences. They compiled and were right before the rewrite, and must stay so.
 
 use paralens::prelude::*;
-use paralens::{GradCheck, check_gradient};
+use paralens::{GradCheck, check_gradient, fns};
 
 type V3 = SVector<f64, 3>;
 
@@ -723,4 +723,30 @@ fn generic_scaling_has_rules() {
         |h| scaled_heap_generic_vjp(h, -0.5).0,
         h,
     );
+}
+
+// A learned slope (PReLU): `leaky_relu(h, a)` with `a` differentiated, on a scalar, a static
+// vector and a heap matrix. The slope's change was `()`, and a differentiated slope an error
+// at `#[lens]` ("expected `&f64`, found `&()`").
+#[lens]
+fn prelu(x: SVector<f64, 4>, a: f64, h: HeapMatrix<f64, 2, 3>, b: f64) -> f64 {
+    leaky_relu(x, a).sum() * a + leaky_relu(h, b).norm_squared() + leaky_relu(b - 1.0, a)
+}
+
+#[test]
+fn learned_slopes_of_leaky_relu() {
+    let x = SVector::<f64, 4>::new(0.3, -0.5, 0.8, -1.1);
+    // No entry at the kink (0), where finite differences straddle two slopes.
+    let h = HeapMatrix::<f64, 2, 3>::from_fn(|i, j| (i as f64 * 1.3 - j as f64 * 0.7 + 0.2).sin());
+    check_at(
+        "prelu",
+        |(x, a, h, b)| prelu(x, a, h, b),
+        |(x, a, h, b), d| prelu_rev(x, a, h, b, d),
+        |(x, a, h, b)| prelu_vjp(x, a, h, b).0,
+        (x, 0.2, h.clone(), 0.4),
+    );
+    // The slope's change by hand, for the vector alone: the negative entries.
+    let (dx, da) = fns::leaky_relu_rev(x, 0.2, SVector::repeat(1.0));
+    assert_eq!(da, -0.5 - 1.1);
+    assert_eq!(dx, SVector::<f64, 4>::new(1.0, 0.2, 1.0, 0.2));
 }

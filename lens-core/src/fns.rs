@@ -10,7 +10,7 @@
 
 use crate::activation::Elementwise;
 use crate::rules::activation as rule;
-use crate::{Lens, LogSoftmax, Real, Softmax};
+use crate::{Flat, Lens, LogSoftmax, Real, Softmax};
 use nalgebra::{SMatrix, SVector};
 
 macro_rules! entrywise_fn {
@@ -53,34 +53,50 @@ entrywise_fn! {
 
 // Each `_vjp` and `_rev` at its function's spans (see `lens_macros::__companions`).
 lens_macros::__companions! {
-    /// `x` where positive, `alpha x` elsewhere, entry-wise; `alpha` gets no change.
+    /// `x` where positive, `alpha x` elsewhere, entry-wise. The slope `alpha` is
+    /// differentiated too, so a learned slope (PReLU) is `leaky_relu(h, a)` with `a` a
+    /// parameter; a constant one is forward-only data and its change is not used.
     #[inline]
-    pub fn leaky_relu<V: Elementwise>(x: V, alpha: V::Scalar) -> V {
+    pub fn leaky_relu<V: Elementwise + Flat<V::Scalar>>(x: V, alpha: V::Scalar) -> V {
         x.map_entries(|v| rule::leaky_relu(v, alpha).0)
     }
 
-    /// [`leaky_relu`] and its pullback (the slope's slot is `()`: it is not differentiated).
+    /// [`leaky_relu`] and its pullback: the change of `x`, and of `alpha` the sum of `x d`
+    /// over the entries where `x <= 0`.
     #[inline]
-    pub fn leaky_relu_vjp<V: Elementwise>(
+    pub fn leaky_relu_vjp<V: Elementwise + Flat<V::Scalar>>(
         x: V,
         alpha: V::Scalar,
-    ) -> (V, impl FnOnce(V) -> (V, ())) {
+    ) -> (V, impl FnOnce(V) -> (V, V::Scalar)) {
         (
             x.map_entries(|v| rule::leaky_relu(v, alpha).0),
             #[inline(always)]
             move |d: V| {
+                let zero: V::Scalar = Real::cst(0.0);
+                let mut da = zero;
+                for (xs, ds) in x.slices().zip(d.slices()) {
+                    for (&v, &dv) in xs.iter().zip(ds) {
+                        if v <= zero {
+                            da += v * dv;
+                        }
+                    }
+                }
                 (
                     d.zip_entries(&x, |dv, v| rule::leaky_relu(v, alpha).1(dv)),
-                    (),
+                    da,
                 )
             },
         )
     }
 
-    /// The reverse derivative of [`leaky_relu`] in `x`.
+    /// The reverse derivative of [`leaky_relu`]: the changes of `x` and of `alpha`.
     #[inline]
-    pub fn leaky_relu_rev<V: Elementwise>(x: V, alpha: V::Scalar, d: V) -> V {
-        leaky_relu_vjp(x, alpha).1(d).0
+    pub fn leaky_relu_rev<V: Elementwise + Flat<V::Scalar>>(
+        x: V,
+        alpha: V::Scalar,
+        d: V,
+    ) -> (V, V::Scalar) {
+        leaky_relu_vjp(x, alpha).1(d)
     }
 
     /// `softmax` of a vector.
