@@ -240,6 +240,79 @@ impl<W, X> InferScalarAsIs<X> for &InferScalar<W, X> {
     }
 }
 
+/// The change a called function's pullback gives an argument (`Change::like(w, &g)`, `w`
+/// the argument's witness), read at the argument's type, in three steps of method
+/// resolution on `(&&Change::like(w, &g)).lens_change(g)`:
+/// - [`ChangeExact`]: the change has the argument's type; the change itself.
+/// - [`ChangeNone`]: the change is `()` where the argument is differentiated: the function
+///   called does not differentiate that parameter (`#[nodiff]`), and the change would be lost.
+///   An error, at the argument, saying so ([`NotDifferentiatedThere`]); it was rustc's
+///   "expected `&f64`, found `&()`" at `#[lens]`.
+/// - [`ChangeOther`]: another type. The function as written has a type error in that
+///   argument and reports it; the sweep goes on at the argument's type, reporting nothing
+///   more (see the module's documentation; never built).
+pub struct Change<W, G>(PhantomData<(fn() -> W, fn() -> G)>);
+
+impl<W, G> Change<W, G> {
+    /// The argument's type (by its witness) and the change's.
+    #[inline(always)]
+    pub fn like(_witness: PhantomData<W>, _change: &G) -> Self {
+        Change(PhantomData)
+    }
+}
+
+/// The change has the argument's type.
+pub trait ChangeExact<W> {
+    /// `g`.
+    fn lens_change(self, g: W) -> W;
+}
+
+impl<W> ChangeExact<W> for &&Change<W, W> {
+    #[inline(always)]
+    fn lens_change(self, g: W) -> W {
+        g
+    }
+}
+
+/// A differentiated argument passed where the function called does not differentiate it.
+#[diagnostic::on_unimplemented(
+    message = "this argument is differentiated, and the function called does not differentiate its parameter",
+    label = "its change would be lost here",
+    note = "the parameter is `#[nodiff]` (or otherwise gets no change) in the function called: differentiate it there, or pass a value that is not differentiated"
+)]
+pub trait NotDifferentiatedThere {}
+
+/// The change is `()` (see [`Change`]).
+pub trait ChangeNone<W> {
+    /// Never compiles: its bound is implemented for no type.
+    fn lens_change(self, g: ()) -> W
+    where
+        W: NotDifferentiatedThere;
+}
+
+impl<W> ChangeNone<W> for &Change<W, ()> {
+    fn lens_change(self, _g: ()) -> W
+    where
+        W: NotDifferentiatedThere,
+    {
+        unreachable!()
+    }
+}
+
+/// The change has another type (see [`Change`]).
+pub trait ChangeOther<W, G> {
+    /// Never returns.
+    fn lens_change(self, g: G) -> W;
+}
+
+impl<W, G> ChangeOther<W, G> for Change<W, G> {
+    fn lens_change(self, _g: G) -> W {
+        #[allow(clippy::let_unit_value)]
+        let () = Typed::<W, G>::MISMATCH;
+        unreachable!()
+    }
+}
+
 /// The receiver of a float method of several operands (`x.max(y)`, `x.powf(a)`), for the
 /// function as written, which reads each further operand through `Tie::of(&x).lens_tie(y)`.
 /// The rules (`MaxRule::max_vjp(self, y: Self)`) take every operand at the receiver's type,
@@ -358,5 +431,16 @@ mod tests {
         let y = 0.5_f32;
         let b = Tie::of(&y).lens_tie(0.25);
         assert_eq!(y.max(b), 0.5_f32);
+    }
+
+    #[test]
+    fn a_change_of_the_arguments_type_is_itself() {
+        let x = 1.5_f64;
+        let g = 0.25_f64;
+        let w = crate::__private::witness(&x);
+        assert_eq!((&&Change::like(w, &g)).lens_change(g), 0.25);
+        let v = SMatrix::<f64, 2, 1>::new(1.0, 2.0);
+        let w = crate::__private::witness(&v);
+        assert_eq!((&&Change::like(w, &v)).lens_change(v), v);
     }
 }

@@ -143,8 +143,9 @@ pub mod __private {
     /// Guards on the types of the reverse sweep (see the module).
     pub mod guard {
         pub use crate::guard::{
-            Exact, ExactTypes, Infer, InferAsIs, InferSame, InferScalar, InferScalarAsIs,
-            InferScalarSame, Mismatch, MismatchTypes, Tie, TieFloat, TieOther, Typed, Types,
+            Change, ChangeExact, ChangeNone, ChangeOther, Exact, ExactTypes, Infer, InferAsIs,
+            InferSame, InferScalar, InferScalarAsIs, InferScalarSame, Mismatch, MismatchTypes,
+            NotDifferentiatedThere, Tie, TieFloat, TieOther, Typed, Types,
         };
     }
     pub use crate::backward::Backward;

@@ -241,11 +241,24 @@ pub fn stmt(cx: &Cx, s: &Stmt) -> TokenStream {
                     )
                 }
                 Op::Call { path, args, spans } => {
+                    // The arguments' types, for their changes (`guard::Change`).
+                    let w = format_ident!("__w{}", target);
+                    let witnesses = args.iter().map(|a| match a {
+                        Operand::Var(id) => {
+                            let v = cx.read(*id);
+                            quote!(::paralens::__private::witness(&#v))
+                        }
+                        Operand::Const(_) => quote!(()),
+                    });
+                    let witnesses = quote!(let #w = (#(#witnesses,)*););
                     let args = args.iter().zip(spans).map(|(a, s)| match s {
                         Some(s) => at(moved(cx, *target, a), a, *s),
                         None => moved(cx, *target, a),
                     });
-                    quote_spanned!(span=> let (#x, #pb) #pair_ann = #path(#(#args),*);)
+                    quote_spanned!(span=>
+                        #witnesses
+                        let (#x, #pb) #pair_ann = #path(#(#args),*);
+                    )
                 }
                 Op::Sub { field, args } => {
                     let input = match args.as_slice() {

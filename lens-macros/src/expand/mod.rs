@@ -366,8 +366,9 @@ pub fn guard_traits() -> TokenStream {
     quote!(
         #[allow(unused_imports)]
         use ::paralens::__private::guard::{
-            Exact as _, ExactTypes as _, InferAsIs as _, InferSame as _, InferScalarAsIs as _,
-            InferScalarSame as _, Mismatch as _, MismatchTypes as _,
+            ChangeExact as _, ChangeNone as _, ChangeOther as _, Exact as _, ExactTypes as _,
+            InferAsIs as _, InferSame as _, InferScalarAsIs as _, InferScalarSame as _,
+            Mismatch as _, MismatchTypes as _,
         };
         #[allow(unused_imports)]
         use ::paralens::__private::rules::checked::{

@@ -168,7 +168,26 @@ impl Sweep<'_> {
                             }
                             _ => None,
                         };
-                        if let [one] = args.as_slice() {
+                        if let Op::Call { spans, .. } = &**op {
+                            // A function's changes read at its arguments' types (`guard::Change`).
+                            let names = self.names(*target, args);
+                            let pattern = match names.as_slice() {
+                                [one] => quote!(#one),
+                                many => quote!((#(#many),*)),
+                            };
+                            self.out
+                                .extend(quote_spanned!(span=> let #pattern = #pb(#d);));
+                            let w = format_ident!("__w{}", target);
+                            for (i, (o, at)) in args.iter().zip(spans).enumerate() {
+                                let g = format_ident!("__g{}_{}", target, i);
+                                let k = syn::Index::from(i);
+                                let change = quote_spanned!(at.unwrap_or(span)=>
+                                    (&&::paralens::__private::guard::Change::like(#w.#k, &#g))
+                                        .lens_change(#g)
+                                );
+                                self.contribute(o, change);
+                            }
+                        } else if let [one] = args.as_slice() {
                             let g = format_ident!("__g{}_0", target);
                             self.out.extend(quote_spanned!(span=> let #g = #pb(#d);));
                             self.contribute(one, quote!(#g));
