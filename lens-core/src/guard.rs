@@ -250,10 +250,32 @@ impl<W, X> InferScalarAsIs<X> for &InferScalar<W, X> {
 ///   "expected `&f64`, found `&()`" at `#[lens]`.
 /// - [`ChangeOther`]: another type. The function as written has a type error in that
 ///   argument and reports it; the sweep goes on at the argument's type, reporting nothing
-///   more (see the module's documentation; never built).
+///   more (see the module's documentation; never built). Should the function as written
+///   compile (a hand-written `name_vjp` whose pullback gives a change of another type),
+///   building fails with [`Change::OTHER_TYPE`], which says so.
 pub struct Change<W, G>(PhantomData<(fn() -> W, fn() -> G)>);
 
+// `Copy` whatever `W` and `G` are: `ChangeOther` takes the guard by value, found two
+// dereferences below the receiver `&&Change` (without it, E0507 in the guard's internals).
+impl<W, G> Clone for Change<W, G> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<W, G> Copy for Change<W, G> {}
+
 impl<W, G> Change<W, G> {
+    /// Evaluated only when the code of a change of another type is built: the function as
+    /// written compiles, and the function it calls gives an argument a change of another
+    /// type than the argument's.
+    pub const OTHER_TYPE: () = panic!(
+        "a function called in a #[lens] body gives one of its arguments a change of another \
+         type than the argument's: the pullback of its `name_vjp` must return each argument's \
+         change at that argument's type (if #[lens] wrote that function, this is a defect of \
+         #[lens], please report it)"
+    );
+
     /// The argument's type (by its witness) and the change's.
     #[inline(always)]
     pub fn like(_witness: PhantomData<W>, _change: &G) -> Self {
@@ -282,18 +304,23 @@ impl<W> ChangeExact<W> for &&Change<W, W> {
 )]
 pub trait NotDifferentiatedThere {}
 
+/// The argument of type `W` whose change a called function does not give: the bound of
+/// [`ChangeNone`] is on it rather than on `W`, so that in a generic function rustc does not
+/// suggest bounding the type parameter by [`NotDifferentiatedThere`].
+pub struct Lost<W>(PhantomData<fn() -> W>);
+
 /// The change is `()` (see [`Change`]).
 pub trait ChangeNone<W> {
     /// Never compiles: its bound is implemented for no type.
     fn lens_change(self, g: ()) -> W
     where
-        W: NotDifferentiatedThere;
+        Lost<W>: NotDifferentiatedThere;
 }
 
 impl<W> ChangeNone<W> for &Change<W, ()> {
     fn lens_change(self, _g: ()) -> W
     where
-        W: NotDifferentiatedThere,
+        Lost<W>: NotDifferentiatedThere,
     {
         unreachable!()
     }
@@ -308,7 +335,7 @@ pub trait ChangeOther<W, G> {
 impl<W, G> ChangeOther<W, G> for Change<W, G> {
     fn lens_change(self, _g: G) -> W {
         #[allow(clippy::let_unit_value)]
-        let () = Typed::<W, G>::MISMATCH;
+        let () = Change::<W, G>::OTHER_TYPE;
         unreachable!()
     }
 }

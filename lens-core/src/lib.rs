@@ -144,8 +144,8 @@ pub mod __private {
     pub mod guard {
         pub use crate::guard::{
             Change, ChangeExact, ChangeNone, ChangeOther, Exact, ExactTypes, Infer, InferAsIs,
-            InferSame, InferScalar, InferScalarAsIs, InferScalarSame, Mismatch, MismatchTypes,
-            NotDifferentiatedThere, Tie, TieFloat, TieOther, Typed, Types,
+            InferSame, InferScalar, InferScalarAsIs, InferScalarSame, Lost, Mismatch,
+            MismatchTypes, NotDifferentiatedThere, Tie, TieFloat, TieOther, Typed, Types,
         };
     }
     pub use crate::backward::Backward;
