@@ -73,19 +73,27 @@ fn tied_operands(
     taken: &mut [TokenStream],
 ) -> TokenStream {
     let w = format_ident!("__w{}", target);
-    let witnesses = args.iter().map(|a| match a {
-        Operand::Var(id) => {
-            let x = cx.read(*id);
-            quote!(::paralens::__private::witness(&#x))
-        }
-        Operand::Const(_) => quote!(()),
-    });
+    let witnesses = operand_witnesses(cx, args);
     if matches!(args.first(), Some(Operand::Var(_))) {
         for t in taken.iter_mut().skip(1) {
             *t = super::typed_like(quote!(#w.0), t.clone());
         }
     }
     quote!(let #w = (#(#witnesses,)*);)
+}
+
+/// `witness(&x)` of each operand that is a variable, `()` for forward-only data.
+fn operand_witnesses<'a>(
+    cx: &'a Cx,
+    args: &'a [Operand],
+) -> impl Iterator<Item = TokenStream> + 'a {
+    args.iter().map(|a| match a {
+        Operand::Var(id) => {
+            let x = cx.read(*id);
+            quote!(::paralens::__private::witness(&#x))
+        }
+        Operand::Const(_) => quote!(()),
+    })
 }
 
 /// `a op b` through `rules::checked` (the tag names the operator): the operands' types
@@ -243,13 +251,7 @@ pub fn stmt(cx: &Cx, s: &Stmt) -> TokenStream {
                 Op::Call { path, args, spans } => {
                     // The arguments' types, for their changes (`guard::Change`).
                     let w = format_ident!("__w{}", target);
-                    let witnesses = args.iter().map(|a| match a {
-                        Operand::Var(id) => {
-                            let v = cx.read(*id);
-                            quote!(::paralens::__private::witness(&#v))
-                        }
-                        Operand::Const(_) => quote!(()),
-                    });
+                    let witnesses = operand_witnesses(cx, args);
                     let witnesses = quote!(let #w = (#(#witnesses,)*););
                     let args = args.iter().zip(spans).map(|(a, s)| match s {
                         Some(s) => at(moved(cx, *target, a), a, *s),
