@@ -33,7 +33,13 @@
 //!   `#[lens(name = Other)]` when that name is taken. With parameters it also implements
 //!   [`Init`], so it can be a sub-model of `para!`: they start at zero, or where
 //!   `#[lens(init = f)]` puts them (`fn f<R: rand::Rng + ?Sized>(rng: &mut R) -> Params`).
-//!   A model of several layers needs `init`: from zero, the layers' changes stay zero. Its
+//!   A model of several layers needs `init`: from zero, the layers' changes stay zero. The
+//!   const generics that the parameters' types name are the type's own, so each size has
+//!   one parameter type: `fn gain<const N: usize>(#[param] g: SVector<f64, N>, ..)` gives
+//!   the unit struct `Gain<const N: usize>` (a sub-model `gain: Gain<3>`, a value `Gain`),
+//!   and `f` may be generic over them. Where they name a type parameter of the function
+//!   (the scalar `T`) there is no `Init`: write the function for one scalar type, or
+//!   implement `Init` for the lens type at the sizes you use. Its
 //!   [`Para::vjp_params`] (what a [`Learner`] runs) sweeps the body with the inputs as data,
 //!   so the inputs' changes through `+ - * /` (a product per layer for a batch) are never
 //!   computed (a method with an operand, `x.dot(&w)`, keeps its two-sided rule there, to

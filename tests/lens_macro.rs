@@ -320,8 +320,8 @@ fn heap_data_layer(#[param] w: HeapMatrix<f64, 3, 4>, #[nodiff] x: HeapMatrix<f6
 }
 
 // Sizes that only the parameters name: the function compiles (it failed the whole crate with
-// E0207, unconstrained parameters of the lens type's impls), with `name_vjp` and `name_rev`
-// and no lens type.
+// E0207, unconstrained parameters of the lens type's impls), and its lens type carries them
+// (`GenericHidden<H, I>`; no `Init`, as its parameters' scalar type is the function's).
 #[lens]
 fn generic_hidden<T: Real, const I: usize, const H: usize, const B: usize>(
     #[param] w1: HeapMatrix<T, H, I>,
@@ -359,6 +359,19 @@ fn heap_models_with_data_inputs_and_generic_sizes() {
         H,
     );
     ok("generic_hidden", r);
+    // The lens type, its sizes inferred from the parameters.
+    let (w1, w2) = (
+        HeapMatrix::<f64, 4, 6>::from_fn(|i, j| 0.1 * (i as f64) - 0.05 * (j as f64)),
+        HeapMatrix::<f64, 1, 4>::repeat(0.5),
+    );
+    let x = HeapMatrix::<f64, 6, 2>::repeat(0.7);
+    let p = (w1.clone(), w2.clone());
+    let (y, pb) = GenericHidden.vjp(&p, x.clone());
+    assert_eq!(y, generic_hidden(w1.clone(), w2.clone(), x.clone()));
+    let mut dp = Tangent::zeros();
+    let dx = pb(1.0, &mut dp);
+    let (a, b, c) = generic_hidden_rev(w1, w2, x, 1.0);
+    assert!(*dp.0 == *a && *dp.1 == *b && *dx == *c);
 }
 
 /// Sums the entries: a second lens type to finish the composite above.

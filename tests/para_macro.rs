@@ -292,6 +292,70 @@ fn lens_functions_with_parameters_are_sub_models() {
     assert!((dx - p.score.0 * s).amax() < 1e-12);
 }
 
+/// A gain per entry, for any length: the lens type is `Gain<N>`, one parameter type per
+/// length, so it has `Init` (drawn by `draw_gain`) and is a sub-model.
+#[lens(init = draw_gain)]
+fn gain<const N: usize>(#[param] g: SVector<f64, N>, x: SVector<f64, N>) -> SVector<f64, N> {
+    g.component_mul(&x)
+}
+
+fn draw_gain<const N: usize, R: paralens::rand::Rng + ?Sized>(rng: &mut R) -> SVector<f64, N> {
+    SVector::from_fn(|_, _| rng.random_range(0.5..1.5))
+}
+
+/// A hidden width that only the parameters name: `Hidden<H>` fixes it (without the type's
+/// own `H` the lens type could not exist), and its parameters start at zero.
+#[lens]
+fn hidden<const H: usize>(
+    #[param] w1: SMatrix<f64, H, 2>,
+    #[param] w2: SMatrix<f64, 1, H>,
+    x: SVector<f64, 2>,
+) -> f64 {
+    (w2 * tanh(w1 * x))[0]
+}
+
+para! {
+    /// Const-generic `#[lens]` functions with parameters as sub-models.
+    pub struct Sized3 { gain: Gain<3>, l: Dense<3, 2, f64>, out: Hidden<4> }
+    fn forward(&self, x: SVector<f64, 3>) -> f64 {
+        self.out(tanh(self.l(self.gain(x))))
+    }
+}
+
+#[test]
+fn const_generic_lens_functions_with_parameters_are_sub_models() {
+    let m = Sized3 {
+        gain: Gain,
+        l: Dense::new(),
+        out: Hidden,
+    };
+    let mut p = m.init(11);
+    assert!(
+        p.gain.iter().all(|g| (0.5..1.5).contains(g)),
+        "drawn by draw_gain"
+    );
+    assert!(p.out.0.iter().chain(p.out.1.iter()).all(|w| *w == 0.0));
+    // Away from zero, so that every parameter's change is checked.
+    p.out.0 = SMatrix::from_fn(|i, j| 0.3 * i as f64 - 0.2 * j as f64 + 0.1);
+    p.out.1 = SMatrix::from_fn(|_, j| 0.5 - 0.3 * j as f64);
+    ok(
+        "sized3",
+        check_gradient(
+            |(p, x): (Sized3Params, SVector<f64, 3>)| m.forward(&p, x),
+            |(p, x), d| m.changes(&p, x, d),
+            (p, x3()),
+            1e-6,
+        ),
+    );
+    // The lens type alone, its size inferred from the input.
+    let g = SVector::<f64, 2>::new(2.0, -1.0);
+    let (y, pb) = Gain.vjp(&g, SVector::<f64, 2>::new(0.5, 3.0));
+    assert_eq!(y, SVector::<f64, 2>::new(1.0, -3.0));
+    let mut dg = SVector::<f64, 2>::zeros();
+    let dx = pb(SVector::<f64, 2>::new(1.0, 1.0), &mut dg);
+    assert_eq!((dg, dx), (SVector::<f64, 2>::new(0.5, 3.0), g));
+}
+
 para! {
     /// A forward on one line (its braces once drew an `unused_braces` warning).
     pub struct OneLine { l: Dense<2, 2, f64> }

@@ -6,6 +6,11 @@ use rand::{Rng, SeedableRng, rngs::StdRng};
 ///
 /// Composites initialise their parts in order from one generator, so a seed fixes every
 /// weight of a model.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot draw its initial parameters: it has no `Init`",
+    label = "a sub-model needs `Init`",
+    note = "a `#[lens]` function's type has `Init` unless its parameters' types name a type parameter of the function (a scalar `T`): write the function for one scalar type, or implement `Init` for the lens type at the sizes you use"
+)]
 pub trait Init {
     /// The parameter type created.
     type Param;

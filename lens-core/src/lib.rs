@@ -288,6 +288,10 @@ pub mod __private {
     /// Compiles when `A` is `B` (see [`LensTypeNamed`]).
     pub const fn lens_type_named<A: LensTypeNamed<B>, B>() {}
 
+    /// Compiles when the value's type is `B`: the check of a generic lens type, through the
+    /// unit value its name has.
+    pub const fn lens_value_named<A: LensTypeNamed<B>, B>(_: &A) {}
+
     /// The "no change" value a lens type returns for an argument that is not differentiated
     /// (labels, indices, flags, `#[nodiff]` values).
     pub trait NoChange {

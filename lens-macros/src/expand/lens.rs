@@ -63,7 +63,43 @@ fn generate(f: &LensFn, sweeps: Option<(&Analysed, Option<&Analysed>)>) -> Token
     // item of the same name written by the user shadows without a clash; a check below then
     // names `#[lens(name = ...)]`. The impls name it by its module path.
     let module = format_ident!("__lens_{}", name.unraw());
-    let ty_path = quote!(#module::#ty_name);
+    // The const generics that the parameters' types name (the sizes of a layer's weights)
+    // are the lens type's own: `fn scale<const N: usize>(#[param] w: SVector<f64, N>, ..)`
+    // gives `Scale<const N: usize>`, still a unit struct, so that one type has one parameter
+    // type (`Init`) and a size only the parameters name is constrained by the type.
+    let param_tokens: TokenStream = args
+        .iter()
+        .filter(|a| a.kind == ArgKind::Param)
+        .map(|a| a.ty.to_token_stream())
+        .collect();
+    let own_consts: Vec<&syn::ConstParam> = f
+        .generics
+        .params
+        .iter()
+        .filter_map(|g| match g {
+            syn::GenericParam::Const(c) if mentions(param_tokens.clone(), &c.ident.to_string()) => {
+                Some(c)
+            }
+            _ => None,
+        })
+        .collect();
+    let own_idents: Vec<&Ident> = own_consts.iter().map(|c| &c.ident).collect();
+    let own_args = if own_consts.is_empty() {
+        TokenStream::new()
+    } else {
+        quote!(<#(#own_idents),*>)
+    };
+    let ty_path = quote!(#module::#ty_name #own_args);
+    // The type's own generics as declared (no defaults: the same list serves an impl).
+    let own_decl = if own_consts.is_empty() {
+        TokenStream::new()
+    } else {
+        let decl = own_consts.iter().map(|c| {
+            let (i, t) = (&c.ident, &c.ty);
+            quote!(const #i: #t)
+        });
+        quote!(<#(#decl),*>)
+    };
     let allow = allows();
 
     let idents: Vec<&Ident> = args.iter().map(|a| &a.ident).collect();
@@ -243,16 +279,35 @@ fn generate(f: &LensFn, sweeps: Option<(&Analysed, Option<&Analysed>)>) -> Token
     };
     let (in_ty, in_pat, in_changes) = part(&inputs);
     let (p_ty_tokens, _, _) = part(&params);
-    // `Init` names one parameter type, so a lens type gets it only when that type does not
-    // depend on the function's generic parameters (`Para` can: it is implemented per input).
-    let generic_param = f.generics.params.iter().any(|g| {
-        let name = match g {
-            syn::GenericParam::Type(t) => t.ident.to_string(),
-            syn::GenericParam::Const(c) => c.ident.to_string(),
-            syn::GenericParam::Lifetime(_) => return false,
-        };
-        mentions(p_ty_tokens.clone(), &name)
+    // `Init` names one parameter type, so a lens type gets it only when that type depends on
+    // no generic parameter but the type's own (`Para` can: it is implemented per input).
+    let generic_param = f.generics.params.iter().any(|g| match g {
+        syn::GenericParam::Type(t) => mentions(p_ty_tokens.clone(), &t.ident.to_string()),
+        _ => false,
     });
+    // `Init`'s bounds: the where clause's predicates on the type's own generics alone.
+    let others: Vec<String> = f
+        .generics
+        .params
+        .iter()
+        .filter_map(|g| match g {
+            syn::GenericParam::Type(t) => Some(t.ident.to_string()),
+            syn::GenericParam::Const(c) if !own_idents.contains(&&c.ident) => {
+                Some(c.ident.to_string())
+            }
+            _ => None,
+        })
+        .collect();
+    let init_where: Vec<&syn::WherePredicate> = f
+        .generics
+        .where_clause
+        .iter()
+        .flat_map(|w| &w.predicates)
+        .filter(|p| {
+            let t = p.to_token_stream();
+            !others.iter().any(|o| mentions(t.clone(), o))
+        })
+        .collect();
     // Parameters start where `#[lens(init = f)]` puts them, or at zero.
     let (init_body, doc_init) = match &f.init {
         Some(path) => (
@@ -316,7 +371,9 @@ fn generate(f: &LensFn, sweeps: Option<(&Analysed, Option<&Analysed>)>) -> Token
         TokenStream::new()
     } else {
         quote! {
-            impl ::paralens::__private::Init for #ty_path {
+            impl #own_decl ::paralens::__private::Init for #ty_path
+            where #(#init_where,)*
+            {
                 type Param = #p_ty_tokens;
                 #[doc = #doc_init]
                 fn init_with<R: ::paralens::__private::Rng + ?Sized>(&self, __rng: &mut R) -> #p_ty_tokens {
@@ -414,11 +471,30 @@ fn generate(f: &LensFn, sweeps: Option<(&Analysed, Option<&Analysed>)>) -> Token
             syn::GenericParam::Const(c) => c.ident.to_string(),
             syn::GenericParam::Lifetime(_) => return false,
         };
-        !args
-            .iter()
-            .filter(|a| a.kind != ArgKind::Param)
-            .any(|a| mentions(a.ty.to_token_stream(), &name))
+        !own_idents.iter().any(|i| *i == &name)
+            && !args
+                .iter()
+                .filter(|a| a.kind != ArgKind::Param)
+                .any(|a| mentions(a.ty.to_token_stream(), &name))
     });
+    // Some value of each of the type's own generics, for the name check.
+    let own_any = if own_consts.is_empty() {
+        TokenStream::new()
+    } else {
+        let any = own_consts.iter().map(|c| match &c.ty {
+            Type::Path(p) if p.path.is_ident("bool") => quote!(false),
+            Type::Path(p) if p.path.is_ident("char") => quote!('\0'),
+            _ => quote!(0),
+        });
+        quote!(<#(#any),*>)
+    };
+    // A generic type is checked through its value, a unit struct's: `Gain<0>` written on
+    // another item named `Gain` would be an error about its generics before this one.
+    let name_check = if own_consts.is_empty() {
+        quote!(const _: () = ::paralens::__private::lens_type_named::<#ty_name, #ty_path>();)
+    } else {
+        quote!(const _: () = ::paralens::__private::lens_value_named::<_, #module::#ty_name #own_any>(&#ty_name);)
+    };
     let lens_type = if borrows || unknown_data || unconstrained {
         TokenStream::new()
     } else {
@@ -434,7 +510,7 @@ fn generate(f: &LensFn, sweeps: Option<(&Analysed, Option<&Analysed>)>) -> Token
                 #[doc = #doc_ty]
                 #allow
                 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-                #inner_vis struct #ty_name;
+                #inner_vis struct #ty_name #own_decl;
             }
             #[doc(inline)]
             #allow
@@ -443,7 +519,7 @@ fn generate(f: &LensFn, sweeps: Option<(&Analysed, Option<&Analysed>)>) -> Token
             // `#ty_name` as this module names it must be the generated type: another item of
             // that name hides the glob re-export.
             #allow
-            const _: () = ::paralens::__private::lens_type_named::<#ty_name, #ty_path>();
+            #name_check
 
             #lens_impls
         }

@@ -1,0 +1,14 @@
+// A lens type with sizes of its own (`Gain<const N: usize>`) is checked through its unit
+// value: another item named `Gain` is one error at the function, naming
+// `#[lens(name = ...)]`, not first an error about `Gain`'s generics.
+use paralens::prelude::*;
+
+/// The user's own `Gain`.
+pub struct Gain;
+
+#[lens]
+fn gain<const N: usize>(#[param] g: SVector<f64, N>, x: SVector<f64, N>) -> SVector<f64, N> {
+    g.component_mul(&x)
+}
+
+fn main() {}
