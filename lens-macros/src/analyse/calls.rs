@@ -608,12 +608,24 @@ impl Analyser<'_> {
 
 /// Where the function as written has the value of `e` as an argument, for the sweep to read
 /// it at the same place (see `Op::Call::spans`): a name at the name, an operator the rewrite
-/// runs through its rule at the operator, a method of the table at its name.
-fn written_span(e: &Expr) -> Option<Span> {
+/// runs through its rule at the operator, a method of the table at its name, an entry or a
+/// sign over its whole extent (where rustc reports them).
+fn written_span(e: &Expr) -> Option<ArgAt> {
+    let point = |point| Some(ArgAt { point, ends: None });
+    let whole = |point, e: &Expr| {
+        let spans: Vec<Span> = e.to_token_stream().into_iter().map(|t| t.span()).collect();
+        Some(ArgAt {
+            point,
+            ends: Some((*spans.first()?, *spans.last()?)),
+        })
+    };
     match e {
-        Expr::Path(p) if p.qself.is_none() && p.path.get_ident().is_some() => Some(p.span()),
-        Expr::Binary(b) => Some(b.op.span()),
-        Expr::MethodCall(m) if primitives::known(&m.method.to_string()) => Some(m.method.span()),
+        Expr::Path(p) if p.qself.is_none() && p.path.get_ident().is_some() => point(p.span()),
+        Expr::Binary(b) => point(b.op.span()),
+        Expr::MethodCall(m) if primitives::known(&m.method.to_string()) => point(m.method.span()),
+        // A lost change at the brackets, or at the sign.
+        Expr::Index(i) => whole(i.bracket_token.span.join(), e),
+        Expr::Unary(u) => whole(u.op.span(), e),
         _ => None,
     }
 }

@@ -88,7 +88,7 @@ pub enum Op {
         /// Where each argument is in the function as written, when the sweep can read it at
         /// the same place (a name; an operation, at its operator): an argument of the wrong
         /// type is then the same diagnostic in both, reported once.
-        spans: Vec<Option<Span>>,
+        spans: Vec<Option<ArgAt>>,
     },
     /// `(a, b, ...)`
     Tuple(Vec<Operand>),
@@ -202,4 +202,15 @@ pub enum Infer {
 /// the body is not moved or changed between the analysis and the rewrite.
 pub fn node_key<T>(node: &T) -> usize {
     core::ptr::from_ref(node) as usize
+}
+
+/// Where a call's argument is in the function as written (see `Op::Call::spans`).
+#[derive(Clone, Copy)]
+pub struct ArgAt {
+    /// The token rustc reports an argument of this form at (a name, an operator, a method's
+    /// name), and where a lost change is reported.
+    pub point: Span,
+    /// The first and last tokens' spans, for a form reported over its whole extent (an entry
+    /// `x[i]`, a sign `-x`): the sweep's argument is then spread over the same extent.
+    pub ends: Option<(Span, Span)>,
 }

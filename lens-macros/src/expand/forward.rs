@@ -2,7 +2,7 @@
 //! pullback (`__pb<n>`) for the reverse sweep.
 
 use super::{Cx, Ret, block};
-use crate::analyse::{BranchHead, Loop, Op, Operand, Stmt, StmtKind, VarId};
+use crate::analyse::{ArgAt, BranchHead, Loop, Op, Operand, Stmt, StmtKind, VarId};
 use proc_macro2::TokenStream;
 use quote::{ToTokens, format_ident, quote, quote_spanned};
 
@@ -254,7 +254,26 @@ pub fn stmt(cx: &Cx, s: &Stmt) -> TokenStream {
                     let witnesses = operand_witnesses(cx, args);
                     let witnesses = quote!(let #w = (#(#witnesses,)*););
                     let args = args.iter().zip(spans).map(|(a, s)| match s {
-                        Some(s) => at(moved(cx, *target, a), a, *s),
+                        Some(ArgAt {
+                            ends: Some((first, last)),
+                            ..
+                        }) if matches!(a, Operand::Var(_)) => {
+                            // Spread from its first token to its last: `(v,).0`, the tuple at
+                            // the first, the field at the last (a field takes no expected type
+                            // into its tuple, so rustc reports the whole of it).
+                            let v = at(moved(cx, *target, a), a, *first);
+                            let mut tuple = proc_macro2::Group::new(
+                                proc_macro2::Delimiter::Parenthesis,
+                                quote_spanned!(*first=> #v,),
+                            );
+                            tuple.set_span(*first);
+                            let field = syn::Index {
+                                index: 0,
+                                span: *last,
+                            };
+                            quote_spanned!(*last=> #tuple.#field)
+                        }
+                        Some(s) => at(moved(cx, *target, a), a, s.point),
                         None => moved(cx, *target, a),
                     });
                     quote_spanned!(span=>

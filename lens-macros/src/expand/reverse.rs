@@ -181,7 +181,7 @@ impl Sweep<'_> {
                             for (i, (o, at)) in args.iter().zip(spans).enumerate() {
                                 let g = format_ident!("__g{}_{}", target, i);
                                 let k = syn::Index::from(i);
-                                let change = quote_spanned!(at.unwrap_or(span)=>
+                                let change = quote_spanned!(at.map_or(span, |a| a.point)=>
                                     (&&::paralens::__private::guard::Change::like(#w.#k, &#g))
                                         .lens_change(#g)
                                 );
