@@ -37,7 +37,8 @@
 //!   const generics that the parameters' types name are the type's own, so each size has
 //!   one parameter type: `fn gain<const N: usize>(#[param] g: SVector<f64, N>, ..)` gives
 //!   the unit struct `Gain<const N: usize>` (a sub-model `gain: Gain<3>`, a value `Gain`),
-//!   and `f` may be generic over them. Where they name a type parameter of the function
+//!   and `f` may be generic over them. The type's generics are those sizes in the order the
+//!   function declares them; a value of the type is for one size. Where they name a type parameter of the function
 //!   (the scalar `T`) there is no `Init`: write the function for one scalar type, or
 //!   implement `Init` for the lens type at the sizes you use. Its
 //!   [`Para::vjp_params`] (what a [`Learner`] runs) sweeps the body with the inputs as data,
@@ -92,9 +93,10 @@
 //! iteration's pullback (what it keeps of the iteration's values), on the caller's stack:
 //! large values in long loops belong in `HeapMatrix`, and a debug build, which copies more,
 //! needs several times the stack of a release build. A function whose generic parameter
-//! appears in no input's type (a trip count, or a size only `#[param]` arguments name) gets
-//! `name_vjp` and `name_rev` but no lens type: the lens type's traits are implemented per
-//! input type.
+//! appears in no input's type gets `name_vjp` and `name_rev` but no lens type (the lens
+//! type's traits are implemented per input type), unless it is a const generic that the
+//! `#[param]` arguments' types name: the lens type carries those (a hidden width), in the
+//! order the function declares them.
 //!
 //! Indexing by forward-only data (literals, loop counters, arithmetic on them, comparisons):
 //! `v[i]` of vectors, `m[(r, c)]` and `m[i]` of matrices, `a[i]` of arrays (of scalars,

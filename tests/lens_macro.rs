@@ -321,7 +321,8 @@ fn heap_data_layer(#[param] w: HeapMatrix<f64, 3, 4>, #[nodiff] x: HeapMatrix<f6
 
 // Sizes that only the parameters name: the function compiles (it failed the whole crate with
 // E0207, unconstrained parameters of the lens type's impls), and its lens type carries them
-// (`GenericHidden<H, I>`; no `Init`, as its parameters' scalar type is the function's).
+// (`GenericHidden<I, H>`, in the order declared; no `Init`, as its parameters' scalar type
+// is the function's).
 #[lens]
 fn generic_hidden<T: Real, const I: usize, const H: usize, const B: usize>(
     #[param] w1: HeapMatrix<T, H, I>,

@@ -86,8 +86,9 @@ pub enum Op {
         path: Path,
         args: Vec<Operand>,
         /// Where each argument is in the function as written, when the sweep can read it at
-        /// the same place (a name; an operation, at its operator): an argument of the wrong
-        /// type is then the same diagnostic in both, reported once.
+        /// the same place (a name; an operation, at its operator; an entry, over its whole
+        /// extent): an argument of the wrong type is then the same diagnostic in both,
+        /// reported once.
         spans: Vec<Option<ArgAt>>,
     },
     /// `(a, b, ...)`
@@ -211,6 +212,6 @@ pub struct ArgAt {
     /// name), and where a lost change is reported.
     pub point: Span,
     /// The first and last tokens' spans, for a form reported over its whole extent (an entry
-    /// `x[i]`, a sign `-x`): the sweep's argument is then spread over the same extent.
+    /// `x[i]`): the sweep's argument is then spread over the same extent.
     pub ends: Option<(Span, Span)>,
 }

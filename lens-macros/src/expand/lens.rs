@@ -305,7 +305,7 @@ fn generate(f: &LensFn, sweeps: Option<(&Analysed, Option<&Analysed>)>) -> Token
         .flat_map(|w| &w.predicates)
         .filter(|p| {
             let t = p.to_token_stream();
-            !others.iter().any(|o| mentions(t.clone(), o))
+            !others.iter().any(|o| mentions(t.clone(), o)) && !has_lifetime(t)
         })
         .collect();
     // Parameters start where `#[lens(init = f)]` puts them, or at zero.
@@ -481,9 +481,13 @@ fn generate(f: &LensFn, sweeps: Option<(&Analysed, Option<&Analysed>)>) -> Token
     let own_any = if own_consts.is_empty() {
         TokenStream::new()
     } else {
-        let any = own_consts.iter().map(|c| match &c.ty {
-            Type::Path(p) if p.path.is_ident("bool") => quote!(false),
-            Type::Path(p) if p.path.is_ident("char") => quote!('\0'),
+        let last = |t: &Type| match t {
+            Type::Path(p) => p.path.segments.last().map(|s| s.ident.to_string()),
+            _ => None,
+        };
+        let any = own_consts.iter().map(|c| match last(&c.ty).as_deref() {
+            Some("bool") => quote!(false),
+            Some("char") => quote!('\0'),
             _ => quote!(0),
         });
         quote!(<#(#any),*>)
@@ -539,6 +543,15 @@ fn generate(f: &LensFn, sweeps: Option<(&Analysed, Option<&Analysed>)>) -> Token
 
         #lens_type
     }
+}
+
+/// Whether `tokens` name a lifetime (the `Init` impl declares none).
+fn has_lifetime(tokens: TokenStream) -> bool {
+    tokens.into_iter().any(|t| match t {
+        proc_macro2::TokenTree::Punct(p) => p.as_char() == '\'',
+        proc_macro2::TokenTree::Group(g) => has_lifetime(g.stream()),
+        _ => false,
+    })
 }
 
 /// Whether `tokens` contain the identifier `name`.
