@@ -845,3 +845,61 @@ fn values_that_are_not_copy_are_read_after_a_loop() {
         );
     }
 }
+
+// Loops that look like sums and are not: each iteration's term reads the carried value, or
+// scales it, with weights that differ by position, so the reverse must run them last first.
+// (A reverse in the range's own order for true sums was measured and lost: BENCHMARKS.md.)
+#[lens]
+fn sum_like<const N: usize>(x: SVector<f64, N>) -> (f64, f64, f64) {
+    let mut a = 0.5;
+    let mut b = 0.25;
+    let mut c = 0.0;
+    for i in 0..N {
+        a = a + a * x[i];
+        b = b * 0.5 + x[i] * (i as f64 + 1.0);
+        c = c + x[i] * x[i] * (i as f64 - 1.5);
+    }
+    (a, b, c)
+}
+
+// Sums over a stepped and a reversed range.
+#[lens]
+fn sums_over_ranges(x: SVector<f64, 7>) -> f64 {
+    let mut f = 0.0;
+    for i in (0..7).step_by(3) {
+        f += x[i] * x[i] * (i as f64 + 0.5);
+    }
+    for i in (1..=6).rev() {
+        f -= x[i].sin() * x[i - 1];
+    }
+    f
+}
+
+#[test]
+fn sums_and_loops_that_only_look_like_sums() {
+    let x = SVector::<f64, 5>::new(0.3, -0.7, 0.2, 0.9, -0.4);
+    for d in [
+        (1.0, 0.0, 0.0),
+        (0.0, 1.0, 0.0),
+        (0.0, 0.0, 1.0),
+        (0.3, -1.2, 0.7),
+    ] {
+        ok(
+            "sum_like",
+            check_gradient(
+                |x: SVector<f64, 5>| {
+                    let (a, b, c) = sum_like(x);
+                    a * d.0 + b * d.1 + c * d.2
+                },
+                |x, e| sum_like_rev(x, (e * d.0, e * d.1, e * d.2)),
+                x,
+                H,
+            ),
+        );
+    }
+    let y = SVector::<f64, 7>::from_fn(|i, _| (i as f64 * 0.9).cos());
+    ok(
+        "sums_over_ranges",
+        check_gradient(sums_over_ranges, sums_over_ranges_rev, y, H),
+    );
+}
