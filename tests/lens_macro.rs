@@ -544,11 +544,35 @@ fn dot_with(x: SVector<f64, 3>, #[nodiff] w: &SVector<f64, 3>) -> f64 {
     x.dot(w)
 }
 
+// A caller lends its own data to it and to a product of a borrowed matrix: the pullbacks
+// hold no borrow (it was E0597, "`w` does not live long enough", at `&w`: the pullback's
+// type captured the borrow's lifetime). f = x . w + sum(m w) (m w . m w).
+#[lens]
+fn weighted(#[nodiff] v: &SVector<f64, 3>, m: SMatrix<f64, 2, 3>) -> f64 {
+    let y = m * v;
+    y.sum() * y.dot(&y)
+}
+
+#[lens]
+fn lends_its_own(x: SVector<f64, 3>, m: SMatrix<f64, 2, 3>, #[nodiff] w: SVector<f64, 3>) -> f64 {
+    dot_with(x, &w) + weighted(&w, m)
+}
+
 #[test]
 fn borrowed_data_marked_nodiff() {
     let w = SVector::<f64, 3>::new(1.0, -2.0, 0.5);
     assert_eq!(dot_with(SVector::repeat(2.0), &w), -1.0);
     assert_eq!(dot_with_rev(SVector::repeat(3.0), &w, 1.0), w);
+    let m = SMatrix::<f64, 2, 3>::new(0.3, -0.2, 0.5, 0.1, 0.4, -0.6);
+    ok(
+        "lends_its_own",
+        check_gradient(
+            |(x, m): (SVector<f64, 3>, SMatrix<f64, 2, 3>)| lends_its_own(x, m, w),
+            |(x, m), d| lends_its_own_rev(x, m, w, d),
+            (SVector::<f64, 3>::new(0.7, -0.1, 0.4), m),
+            H,
+        ),
+    );
 }
 
 /// A configuration: data the function reads, never differentiated.

@@ -528,11 +528,35 @@ fn generate(f: &LensFn, sweeps: Option<(&Analysed, Option<&Analysed>)>) -> Token
             #lens_impls
         }
     };
+    // The pullback holds values, never the arguments' borrows (forward-only data a rule
+    // keeps is read as an owned copy: `rules::owned`), so it captures none of their elided
+    // lifetimes: a caller may then pass a borrow of its own local (`inner(x, &m)`) and return
+    // the pullback (in Rust 2024 an `impl` type captures every lifetime in scope by default,
+    // and that was E0597 at the caller).
+    let captures = if borrows {
+        let kept = f.generics.params.iter().map(|g| match g {
+            syn::GenericParam::Lifetime(l) => {
+                let l = &l.lifetime;
+                quote!(#l)
+            }
+            syn::GenericParam::Type(t) => {
+                let i = &t.ident;
+                quote!(#i)
+            }
+            syn::GenericParam::Const(c) => {
+                let i = &c.ident;
+                quote!(#i)
+            }
+        });
+        quote!(+ use<#(#kept),*>)
+    } else {
+        TokenStream::new()
+    };
     quote! {
         #[doc = #doc_vjp]
         #[inline]
         #allow
-        #vis fn #vjp #generics (#(#arg_pats: #types),*) -> (#ret, impl FnOnce(#ret) -> #slots_ty) #where_clause
+        #vis fn #vjp #generics (#(#arg_pats: #types),*) -> (#ret, impl FnOnce(#ret) -> #slots_ty #captures) #where_clause
             #body_tokens
 
         #[doc = #doc_rev]
