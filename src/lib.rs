@@ -78,7 +78,10 @@
 //! change (their slot is omitted from `name_rev`); a borrowed argument must be marked
 //! `#[nodiff]` (it cannot give a change back), or taken by value to be differentiated. A
 //! borrowed `#[nodiff]` matrix or scalar is an operand like an owned one (`w * x` with
-//! `w: &HeapMatrix<f32, 128, 784>`), read as a copy where a rule takes a value.
+//! `w: &HeapMatrix<f32, 128, 784>`), read as a copy where a rule takes a value, and a caller
+//! may lend its own value (`inner(x, &m)`). A function with a borrowed argument gets
+//! `name_vjp` and `name_rev` but no lens type: a lens type's inputs are values it hands a
+//! change back for. Borrowed arguments take elided lifetimes (no named lifetime parameter).
 //! `#[nodiff]` takes any type (an `Option`, a configuration struct); where that type has no
 //! "no change" value to give back (a struct of the user's), the function gets `name_vjp` and
 //! `name_rev` but no lens type.

@@ -356,6 +356,51 @@ fn const_generic_lens_functions_with_parameters_are_sub_models() {
     assert_eq!((dg, dx), (SVector::<f64, 2>::new(0.5, 3.0), g));
 }
 
+/// A user's parameter type named `R`: the generated `init_with` names its generator type
+/// `__R`, so it does not hide this one (it was E0053, "expected `R`, found type parameter").
+#[derive(Clone, Debug, PartialEq, Tangent)]
+pub struct R {
+    w: f64,
+    b: f64,
+}
+
+#[lens]
+fn r_apply(#[param] r: R, x: f64) -> f64 {
+    r.w * x + r.b
+}
+
+para! {
+    /// A model generic over a scalar named `R`, beside the user's `R` above (in its own
+    /// scope: the struct's `R` is the type parameter).
+    pub struct ScalarR<R: Real> { l: Dense<2, 1, R> }
+    fn forward(&self, x: SVector<R, 2>) -> SVector<R, 1> {
+        self.l(x)
+    }
+}
+
+#[test]
+fn a_type_named_r_is_not_hidden() {
+    let p: R = RApply.init(1);
+    assert_eq!(p, R { w: 0.0, b: 0.0 });
+    let r = R { w: 1.5, b: -0.5 };
+    let (y, pb) = RApply.vjp(&r, 2.0);
+    assert_eq!(y, 2.5);
+    let mut dr = R { w: 0.0, b: 0.0 };
+    let dx = pb(1.0, &mut dr);
+    assert_eq!((dr, dx), (R { w: 2.0, b: 1.0 }, 1.5));
+    let m = ScalarR::<f64>::default();
+    let p = m.init(2);
+    ok(
+        "scalar_r",
+        check_gradient(
+            |(p, x): (ScalarRParams<f64>, SVector<f64, 2>)| m.forward(&p, x)[0],
+            |(p, x), d| m.changes(&p, x, SVector::<f64, 1>::new(d)),
+            (p, SVector::<f64, 2>::new(0.3, -0.8)),
+            1e-6,
+        ),
+    );
+}
+
 para! {
     /// A forward on one line (its braces once drew an `unused_braces` warning).
     pub struct OneLine { l: Dense<2, 2, f64> }

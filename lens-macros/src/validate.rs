@@ -132,7 +132,7 @@ fn check_signature(sig: &Signature, errors: &mut Errors) {
     if let Some(l) = sig.generics.lifetimes().next() {
         errors.at(
             l,
-            "`#[lens]` functions take values, not borrows: remove the lifetime parameter",
+            "`#[lens]` functions take no named lifetime: write a borrowed argument with its lifetime elided (`#[nodiff] m: &SVector<f64, 3>`), and remove the lifetime parameter",
         );
     }
 }

@@ -608,10 +608,10 @@ impl Analyser<'_> {
 
 /// Where the function as written has the value of `e` as an argument, for the sweep to read
 /// it at the same place (see `Op::Call::spans`): a name at the name, an operator the rewrite
-/// runs through its rule at the operator, a method of the table at its name, an entry over
-/// its whole extent (where rustc reports them). A sign stays at its operator: rustc's help
-/// for it differs between the two (`-x.into()` against `(-x).into()`), so it is two errors
-/// either way, and spreading it would move a whole matrix again (`(v,).0`) in debug builds.
+/// runs through its rule at the operator, a method of the table at its name, an entry, a
+/// sign or parentheses over their whole extent (where rustc reports them). A sign is still
+/// two errors, rustc's help differing between the two (`-x.into()`, `(-x).into()`), but
+/// at its operator alone the sweep's help was `-.into()x`.
 fn written_span(e: &Expr) -> Option<ArgAt> {
     let point = |point| Some(ArgAt { point, ends: None });
     let whole = |point, e: &Expr| {
@@ -625,9 +625,10 @@ fn written_span(e: &Expr) -> Option<ArgAt> {
         Expr::Path(p) if p.qself.is_none() && p.path.get_ident().is_some() => point(p.span()),
         Expr::Binary(b) => point(b.op.span()),
         Expr::MethodCall(m) if primitives::known(&m.method.to_string()) => point(m.method.span()),
-        // A lost change at the brackets.
+        // A lost change at the brackets, at the sign, at what the parentheses hold.
         Expr::Index(i) => whole(i.bracket_token.span.join(), e),
-        Expr::Unary(u) => point(u.op.span()),
+        Expr::Unary(u) => whole(u.op.span(), e),
+        Expr::Paren(p) => whole(written_span(&p.expr).map_or(p.span(), |a| a.point), e),
         _ => None,
     }
 }

@@ -212,6 +212,6 @@ pub struct ArgAt {
     /// name), and where a lost change is reported.
     pub point: Span,
     /// The first and last tokens' spans, for a form reported over its whole extent (an entry
-    /// `x[i]`): the sweep's argument is then spread over the same extent.
+    /// `x[i]`, a sign, parentheses): the sweep's argument is then spread over the same extent.
     pub ends: Option<(Span, Span)>,
 }

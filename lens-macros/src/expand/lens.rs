@@ -376,7 +376,7 @@ fn generate(f: &LensFn, sweeps: Option<(&Analysed, Option<&Analysed>)>) -> Token
             {
                 type Param = #p_ty_tokens;
                 #[doc = #doc_init]
-                fn init_with<R: ::paralens::__private::Rng + ?Sized>(&self, __rng: &mut R) -> #p_ty_tokens {
+                fn init_with<__R: ::paralens::__private::Rng + ?Sized>(&self, __rng: &mut __R) -> #p_ty_tokens {
                     #init_body
                 }
             }
@@ -419,7 +419,7 @@ fn generate(f: &LensFn, sweeps: Option<(&Analysed, Option<&Analysed>)>) -> Token
 
             impl ::paralens::__private::Init for #ty_path {
                 type Param = ();
-                fn init_with<R: ::paralens::__private::Rng + ?Sized>(&self, _: &mut R) {}
+                fn init_with<__R: ::paralens::__private::Rng + ?Sized>(&self, _: &mut __R) {}
             }
         }
     } else {

@@ -155,7 +155,7 @@ pub fn para(m: &ParaModel, analysed: &Analysed, with_items: bool) -> TokenStream
 
         impl #model_impl ::paralens::__private::Init for #name #model_ty #model_where {
             type Param = #params;
-            fn init_with<R: ::paralens::__private::Rng + ?Sized>(&self, rng: &mut R) -> #params {
+            fn init_with<__R: ::paralens::__private::Rng + ?Sized>(&self, rng: &mut __R) -> #params {
                 #params_name { #(#fields: ::paralens::__private::Init::init_with(&self.#fields, rng),)* }
             }
             ::paralens::__private::with_checkpoints! {
