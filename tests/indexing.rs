@@ -1,6 +1,7 @@
 //! Indexing in `#[lens]` and `para!` bodies: `v[i]` of vectors, `m[(r, c)]` and `m[i]` of
-//! matrices, `a[i]` of arrays (of scalars and of vectors), by literals, loop counters and
-//! arithmetic on them; the reverse adds each entry's change into the adjoint at that place.
+//! static and heap matrices, `a[i]` of arrays (of scalars and of vectors), by literals, loop
+//! counters and arithmetic on them; the reverse adds each entry's change into the adjoint at
+//! that place.
 //! Every gradient is checked against central finite differences in f64. Generated code must
 //! not warn.
 #![deny(warnings)]
@@ -239,4 +240,33 @@ fn entries_overwritten_and_updated_in_place() {
     // The old v[1] is overwritten: its change is exactly zero.
     let (dv, _, _) = overwrite_rev(p.0, p.1, p.2, 1.0);
     assert_eq!(dv[1], 0.0);
+}
+
+// Entries of heap matrices, read by pair and by position and written in place: the adjoint
+// is a heap matrix, added into at each place (there was no rule: two errors naming
+// `IndexRule`).
+#[lens]
+fn heap_entries(m: HeapMatrix<f64, 3, 2>, s: f64) -> f64 {
+    let mut acc = m[(0, 0)] * m[5];
+    for r in 0..3 {
+        acc = acc + (r as f64 + 1.0) * m[(r, 1)].sin() * s;
+    }
+    let mut w = m;
+    w[(1, 0)] = s * s;
+    w[2] += acc;
+    (w * SVector::<f64, 2>::new(0.5, -1.5)).norm_squared()
+}
+
+#[test]
+fn heap_matrix_entries_read_and_written() {
+    let m = HeapMatrix::<f64, 3, 2>::from_fn(|r, c| 0.3 * r as f64 - 0.5 * c as f64 + 0.2);
+    ok(
+        "heap_entries",
+        check_gradient(
+            |(m, s): (HeapMatrix<f64, 3, 2>, f64)| heap_entries(m, s),
+            |(m, s), d| heap_entries_rev(m, s, d),
+            (m, 0.7),
+            H,
+        ),
+    );
 }

@@ -32,6 +32,49 @@ impl<T: Real, const R: usize, const C: usize> IndexRule<(usize, usize)> for SMat
     }
 }
 
+/// An entry of a heap matrix, in column-major order or at `(row, column)`: its adjoint is a
+/// heap matrix too, added into in place.
+#[cfg(feature = "alloc")]
+macro_rules! index_heap {
+    ($index:ty) => {
+        impl<T: Real, const R: usize, const C: usize> IndexRule<$index>
+            for crate::HeapMatrix<T, R, C>
+        {
+            type Entry = T;
+            #[inline]
+            fn add_at(&mut self, index: $index, d: T) {
+                (**self)[index] += d;
+            }
+        }
+
+        impl<T: Real, const R: usize, const C: usize> SetRule<$index>
+            for crate::HeapMatrix<T, R, C>
+        {
+            type Entry = T;
+            #[inline]
+            fn set_at_vjp(
+                mut self,
+                value: T,
+                index: $index,
+            ) -> (Self, impl FnOnce(Self) -> (Self, T)) {
+                (*self)[index] = value;
+                (
+                    self,
+                    #[inline(always)]
+                    move |mut d: Self| {
+                        let e = core::mem::replace(&mut (*d)[index], T::zero());
+                        (d, e)
+                    },
+                )
+            }
+        }
+    };
+}
+#[cfg(feature = "alloc")]
+index_heap!(usize);
+#[cfg(feature = "alloc")]
+index_heap!((usize, usize));
+
 /// An element of an array (a scalar, a vector, a tuple: anything with a change).
 impl<X: Tangent, const N: usize> IndexRule<usize> for [X; N] {
     type Entry = X;
