@@ -285,6 +285,13 @@ pub mod __private {
 
     impl<B> LensTypeNamed<B> for B {}
 
+    /// The input of no lens. Each `#[lens]` type implements its traits for it too (hidden
+    /// from rustc's suggestions by `#[diagnostic::do_not_recommend]`): with one impl only,
+    /// rustc read a wrong input as a mismatch against that impl's input, once in each sweep
+    /// of a `para!` model (three errors); with two it is the traits' own "cannot take an
+    /// input of type" error, once.
+    pub enum NotAnInput {}
+
     /// Compiles when `A` is `B` (see [`LensTypeNamed`]).
     pub const fn lens_type_named<A: LensTypeNamed<B>, B>() {}
 

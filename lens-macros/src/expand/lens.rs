@@ -382,6 +382,42 @@ fn generate(f: &LensFn, sweeps: Option<(&Analysed, Option<&Analysed>)>) -> Token
             }
         }
     };
+    // A second input for the traits (`NotAnInput`, see there): a wrong input is then one
+    // "cannot take an input" error, not a mismatch per sweep.
+    let nai = quote!(::paralens::__private::NotAnInput);
+    let lens_of_nai = params.is_empty().then(|| {
+        quote! {
+            #[diagnostic::do_not_recommend]
+            impl #own_decl ::paralens::__private::Lens<#nai> for #ty_path {
+                type Out = #nai;
+                fn apply_vjp(&self, __x: #nai) -> (#nai, impl FnOnce(#nai) -> #nai) {
+                    (__x, |__d: #nai| __d)
+                }
+            }
+        }
+    });
+    // Not where a type parameter may be the input (`impl<T: Real> Lens<T>`): `T` could be
+    // `NotAnInput`, and the impls would overlap.
+    let typed = f
+        .generics
+        .params
+        .iter()
+        .any(|g| matches!(g, syn::GenericParam::Type(_)));
+    let not_an_input = if typed {
+        TokenStream::new()
+    } else {
+        quote! {
+        #lens_of_nai
+        #[diagnostic::do_not_recommend]
+        impl #own_decl ::paralens::__private::Para<#nai> for #ty_path {
+            type Param = ();
+            type Out = #nai;
+            fn vjp(&self, _: &(), __x: #nai) -> (#nai, impl FnOnce(#nai, &mut ()) -> #nai) {
+                (__x, |__d: #nai, _: &mut ()| __d)
+            }
+        }
+        }
+    };
     let lens_impls = if params.is_empty() {
         quote! {
             impl #impl_generics ::paralens::__private::Lens<#in_ty> for #ty_path #where_clause {
@@ -421,6 +457,8 @@ fn generate(f: &LensFn, sweeps: Option<(&Analysed, Option<&Analysed>)>) -> Token
                 type Param = ();
                 fn init_with<__R: ::paralens::__private::Rng + ?Sized>(&self, _: &mut __R) {}
             }
+
+            #not_an_input
         }
     } else {
         quote! {
@@ -451,6 +489,8 @@ fn generate(f: &LensFn, sweeps: Option<(&Analysed, Option<&Analysed>)>) -> Token
             #vjp_params_fn
 
             #init_impl
+
+            #not_an_input
         }
     };
 
