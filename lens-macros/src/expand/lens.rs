@@ -407,15 +407,15 @@ fn generate(f: &LensFn, sweeps: Option<(&Analysed, Option<&Analysed>)>) -> Token
         TokenStream::new()
     } else {
         quote! {
-        #lens_of_nai
-        #[diagnostic::do_not_recommend]
-        impl #own_decl ::paralens::__private::Para<#nai> for #ty_path {
-            type Param = ();
-            type Out = #nai;
-            fn vjp(&self, _: &(), __x: #nai) -> (#nai, impl FnOnce(#nai, &mut ()) -> #nai) {
-                (__x, |__d: #nai, _: &mut ()| __d)
+            #lens_of_nai
+            #[diagnostic::do_not_recommend]
+            impl #own_decl ::paralens::__private::Para<#nai> for #ty_path {
+                type Param = ();
+                type Out = #nai;
+                fn vjp(&self, _: &(), __x: #nai) -> (#nai, impl FnOnce(#nai, &mut ()) -> #nai) {
+                    (__x, |__d: #nai, _: &mut ()| __d)
+                }
             }
-        }
         }
     };
     let lens_impls = if params.is_empty() {
