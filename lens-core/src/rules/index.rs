@@ -3,6 +3,8 @@
 //! vectors of zeros. `v[i] = e` writes one: the value is `v` with that entry replaced, and
 //! the reverse hands the entry's change to `e` and the rest to the old `v`.
 
+#[cfg(feature = "alloc")]
+use crate::HeapMatrix;
 use crate::{Real, Tangent};
 use nalgebra::SMatrix;
 
@@ -13,67 +15,6 @@ pub trait IndexRule<I> {
     /// Adds the entry's change `d` into this adjoint at `index`.
     fn add_at(&mut self, index: I, d: Self::Entry);
 }
-
-/// An entry of a vector or of a matrix in column-major order.
-impl<T: Real, const R: usize, const C: usize> IndexRule<usize> for SMatrix<T, R, C> {
-    type Entry = T;
-    #[inline]
-    fn add_at(&mut self, index: usize, d: T) {
-        self[index] += d;
-    }
-}
-
-/// An entry of a matrix at `(row, column)`.
-impl<T: Real, const R: usize, const C: usize> IndexRule<(usize, usize)> for SMatrix<T, R, C> {
-    type Entry = T;
-    #[inline]
-    fn add_at(&mut self, index: (usize, usize), d: T) {
-        self[index] += d;
-    }
-}
-
-/// An entry of a heap matrix, in column-major order or at `(row, column)`: its adjoint is a
-/// heap matrix too, added into in place.
-#[cfg(feature = "alloc")]
-macro_rules! index_heap {
-    ($index:ty) => {
-        impl<T: Real, const R: usize, const C: usize> IndexRule<$index>
-            for crate::HeapMatrix<T, R, C>
-        {
-            type Entry = T;
-            #[inline]
-            fn add_at(&mut self, index: $index, d: T) {
-                (**self)[index] += d;
-            }
-        }
-
-        impl<T: Real, const R: usize, const C: usize> SetRule<$index>
-            for crate::HeapMatrix<T, R, C>
-        {
-            type Entry = T;
-            #[inline]
-            fn set_at_vjp(
-                mut self,
-                value: T,
-                index: $index,
-            ) -> (Self, impl FnOnce(Self) -> (Self, T)) {
-                (*self)[index] = value;
-                (
-                    self,
-                    #[inline(always)]
-                    move |mut d: Self| {
-                        let e = core::mem::replace(&mut (*d)[index], T::zero());
-                        (d, e)
-                    },
-                )
-            }
-        }
-    };
-}
-#[cfg(feature = "alloc")]
-index_heap!(usize);
-#[cfg(feature = "alloc")]
-index_heap!((usize, usize));
 
 /// An element of an array (a scalar, a vector, a tuple: anything with a change).
 impl<X: Tangent, const N: usize> IndexRule<usize> for [X; N] {
@@ -97,9 +38,20 @@ pub trait SetRule<I>: Sized {
     ) -> (Self, impl FnOnce(Self) -> (Self, Self::Entry));
 }
 
-macro_rules! set_matrix {
-    ($index:ty) => {
-        impl<T: Real, const R: usize, const C: usize> SetRule<$index> for SMatrix<T, R, C> {
+/// Reading and writing an entry of a static or a heap matrix (`$m<T, R, C>`), by position in
+/// column-major order or at `(row, column)`: the adjoint has the matrix's type, added into in
+/// place (a heap matrix is indexed through its static view).
+macro_rules! matrix_entries {
+    ($m:ident, $index:ty) => {
+        impl<T: Real, const R: usize, const C: usize> IndexRule<$index> for $m<T, R, C> {
+            type Entry = T;
+            #[inline]
+            fn add_at(&mut self, index: $index, d: T) {
+                self[index] += d;
+            }
+        }
+
+        impl<T: Real, const R: usize, const C: usize> SetRule<$index> for $m<T, R, C> {
             type Entry = T;
             #[inline]
             fn set_at_vjp(
@@ -120,8 +72,12 @@ macro_rules! set_matrix {
         }
     };
 }
-set_matrix!(usize);
-set_matrix!((usize, usize));
+matrix_entries!(SMatrix, usize);
+matrix_entries!(SMatrix, (usize, usize));
+#[cfg(feature = "alloc")]
+matrix_entries!(HeapMatrix, usize);
+#[cfg(feature = "alloc")]
+matrix_entries!(HeapMatrix, (usize, usize));
 
 /// An element of an array.
 impl<X: Tangent, const N: usize> SetRule<usize> for [X; N] {

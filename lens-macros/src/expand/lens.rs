@@ -611,19 +611,25 @@ fn generate(f: &LensFn, sweeps: Option<(&Analysed, Option<&Analysed>)>) -> Token
 
 /// Whether `tokens` name a lifetime (the `Init` impl declares none).
 fn has_lifetime(tokens: TokenStream) -> bool {
-    tokens.into_iter().any(|t| match t {
-        proc_macro2::TokenTree::Punct(p) => p.as_char() == '\'',
-        proc_macro2::TokenTree::Group(g) => has_lifetime(g.stream()),
-        _ => false,
-    })
+    any_token(
+        tokens,
+        &|t| matches!(t, proc_macro2::TokenTree::Punct(p) if p.as_char() == '\''),
+    )
 }
 
 /// Whether `tokens` contain the identifier `name`.
 fn mentions(tokens: TokenStream, name: &str) -> bool {
-    tokens.into_iter().any(|t| match t {
-        proc_macro2::TokenTree::Ident(i) => i == name,
-        proc_macro2::TokenTree::Group(g) => mentions(g.stream(), name),
-        _ => false,
+    any_token(
+        tokens,
+        &|t| matches!(t, proc_macro2::TokenTree::Ident(i) if i == name),
+    )
+}
+
+/// Whether a token of `tokens`, inside groups too, satisfies `hit`.
+fn any_token(tokens: TokenStream, hit: &dyn Fn(&proc_macro2::TokenTree) -> bool) -> bool {
+    tokens.into_iter().any(|t| match &t {
+        proc_macro2::TokenTree::Group(g) => any_token(g.stream(), hit),
+        _ => hit(&t),
     })
 }
 
