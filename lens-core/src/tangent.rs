@@ -168,10 +168,8 @@ pub trait Flat<T: Copy + 'static>: Tangent {
     where
         T: Real,
     {
-        // The instruction set chosen once for the whole scan, each slice scanned in its copy.
-        let kernel = crate::optim::Isa::current();
         let mut bad = false;
-        self.visit_slices(&mut |s| bad |= crate::optim::any_non_finite(kernel, s));
+        self.visit_slices(&mut |s| bad |= crate::optim::any_non_finite(s));
         !bad
     }
 }

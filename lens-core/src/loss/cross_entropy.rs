@@ -25,6 +25,7 @@ impl<T: Real, const N: usize> Loss<SVector<T, N>> for SoftmaxCrossEntropy {
         super::check_class::<N>(label)
     }
 
+    #[inline]
     fn vjp(&self, y: SVector<T, N>, &c: &usize) -> (T, impl FnOnce(T) -> SVector<T, N>) {
         let lse = log_sum_exp(&y);
         // An out-of-range label is refused by `check_label` before any step; here it would

@@ -186,18 +186,18 @@ macro_rules! wide {
 }
 use wide;
 
-/// Whether any entry of `s` is NaN or infinite, scanned in `isa`'s copy for slices of 16
-/// values or more. The learner scans every change before a step touches the parameters; at
-/// the Iris step's size that scan was 7% of the step's instructions in the baseline's 4-wide
-/// copy. Unlike the update loops (see [`WIDE`]) it is worth the call from 16 values on, with
-/// the instruction set chosen once per scan by the caller. A build for AVX-512 (`-C
-/// target-cpu=native` on such a CPU) has the widest copy inline already: no call.
+/// Whether any entry of `s` is NaN or infinite. The learner scans every change before a
+/// step touches the parameters. A slice of [`WIDE`] values or more is scanned in the widest
+/// copy this CPU runs; a shorter one inline in the baseline's, like the update loops: at the
+/// Iris step's size (slices of 64, 16, 48 and 3 values) the calls into the AVX-512 copy cost
+/// more on an Intel Xeon than the scan they shortened. A build for AVX-512 (`-C
+/// target-cpu=native` on such a CPU) has the widest copy inline already.
 #[inline]
-pub(crate) fn any_non_finite<T: Real>(isa: Isa, s: &[T]) -> bool {
-    let isa = if s.len() >= 16 && !cfg!(target_feature = "avx512f") {
-        isa
-    } else {
+pub(crate) fn any_non_finite<T: Real>(s: &[T]) -> bool {
+    let isa = if cfg!(target_feature = "avx512f") {
         Isa::BASELINE
+    } else {
+        Isa::for_len(s.len())
     };
     wide!(isa, any_non_finite(s))
 }

@@ -1,5 +1,6 @@
 //! The dense (fully connected) layer `y = W x + b`.
 
+use super::small;
 use crate::gemm::{View, ViewMut, gemm};
 use crate::{HeapMatrix, Init, Para, Real, Tangent};
 use alloc::boxed::Box;
@@ -99,15 +100,15 @@ impl<T: Real, const I: usize, const O: usize> Init for Dense<I, O, T> {
 /// The layer on a batch: the columns of `x` are examples, `Y = W X + b 1^T`, reverse
 /// `dW = dY X^T`, `db = dY 1`, `dX = W^T dY`; a vector is a batch of one. Batches of 8 or more
 /// through a layer at least 16 wide go through the allocation-free [`crate::gemm`] (packed
-/// panels, a SIMD micro-kernel chosen for the CPU); smaller products through nalgebra's
-/// static ones, which the compiler unrolls.
+/// panels, a SIMD micro-kernel chosen for the CPU); smaller products through loops over the
+/// static shape, always inlined (`span/small.rs`).
 impl<T: Real, const I: usize, const O: usize, const B: usize> Para<SMatrix<T, I, B>>
     for Dense<I, O, T>
 {
     type Param = DenseParams<T, I, O>;
     type Out = SMatrix<T, O, B>;
 
-    #[inline]
+    #[inline(always)]
     fn forward(&self, p: &Self::Param, x: SMatrix<T, I, B>) -> SMatrix<T, O, B> {
         let mut y = if Self::takes_gemm(B) {
             let mut y = SMatrix::<T, O, B>::zeros();
@@ -118,7 +119,7 @@ impl<T: Real, const I: usize, const O: usize, const B: usize> Para<SMatrix<T, I,
             );
             y
         } else {
-            *p.w * x
+            return small::affine(&p.w, &p.b, &x);
         };
         for mut col in y.column_iter_mut() {
             col += &p.b;
@@ -157,10 +158,8 @@ impl<T: Real, const I: usize, const O: usize, const B: usize> Para<SMatrix<T, I,
                     );
                     dx
                 } else {
-                    // nalgebra's static product, which the compiler unrolls for small layers
-                    // (its general `gemm` does not).
-                    *dp.w += dy * x.transpose();
-                    p.w.tr_mul(&dy)
+                    small::add_outer(&mut dp.w, &dy, &x);
+                    small::tr_mul(&p.w, &dy)
                 }
             },
         )
@@ -190,7 +189,7 @@ impl<T: Real, const I: usize, const O: usize, const B: usize> Para<SMatrix<T, I,
                         &mut ViewMut::col_major(dp.w.as_mut_slice(), O, I),
                     );
                 } else {
-                    *dp.w += dy * x.transpose();
+                    small::add_outer(&mut dp.w, &dy, &x);
                 }
             },
         )
@@ -299,7 +298,7 @@ impl<T: Real, const I: usize, const O: usize> Dense<I, O, T> {
 
 impl<const I: usize, const O: usize, T> Dense<I, O, T> {
     /// Whether a batch of `b` columns goes through [`crate::gemm`] (folded at compile
-    /// time), else through nalgebra's static products: the packing and the micro-kernel's
+    /// time), else through the inlined loops of `span/small.rs`: the packing and the micro-kernel's
     /// fixed tile pay off from 8 columns on layers 16 wide. Public so that a test can tell
     /// which path a shape takes.
     ///

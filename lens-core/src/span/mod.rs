@@ -25,6 +25,8 @@ pub mod instances;
 mod layer;
 mod linear;
 mod pool;
+#[cfg(feature = "alloc")]
+mod small;
 
 pub use bias::Bias;
 #[cfg(feature = "alloc")]
