@@ -526,7 +526,17 @@ impl Analyser<'_> {
         let args = c.args.iter().map(|a| self.expr(a, out)).collect();
         let spans = c.args.iter().map(written_span).collect();
         let path = suffixed(&p.path, "_vjp");
-        self.push_op(Op::Call { path, args, spans }, c.span(), out)
+        let parens = c.paren_token.span.join();
+        self.push_op(
+            Op::Call {
+                path,
+                args,
+                spans,
+                parens,
+            },
+            c.span(),
+            out,
+        )
     }
 
     /// `SMatrix::<T, R, C>::from_fn(|r, c| e)` (or `SVector::<T, N>`) whose entries read

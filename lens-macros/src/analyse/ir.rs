@@ -90,6 +90,9 @@ pub enum Op {
         /// extent): an argument of the wrong type is then the same diagnostic in both,
         /// reported once.
         spans: Vec<Option<ArgAt>>,
+        /// The call's parentheses: the sweeps' call has them where the function as written
+        /// does, so that a wrong number of arguments is the same diagnostic, reported once.
+        parens: proc_macro2::Span,
     },
     /// `(a, b, ...)`
     Tuple(Vec<Operand>),

@@ -248,7 +248,12 @@ pub fn stmt(cx: &Cx, s: &Stmt) -> TokenStream {
                         let (#x, #pb) #pair_ann = #call;
                     )
                 }
-                Op::Call { path, args, spans } => {
+                Op::Call {
+                    path,
+                    args,
+                    spans,
+                    parens,
+                } => {
                     // The arguments' types, for their changes (`guard::Change`).
                     let w = format_ident!("__w{}", target);
                     let witnesses = operand_witnesses(cx, args);
@@ -276,9 +281,14 @@ pub fn stmt(cx: &Cx, s: &Stmt) -> TokenStream {
                         Some(s) => at(moved(cx, *target, a), a, s.point),
                         None => moved(cx, *target, a),
                     });
+                    let mut args = proc_macro2::Group::new(
+                        proc_macro2::Delimiter::Parenthesis,
+                        quote!(#(#args),*),
+                    );
+                    args.set_span(*parens);
                     quote_spanned!(span=>
                         #witnesses
-                        let (#x, #pb) #pair_ann = #path(#(#args),*);
+                        let (#x, #pb) #pair_ann = #path #args;
                     )
                 }
                 Op::Sub { field, args } => {
