@@ -140,12 +140,13 @@ impl Isa {
     const BASELINE: Self = Self(crate::gemm::Kernel::Portable);
 
     /// The kernel the products on this thread use.
+    #[cfg(target_arch = "x86_64")]
     #[inline]
-    pub(crate) fn current() -> Self {
+    fn current() -> Self {
         Self(crate::gemm::Kernel::current())
     }
 
-    /// [`Isa::current`] for an update loop over `n` values, the baseline below [`WIDE`] (the
+    /// [`Isa::current`] for an update loop over `n` values, the baseline below `WIDE` (the
     /// Iris step's short slices: the dispatch would cost more than it saves).
     #[inline]
     fn for_len(n: usize) -> Self {
@@ -187,8 +188,9 @@ macro_rules! wide {
 use wide;
 
 /// Whether any entry of `s` is NaN or infinite. The learner scans every change before a
-/// step touches the parameters. A slice of [`WIDE`] values or more is scanned in the widest
-/// copy this CPU runs; a shorter one inline in the baseline's, like the update loops: at the
+/// step touches the parameters. A slice of `WIDE` values or more is scanned in the copy of
+/// [`crate::gemm::Kernel::current`]; a shorter one inline in the baseline's, like the update
+/// loops: at the
 /// Iris step's size (slices of 64, 16, 48 and 3 values) the calls into the AVX-512 copy cost
 /// more on an Intel Xeon than the scan they shortened. A build for AVX-512 (`-C
 /// target-cpu=native` on such a CPU) has the widest copy inline already.

@@ -3,8 +3,10 @@
 //! products LLVM kept them (and the layer's `forward` around them) as calls, every
 //! activation passing through memory between them. The forward and `W^T dY` are loops over
 //! the static shape; `dY X^T` stays nalgebra's product (its outer product vectorises better
-//! than the loops tried, measured in a `-C target-cpu=native` build), added in place. Each
-//! entry is summed in the order nalgebra sums it, so the results are the same.
+//! than the loops tried, measured in a `-C target-cpu=native` build), added in place. The
+//! forward sums each entry in nalgebra's order, so its results are the same; `W^T dY` sums
+//! each dot product in order, where nalgebra splits a long one into partial sums (the last
+//! bits may differ).
 
 use crate::Real;
 use nalgebra::{SMatrix, SVector};
@@ -16,6 +18,10 @@ pub(super) fn affine<T: Real, const I: usize, const O: usize, const B: usize>(
     b: &SVector<T, O>,
     x: &SMatrix<T, I, B>,
 ) -> SMatrix<T, O, B> {
+    if I == 0 || O == 0 {
+        // No columns to walk (`chunks_exact(0)` would panic): `y = b 1^T`, or empty.
+        return SMatrix::from_fn(|r, _| b[r]);
+    }
     let (w, x) = (w.as_slice(), x.as_slice());
     let mut y = SMatrix::<T, O, B>::zeros();
     for (yj, xj) in y.as_mut_slice().chunks_exact_mut(O).zip(x.chunks_exact(I)) {
@@ -52,6 +58,9 @@ pub(super) fn tr_mul<T: Real, const I: usize, const O: usize, const B: usize>(
     w: &SMatrix<T, O, I>,
     dy: &SMatrix<T, O, B>,
 ) -> SMatrix<T, I, B> {
+    if I == 0 || O == 0 {
+        return SMatrix::zeros();
+    }
     let (w, dy) = (w.as_slice(), dy.as_slice());
     let mut dx = SMatrix::<T, I, B>::zeros();
     for (dxj, dyj) in dx
@@ -113,5 +122,8 @@ mod tests {
         against_nalgebra::<16, 3, 150>();
         against_nalgebra::<1, 1, 1>();
         against_nalgebra::<9, 5, 3>();
+        // Empty layers, which nalgebra's products took.
+        against_nalgebra::<0, 3, 2>();
+        against_nalgebra::<3, 0, 2>();
     }
 }
