@@ -159,7 +159,7 @@ impl<T: Real, const I: usize, const O: usize, const B: usize> Para<SMatrix<T, I,
                     dx
                 } else {
                     small::add_outer(&mut dp.w, &dy, &x);
-                    small::tr_mul(&p.w, &dy)
+                    p.w.tr_mul(&dy)
                 }
             },
         )
