@@ -100,8 +100,8 @@ impl<T: Real, const I: usize, const O: usize> Init for Dense<I, O, T> {
 /// The layer on a batch: the columns of `x` are examples, `Y = W X + b 1^T`, reverse
 /// `dW = dY X^T`, `db = dY 1`, `dX = W^T dY`; a vector is a batch of one. Batches of 8 or more
 /// through a layer at least 16 wide go through the allocation-free [`crate::gemm`] (packed
-/// panels, a SIMD micro-kernel chosen for the CPU); smaller products through loops over the
-/// static shape, always inlined (`span/small.rs`).
+/// panels, a SIMD micro-kernel chosen for the CPU); smaller ones through the always-inlined
+/// forward and `dW` of `span/small.rs` and nalgebra's `tr_mul` for `dX`.
 impl<T: Real, const I: usize, const O: usize, const B: usize> Para<SMatrix<T, I, B>>
     for Dense<I, O, T>
 {
@@ -298,7 +298,7 @@ impl<T: Real, const I: usize, const O: usize> Dense<I, O, T> {
 
 impl<const I: usize, const O: usize, T> Dense<I, O, T> {
     /// Whether a batch of `b` columns goes through [`crate::gemm`] (folded at compile
-    /// time), else through the inlined loops of `span/small.rs`: the packing and the micro-kernel's
+    /// time), else through `span/small.rs` and nalgebra: the packing and the micro-kernel's
     /// fixed tile pay off from 8 columns on layers 16 wide. Public so that a test can tell
     /// which path a shape takes.
     ///
