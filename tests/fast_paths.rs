@@ -1,6 +1,6 @@
 //! Every fast path against its span definition, each path forced explicitly: the dense layer
-//! by nalgebra's static products and by `gemm` with each micro-kernel, on static and on heap
-//! batches; the bias; the convolution by matrix products with each micro-kernel and by its
+//! by its small-shape path (`span/small.rs` and nalgebra) and by `gemm` with each
+//! micro-kernel, on static and on heap batches (`vjp_params` too, on static ones); the bias; the convolution by matrix products with each micro-kernel and by its
 //! direct kernels. A path this CPU lacks is reported as skipped on standard output (this
 //! binary has no harness, so the lines show under `cargo test`), and a run where a path
 //! ran on nothing fails: no check passes without checking anything.
@@ -124,6 +124,19 @@ fn dense_case<T: Real + Into<f64>, const I: usize, const O: usize, const B: usiz
     let mut dp = <DenseParams<T, I, O> as Tangent>::zeros();
     let dx = back(dy, &mut dp);
     check("static", y.as_slice(), dx.as_slice(), &dp);
+    // The parameter change alone (`vjp_params`, the learner's call), by its own code.
+    let (y, back) = Para::<SMatrix<T, I, B>>::vjp_params(&layer, &p, x);
+    let mut dp = <DenseParams<T, I, O> as Tangent>::zeros();
+    back(dy, &mut dp);
+    assert_close("dense vjp_params forward", y.as_slice(), &want_y, tol);
+    let dw: Vec<T> = (0..I * O).map(|k| dp.w[(k / I, k % I)]).collect();
+    assert_close("dense vjp_params weight change", &dw, &want_dw, tol);
+    assert_close(
+        "dense vjp_params bias change",
+        dp.b.as_slice(),
+        &want_db,
+        tol,
+    );
     let (y, back) = Para::<HeapMatrix<T, I, B>>::vjp(&layer, &p, HeapMatrix::from_matrix(&x));
     let mut dp = <DenseParams<T, I, O> as Tangent>::zeros();
     let dx = back(HeapMatrix::from_matrix(&dy), &mut dp);
@@ -297,7 +310,7 @@ fn main() {
         Kernel::best()
     );
 
-    report.ran("dense by nalgebra's static products", {
+    report.ran("dense by the small-shape path", {
         dense_case::<f64, 5, 3, 1>(false, 1e-12)
             + dense_case::<f64, 4, 16, 4>(false, 1e-12)
             + dense_case::<f32, 5, 3, 2>(false, 1e-5)

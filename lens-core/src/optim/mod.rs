@@ -190,10 +190,9 @@ use wide;
 /// Whether any entry of `s` is NaN or infinite. The learner scans every change before a
 /// step touches the parameters. A slice of `WIDE` values or more is scanned in the copy of
 /// [`crate::gemm::Kernel::current`]; a shorter one inline in the baseline's, like the update
-/// loops: at the
-/// Iris step's size (slices of 64, 16, 48 and 3 values) the calls into the AVX-512 copy cost
-/// more on an Intel Xeon than the scan they shortened. A build for AVX-512 (`-C
-/// target-cpu=native` on such a CPU) has the widest copy inline already.
+/// loops: at the Iris step's size (slices of 64, 16, 48 and 3 values) the calls into the
+/// AVX-512 copy cost more on an Intel Xeon than the scan they shortened. A build for AVX-512
+/// (`-C target-cpu=native` on such a CPU) has the widest copy inline already.
 #[inline]
 pub(crate) fn any_non_finite<T: Real>(s: &[T]) -> bool {
     let isa = if cfg!(target_feature = "avx512f") {

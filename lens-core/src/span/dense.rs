@@ -110,17 +110,15 @@ impl<T: Real, const I: usize, const O: usize, const B: usize> Para<SMatrix<T, I,
 
     #[inline(always)]
     fn forward(&self, p: &Self::Param, x: SMatrix<T, I, B>) -> SMatrix<T, O, B> {
-        let mut y = if Self::takes_gemm(B) {
-            let mut y = SMatrix::<T, O, B>::zeros();
-            gemm(
-                &View::col_major(p.w.as_slice(), O, I),
-                &View::col_major(x.as_slice(), I, B).t(),
-                &mut ViewMut::col_major(y.as_mut_slice(), O, B),
-            );
-            y
-        } else {
+        if !Self::takes_gemm(B) {
             return small::affine(&p.w, &p.b, &x);
-        };
+        }
+        let mut y = SMatrix::<T, O, B>::zeros();
+        gemm(
+            &View::col_major(p.w.as_slice(), O, I),
+            &View::col_major(x.as_slice(), I, B).t(),
+            &mut ViewMut::col_major(y.as_mut_slice(), O, B),
+        );
         for mut col in y.column_iter_mut() {
             col += &p.b;
         }
