@@ -340,6 +340,74 @@ impl<W, G> ChangeOther<W, G> for Change<W, G> {
     }
 }
 
+/// A called function's changes, spread over the arguments of the call as written: `let (g0,
+/// g1, g2) = (&Spread::<3, _>::of(&c)).lens_spread(c)`, `c` what the pullback returned.
+/// - [`SpreadExact`]: `c` is a tuple of as many changes as the call has arguments; `c`.
+/// - [`SpreadOther`]: anything else. The call has a wrong number of arguments, which the
+///   function as written reports (rustc's E0061, with its help); the sweep goes on with a
+///   tuple of [`Absent`] changes that [`ChangeOther`] reads at the arguments' types, so a
+///   tuple pattern of the call's arity against the callee's does not report the same mistake
+///   again. Never built: the crate has that error.
+pub struct Spread<const N: usize, C>(PhantomData<fn() -> C>);
+
+impl<const N: usize, C> Spread<N, C> {
+    /// The changes' type, for a call of `N` arguments.
+    #[inline(always)]
+    pub fn of(_changes: &C) -> Self {
+        Spread(PhantomData)
+    }
+}
+
+/// The change of an argument that the function called does not have (see [`Spread`]).
+pub struct Absent;
+
+/// As many changes as arguments: the changes themselves (see [`Spread`]).
+pub trait SpreadExact<C> {
+    /// `c`.
+    fn lens_spread(self, c: C) -> C;
+}
+
+/// Another number of changes than arguments (see [`Spread`]).
+pub trait SpreadOther<C> {
+    /// One [`Absent`] for each argument.
+    type Absent;
+    /// Never returns.
+    fn lens_spread(self, c: C) -> Self::Absent;
+}
+
+macro_rules! spread {
+    ($n:literal: $($t:ident)*) => {
+        impl<$($t),*> SpreadExact<($($t,)*)> for &Spread<$n, ($($t,)*)> {
+            #[inline(always)]
+            fn lens_spread(self, c: ($($t,)*)) -> ($($t,)*) {
+                c
+            }
+        }
+
+        impl<C> SpreadOther<C> for Spread<$n, C> {
+            type Absent = ($(spread!(@absent $t),)*);
+            fn lens_spread(self, _c: C) -> Self::Absent {
+                #[allow(clippy::let_unit_value)]
+                let () = Typed::<Self::Absent, C>::MISMATCH;
+                unreachable!()
+            }
+        }
+    };
+    (@absent $t:ident) => { Absent };
+}
+
+spread!(2: A B);
+spread!(3: A B C);
+spread!(4: A B C D);
+spread!(5: A B C D E);
+spread!(6: A B C D E F);
+spread!(7: A B C D E F G);
+spread!(8: A B C D E F G H);
+spread!(9: A B C D E F G H I);
+spread!(10: A B C D E F G H I J);
+spread!(11: A B C D E F G H I J K);
+spread!(12: A B C D E F G H I J K L);
+
 /// The receiver of a float method of several operands (`x.max(y)`, `x.powf(a)`), for the
 /// function as written, which reads each further operand through `Tie::of(&x).lens_tie(y)`.
 /// The rules (`MaxRule::max_vjp(self, y: Self)`) take every operand at the receiver's type,
@@ -458,6 +526,15 @@ mod tests {
         let y = 0.5_f32;
         let b = Tie::of(&y).lens_tie(0.25);
         assert_eq!(y.max(b), 0.5_f32);
+    }
+
+    #[test]
+    fn changes_as_many_as_arguments_pass_through() {
+        let c = (0.5_f64, SMatrix::<f32, 2, 1>::new(1.0, 2.0));
+        let (a, b) = (&Spread::<2, _>::of(&c)).lens_spread(c);
+        assert_eq!((a, b), c);
+        let c = (1_u8, 2_u16, 3_u32);
+        assert_eq!((&Spread::<3, _>::of(&c)).lens_spread(c), (1, 2, 3));
     }
 
     #[test]

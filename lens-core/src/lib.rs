@@ -143,9 +143,10 @@ pub mod __private {
     /// Guards on the types of the reverse sweep (see the module).
     pub mod guard {
         pub use crate::guard::{
-            Change, ChangeExact, ChangeNone, ChangeOther, Exact, ExactTypes, Infer, InferAsIs,
-            InferSame, InferScalar, InferScalarAsIs, InferScalarSame, Lost, Mismatch,
-            MismatchTypes, NotDifferentiatedThere, Tie, TieFloat, TieOther, Typed, Types,
+            Absent, Change, ChangeExact, ChangeNone, ChangeOther, Exact, ExactTypes, Infer,
+            InferAsIs, InferSame, InferScalar, InferScalarAsIs, InferScalarSame, Lost, Mismatch,
+            MismatchTypes, NotDifferentiatedThere, Spread, SpreadExact, SpreadOther, Tie, TieFloat,
+            TieOther, Typed, Types,
         };
     }
     pub use crate::backward::Backward;

@@ -11,6 +11,9 @@ use quote::{format_ident, quote, quote_spanned};
 use std::collections::{HashMap, HashSet};
 use syn::Ident;
 
+/// The most arguments a call's changes are spread for through `guard::Spread` (its impls).
+const SPREAD_MAX: usize = 12;
+
 /// The adjoint of variable `id`, spanned at the variable so that type errors in the
 /// reverse sweep point at the user's code.
 pub fn adjoint(cx: &Cx, id: VarId) -> syn::Ident {
@@ -171,12 +174,23 @@ impl Sweep<'_> {
                         if let Op::Call { spans, .. } = &**op {
                             // A function's changes read at its arguments' types (`guard::Change`).
                             let names = self.names(*target, args);
-                            let pattern = match names.as_slice() {
-                                [one] => quote!(#one),
-                                many => quote!((#(#many),*)),
+                            let c = format_ident!("__c{}", target);
+                            let spread = match names.as_slice() {
+                                [one] => quote_spanned!(span=> let #one = #pb(#d);),
+                                // Through `guard::Spread`: a call with more arguments than
+                                // the function takes is rustc's one error at the call, not
+                                // again as this pattern against the callee's changes.
+                                many if many.len() <= SPREAD_MAX => {
+                                    let n = proc_macro2::Literal::usize_unsuffixed(many.len());
+                                    quote_spanned!(span=>
+                                        let #c = #pb(#d);
+                                        let (#(#many),*) = (&::paralens::__private::guard::Spread::<#n, _>::of(&#c))
+                                            .lens_spread(#c);
+                                    )
+                                }
+                                many => quote_spanned!(span=> let (#(#many),*) = #pb(#d);),
                             };
-                            self.out
-                                .extend(quote_spanned!(span=> let #pattern = #pb(#d);));
+                            self.out.extend(spread);
                             let w = format_ident!("__w{}", target);
                             for (i, (o, at)) in args.iter().zip(spans).enumerate() {
                                 let g = format_ident!("__g{}_{}", target, i);
