@@ -174,6 +174,39 @@ pub trait Flat<T: Copy + 'static>: Tangent {
     }
 }
 
+/// The field of a struct deriving [`Tangent`], as a [`Flat`] value: the derived `Flat` impl
+/// is bounded by `Field: FlatField<S, T>` for each field type `T` and reaches the field
+/// through [`FlatField::of`], not by `T: Flat<S>`. With a field type that does not resolve
+/// (a typo in a `para!` model's layer), a bound on it directly made rustc report the derived
+/// `slices` and `slices_mut` as "incompatible type for trait" (E0053) beside the one error
+/// that matters; behind `Field` the bound is not on the unresolved type itself and rustc
+/// reports that error alone.
+#[doc(hidden)]
+pub struct Field;
+
+/// `T` as a [`Flat`] value (see [`Field`]).
+#[doc(hidden)]
+pub trait FlatField<S: Copy + 'static, T> {
+    /// `T` itself.
+    type Of: Flat<S>;
+    /// `x`.
+    fn of(x: &T) -> &Self::Of;
+    /// `x`.
+    fn of_mut(x: &mut T) -> &mut Self::Of;
+}
+
+impl<S: Copy + 'static, T: Flat<S>> FlatField<S, T> for Field {
+    type Of = T;
+    #[inline(always)]
+    fn of(x: &T) -> &T {
+        x
+    }
+    #[inline(always)]
+    fn of_mut(x: &mut T) -> &mut T {
+        x
+    }
+}
+
 /// The `Flat` methods of a value stored as one slice, given how to borrow it.
 macro_rules! single_slice {
     ($t:ty, $get:path, $get_mut:path) => {

@@ -44,11 +44,52 @@ pub fn expand(input: &DeriveInput) -> syn::Result<TokenStream> {
     let mut flat_where = where_clause
         .cloned()
         .unwrap_or_else(|| syn::parse_quote!(where));
+    // Each field reached through `Field: FlatField<__S, T>` rather than bounded by
+    // `T: Flat<__S>`: a field type that does not resolve is then one error (`Field`'s docs).
     for ty in &types {
         flat_where
             .predicates
-            .push(syn::parse_quote!(#ty: #p::Flat<__S>));
+            .push(syn::parse_quote!(#p::Field: #p::FlatField<__S, #ty>));
     }
+    let field = |ty: &syn::Type| quote!(<#p::Field as #p::FlatField<__S, #ty>>);
+    let of: Vec<TokenStream> = members
+        .iter()
+        .zip(&types)
+        .map(|(m, ty)| {
+            let f = field(ty);
+            quote!(#f::of(&self.#m))
+        })
+        .collect();
+    let of_mut: Vec<TokenStream> = members
+        .iter()
+        .zip(&types)
+        .map(|(m, ty)| {
+            let f = field(ty);
+            quote!(#f::of_mut(&mut self.#m))
+        })
+        .collect();
+    // A field of another value of the struct (`__a.#m`), shared or mutable.
+    let of_in = |v: &str, mutable: bool| -> Vec<TokenStream> {
+        let v = syn::Ident::new(v, proc_macro2::Span::call_site());
+        members
+            .iter()
+            .zip(&types)
+            .map(|(m, ty)| {
+                let f = field(ty);
+                if mutable {
+                    quote!(#f::of_mut(&mut #v.#m))
+                } else {
+                    quote!(#f::of(&#v.#m))
+                }
+            })
+            .collect()
+    };
+    let (a, a_mut, b_mut, c_mut) = (
+        of_in("__a", false),
+        of_in("__a", true),
+        of_in("__b", true),
+        of_in("__c", true),
+    );
 
     // Checkpoints: every field's arrays under `path.field`.
     let mut tensors_generics = input.generics.clone();
@@ -79,10 +120,9 @@ pub fn expand(input: &DeriveInput) -> syn::Result<TokenStream> {
     };
     let mut slices = quote!(#p::empty());
     let mut slices_mut = quote!(#p::empty());
-    for m in &members {
-        slices = quote!(#p::Iterator::chain(#slices, #p::Flat::<__S>::slices(&self.#m)));
-        slices_mut =
-            quote!(#p::Iterator::chain(#slices_mut, #p::Flat::<__S>::slices_mut(&mut self.#m)));
+    for (x, x_mut) in of.iter().zip(&of_mut) {
+        slices = quote!(#p::Iterator::chain(#slices, #p::Flat::<__S>::slices(#x)));
+        slices_mut = quote!(#p::Iterator::chain(#slices_mut, #p::Flat::<__S>::slices_mut(#x_mut)));
     }
 
     Ok(quote! {
@@ -124,11 +164,11 @@ pub fn expand(input: &DeriveInput) -> syn::Result<TokenStream> {
             }
             #[inline]
             fn visit_slices(&self, __f: &mut impl FnMut(&[__S])) {
-                #(#p::Flat::<__S>::visit_slices(&self.#members, __f);)*
+                #(#p::Flat::<__S>::visit_slices(#of, __f);)*
             }
             #[inline]
             fn zip2_slices(&mut self, __a: &Self, __f: &mut impl FnMut(&mut [__S], &[__S])) {
-                #(#p::Flat::<__S>::zip2_slices(&mut self.#members, &__a.#members, __f);)*
+                #(#p::Flat::<__S>::zip2_slices(#of_mut, #a, __f);)*
             }
             #[inline]
             fn zip3_slices(
@@ -137,7 +177,7 @@ pub fn expand(input: &DeriveInput) -> syn::Result<TokenStream> {
                 __b: &mut Self,
                 __f: &mut impl FnMut(&mut [__S], &[__S], &mut [__S]),
             ) {
-                #(#p::Flat::<__S>::zip3_slices(&mut self.#members, &__a.#members, &mut __b.#members, __f);)*
+                #(#p::Flat::<__S>::zip3_slices(#of_mut, #a, #b_mut, __f);)*
             }
             #[inline]
             fn zip4_slices(
@@ -147,13 +187,7 @@ pub fn expand(input: &DeriveInput) -> syn::Result<TokenStream> {
                 __c: &mut Self,
                 __f: &mut impl FnMut(&mut [__S], &[__S], &mut [__S], &mut [__S]),
             ) {
-                #(#p::Flat::<__S>::zip4_slices(
-                    &mut self.#members,
-                    &__a.#members,
-                    &mut __b.#members,
-                    &mut __c.#members,
-                    __f,
-                );)*
+                #(#p::Flat::<__S>::zip4_slices(#of_mut, #a, #b_mut, #c_mut, __f);)*
             }
             #[inline]
             fn zip4_slices_mut(
@@ -163,13 +197,7 @@ pub fn expand(input: &DeriveInput) -> syn::Result<TokenStream> {
                 __c: &mut Self,
                 __f: &mut impl FnMut(&mut [__S], &mut [__S], &mut [__S], &mut [__S]),
             ) {
-                #(#p::Flat::<__S>::zip4_slices_mut(
-                    &mut self.#members,
-                    &mut __a.#members,
-                    &mut __b.#members,
-                    &mut __c.#members,
-                    __f,
-                );)*
+                #(#p::Flat::<__S>::zip4_slices_mut(#of_mut, #a_mut, #b_mut, #c_mut, __f);)*
             }
         }
     })
