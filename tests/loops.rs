@@ -38,6 +38,50 @@ fn sum_of_powers_matches_its_derivative() {
     );
 }
 
+// A float literal's binding carried into a method call, its type known by then (from an
+// earlier operation with `x`, or from the loop's first statement): the loop's type probe
+// (`lens-macros/src/analyse/probes.rs`) is a closure never called, and the code is unchanged.
+#[lens]
+fn typed_before_the_loop(x: f64) -> f64 {
+    let mut acc = 0.0;
+    acc = acc + x;
+    for _i in 0..3 {
+        acc = acc.cos() + x;
+    }
+    acc
+}
+
+#[lens]
+fn typed_in_the_loop(x: f64) -> f64 {
+    let mut acc = 1.0;
+    for _i in 0..3 {
+        acc = acc * x;
+        acc = acc.sin();
+    }
+    acc
+}
+
+#[test]
+fn literal_bindings_typed_before_their_method_calls() {
+    for x in [0.7_f64, -0.3, 1.9] {
+        let (mut a, mut b) = (x, 1.0_f64);
+        for _ in 0..3 {
+            a = a.cos() + x;
+            b = (b * x).sin();
+        }
+        assert!((typed_before_the_loop(x) - a).abs() < 1e-12);
+        assert!((typed_in_the_loop(x) - b).abs() < 1e-12);
+        ok(
+            "typed_before_the_loop",
+            check_gradient(typed_before_the_loop, typed_before_the_loop_rev, x, H),
+        );
+        ok(
+            "typed_in_the_loop",
+            check_gradient(typed_in_the_loop, typed_in_the_loop_rev, x, H),
+        );
+    }
+}
+
 // A carried value that feeds on itself: x_{k+1} = sin(x_k) * w, N times.
 #[lens]
 fn iterate_map<const N: usize>(x: f64, w: f64) -> f64 {

@@ -256,6 +256,13 @@ pub mod __private {
         x
     }
 
+    /// A value of any type, for the argument places of a type probe that is never called
+    /// (`let _ = || acc.cos(any())`: `#[lens]`'s probes of a loop that carries a number
+    /// literal's binding, in `lens-macros/src/analyse/probes.rs`).
+    pub fn any<T>() -> T {
+        unreachable!("a #[lens] type probe is a closure that is never called")
+    }
+
     /// The type of `value`, as a zero-sized marker: it tells the helpers above the types of
     /// the adjoints a nested pullback adds into (a value's change has the value's type), even
     /// where that pullback is never called.

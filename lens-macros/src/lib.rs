@@ -78,7 +78,7 @@ pub fn lens(attr: TokenStream, item: TokenStream) -> TokenStream {
         };
         let generated = expand::lens(&f, &analysed, params_only.as_ref());
         // The function as written, its differentiated operations through their rules.
-        expand::rewrite_written(&mut f.body, &analysed.in_place);
+        expand::rewrite_written(&mut f.body, &analysed.in_place, &analysed.probes);
         let mut original = f.original;
         *original.block = f.body;
         let mut out = original.to_token_stream();
@@ -136,7 +136,12 @@ pub fn para(input: TokenStream) -> TokenStream {
             // `forward` as written, its differentiated operations through their rules and its
             // sub-model calls as their forwards.
             let fields = model.fields();
-            expand::rewrite_para_forward(&mut model.forward.block, &analysed.in_place, &fields);
+            expand::rewrite_para_forward(
+                &mut model.forward.block,
+                &analysed.in_place,
+                &analysed.probes,
+                &fields,
+            );
             out.extend(expand::para(model, analysed, k == 0));
         }
         out

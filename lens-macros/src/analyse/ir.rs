@@ -122,7 +122,7 @@ pub enum Op {
     Index { base: Operand, index: TokenStream },
     /// A `for` loop over a range bounded by a constant: one pullback per iteration, kept on
     /// a fixed-size tape. Its value is the tuple of the loop-carried bindings.
-    Loop(Loop),
+    Loop(Box<Loop>),
 }
 
 impl Op {

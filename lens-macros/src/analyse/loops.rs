@@ -9,7 +9,7 @@
 //! carried values kept for it (see `recompute.rs`) or pops the pullbacks the forward pass kept
 //! on a tape of fixed size (`Tape<_, N>`, `N` read from the range).
 
-use super::{Analyser, Block, Op, Operand, Part, Stmt, StmtKind, VarId};
+use super::{Analyser, Block, Op, Operand, Part, Stmt, StmtKind, VarId, node_key};
 use proc_macro2::TokenStream;
 use quote::{ToTokens, quote};
 use std::collections::BTreeMap;
@@ -36,6 +36,8 @@ pub struct Loop {
     pub init: Vec<VarId>,
     /// Differentiated values from outside the loop that the body reads.
     pub free: Vec<VarId>,
+    /// Type probes run before the loop (`probes.rs`), empty for most loops.
+    pub probes: TokenStream,
 }
 
 /// What a trip count is bounded by: `base + plus` iterations.
@@ -200,16 +202,17 @@ impl Analyser<'_> {
                 self.use_var(v);
             }
         }
-        let op = Op::Loop(Loop {
+        let op = Op::Loop(Box::new(Loop {
             pat: f.pat.to_token_stream(),
             range: f.expr.to_token_stream(),
+            probes: self.probes.get(&node_key(f)).cloned().unwrap_or_default(),
             double_ended: !steps(&f.expr),
             bound: bound.base,
             body,
             carried,
             init,
             free,
-        });
+        }));
         let Operand::Var(value) = self.push_op(op, span, out) else {
             unreachable!("a loop is bound to a temporary")
         };

@@ -10,6 +10,7 @@ mod control;
 mod ir;
 mod loops;
 mod mutation;
+mod probes;
 mod recompute;
 mod syntax;
 mod whitelist;
@@ -66,6 +67,8 @@ pub struct Analyser<'e> {
     /// an operand of `+ - * /` reads them as an owned value (`rules::owned`), as a method's
     /// borrowed operand is read.
     borrowed_data: BTreeSet<VarId>,
+    /// The type probes of the body's loops, by [`node_key`] of the loop (`probes.rs`).
+    probes: BTreeMap<usize, TokenStream>,
 }
 
 /// The one-sided form of the rule at `func` for the differentiated operand `side`
@@ -103,6 +106,7 @@ impl<'e> Analyser<'e> {
             in_place: Vec::new(),
             one_sided: None,
             borrowed_data: BTreeSet::new(),
+            probes: BTreeMap::new(),
         }
     }
 
@@ -688,6 +692,8 @@ pub struct Analysed {
     pub arg_ids: Vec<VarId>,
     /// The operators and methods of the body as written that are lowered to rules.
     pub in_place: BTreeMap<usize, InPlace>,
+    /// The type probes of the body's loops, by [`node_key`] of the loop (`probes.rs`).
+    pub probes: BTreeMap<usize, TokenStream>,
 }
 
 /// Analyses the body of a `#[lens]` function.
@@ -741,12 +747,14 @@ fn lens_fn_with(
         })
         .map(|(_, id)| *id)
         .collect();
+    an.probes = probes::for_loops(&f.body);
     let body = an.body(&f.body);
     Analysed {
         vars: std::mem::take(&mut an.vars),
         body,
         arg_ids,
         in_place: std::mem::take(&mut an.in_place).into_iter().collect(),
+        probes: std::mem::take(&mut an.probes),
     }
 }
 
@@ -761,11 +769,13 @@ pub fn para_model(m: &crate::parse::ParaModel, errors: &mut Errors) -> Analysed 
         .zip(&m.mutable)
         .map(|((i, t), mutable)| an.declare_arg(i, !crate::parse::nodiff_type(t), *mutable))
         .collect();
+    an.probes = probes::for_loops(&m.forward.block);
     let body = an.body(&m.forward.block);
     Analysed {
         vars: std::mem::take(&mut an.vars),
         body,
         arg_ids,
         in_place: std::mem::take(&mut an.in_place).into_iter().collect(),
+        probes: std::mem::take(&mut an.probes),
     }
 }

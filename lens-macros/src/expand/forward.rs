@@ -327,7 +327,8 @@ pub fn stmt(cx: &Cx, s: &Stmt) -> TokenStream {
                 Op::Loop(l) => {
                     let (bind, w) = super::witnesses(cx, *target, &cx.wanted(&l.free));
                     let value = loop_expr(cx, *target, l, &w);
-                    quote_spanned!(span=> #bind let (#x, #pb) #pair_ann = #value;)
+                    let probes = &l.probes;
+                    quote_spanned!(span=> #probes #bind let (#x, #pb) #pair_ann = #value;)
                 }
                 Op::Branch(b) => {
                     let k = b.blocks.len();

@@ -14,11 +14,17 @@ use syn::spanned::Spanned;
 use syn::visit_mut::VisitMut;
 use syn::{Expr, Ident};
 
-/// Rewrites `body` (the block the analysis read, not moved since) in place.
-pub fn rewrite(body: &mut syn::Block, in_place: &BTreeMap<usize, InPlace>) {
-    if !in_place.is_empty() {
+/// Rewrites `body` (the block the analysis read, not moved since) in place; `probes`, the
+/// type probes of its loops (`analyse/probes.rs`), go at the start of each loop's body.
+pub fn rewrite(
+    body: &mut syn::Block,
+    in_place: &BTreeMap<usize, InPlace>,
+    probes: &BTreeMap<usize, TokenStream>,
+) {
+    if !in_place.is_empty() || !probes.is_empty() {
         Rewrite {
             in_place,
+            probes,
             fields: &[],
         }
         .visit_block_mut(body);
@@ -29,12 +35,23 @@ pub fn rewrite(body: &mut syn::Block, in_place: &BTreeMap<usize, InPlace>) {
 /// its differentiated operations through their rules, as in a `#[lens]` function, so that
 /// `forward` computes what `vjp` does (`h.map(f)` of a heap matrix or a scalar, `x +
 /// c.into()`), and each call of a sub-model (`self.l(x)`) as the sub-model's forward.
-pub fn rewrite_para(body: &mut syn::Block, in_place: &BTreeMap<usize, InPlace>, fields: &[Ident]) {
-    Rewrite { in_place, fields }.visit_block_mut(body);
+pub fn rewrite_para(
+    body: &mut syn::Block,
+    in_place: &BTreeMap<usize, InPlace>,
+    probes: &BTreeMap<usize, TokenStream>,
+    fields: &[Ident],
+) {
+    Rewrite {
+        in_place,
+        probes,
+        fields,
+    }
+    .visit_block_mut(body);
 }
 
 struct Rewrite<'a> {
     in_place: &'a BTreeMap<usize, InPlace>,
+    probes: &'a BTreeMap<usize, TokenStream>,
     /// The sub-models of a `para!` model (none in a `#[lens]` function).
     fields: &'a [Ident],
 }
@@ -100,6 +117,17 @@ fn computed_or_clone(e: &Expr, span: Span) -> TokenStream {
 impl VisitMut for Rewrite<'_> {
     fn visit_expr_mut(&mut self, e: &mut Expr) {
         // The key before anything below changes; the operands first, then the node.
+        if let Expr::ForLoop(f) = &*e {
+            // The loop's type probes first in its body (the key before the body changes).
+            let probes = self.probes.get(&node_key(f)).cloned();
+            syn::visit_mut::visit_expr_mut(self, e);
+            if let (Some(probes), Expr::ForLoop(f)) = (probes, &mut *e) {
+                f.body
+                    .stmts
+                    .insert(0, syn::Stmt::Item(syn::Item::Verbatim(probes)));
+            }
+            return;
+        }
         let key = match &*e {
             Expr::Binary(b) => node_key(b),
             Expr::MethodCall(m) => node_key(m),
