@@ -6,6 +6,7 @@
 #![deny(warnings)]
 #![allow(clippy::assign_op_pattern, clippy::needless_range_loop)]
 
+use core::ops::Add;
 use paralens::prelude::*;
 use paralens::{GradCheck, check_gradient};
 
@@ -78,6 +79,128 @@ fn literal_bindings_typed_before_their_method_calls() {
         ok(
             "typed_in_the_loop",
             check_gradient(typed_in_the_loop, typed_in_the_loop_rev, x, H),
+        );
+    }
+}
+
+// Names the loops' type probes must leave alone (a reviewer's reproducers, each refused by
+// the first version of the probes): a loop variable hiding a literal's binding, a nested
+// loop's variable hiding it, a trait's method with a generic operand, a turbofish.
+#[lens]
+fn loop_variable_hides_a_literal(x: f64) -> f64 {
+    let k = 2;
+    let mut y = x * (k as f64);
+    for k in 0..3u32 {
+        y = y * x + (k.pow(2) as f64);
+    }
+    y
+}
+
+#[lens]
+fn nested_loop_variable_hides_a_literal(x: f64) -> f64 {
+    let mut acc = 0.0;
+    let mut s = x;
+    for _i in 0..2 {
+        for acc in 0..2usize {
+            s = s * (acc.min(1) as f64 + 0.5);
+        }
+        acc = acc + s;
+    }
+    acc
+}
+
+#[lens]
+fn trait_method_of_a_literal(x: f64) -> f64 {
+    let mut c = 1.0;
+    c = c * 2.0_f64;
+    let mut y = x;
+    for _i in 0..2 {
+        c = c.add(1.0);
+        y = y * x * c;
+    }
+    y
+}
+
+trait Times {
+    fn times<const K: i32>(self) -> Self;
+}
+
+impl Times for f64 {
+    fn times<const K: i32>(self) -> f64 {
+        self * f64::from(K)
+    }
+}
+
+#[lens]
+fn turbofish_on_a_literal(x: f64) -> f64 {
+    let mut c = 1.0;
+    c = c * 2.0_f64;
+    let mut y = x;
+    for _i in 0..2 {
+        c = c.times::<2>();
+        y = y * x * c;
+    }
+    y
+}
+
+#[test]
+fn probes_leave_other_bindings_and_methods_alone() {
+    let x = 1.5_f64;
+    // Values against the same arithmetic written out.
+    let mut y = x * 2.0;
+    for k in 0..3_u32 {
+        y = y * x + f64::from(k * k);
+    }
+    assert!((loop_variable_hides_a_literal(x) - y).abs() < 1e-12);
+    let (mut acc, mut s) = (0.0_f64, x);
+    for _ in 0..2 {
+        s = s * 0.5 * 1.5;
+        acc += s;
+    }
+    assert!((nested_loop_variable_hides_a_literal(x) - acc).abs() < 1e-12);
+    let (mut c, mut y) = (2.0_f64, x);
+    for _ in 0..2 {
+        c += 1.0;
+        y = y * x * c;
+    }
+    assert!((trait_method_of_a_literal(x) - y).abs() < 1e-12);
+    let (mut c, mut y) = (2.0_f64, x);
+    for _ in 0..2 {
+        c *= 2.0;
+        y = y * x * c;
+    }
+    assert!((turbofish_on_a_literal(x) - y).abs() < 1e-12);
+    for x in [0.7_f64, -1.2, 1.5] {
+        ok(
+            "loop_variable_hides_a_literal",
+            check_gradient(
+                loop_variable_hides_a_literal,
+                loop_variable_hides_a_literal_rev,
+                x,
+                H,
+            ),
+        );
+        ok(
+            "nested_loop_variable_hides_a_literal",
+            check_gradient(
+                nested_loop_variable_hides_a_literal,
+                nested_loop_variable_hides_a_literal_rev,
+                x,
+                H,
+            ),
+        );
+        ok(
+            "trait_method_of_a_literal",
+            check_gradient(
+                trait_method_of_a_literal,
+                trait_method_of_a_literal_rev,
+                x,
+                H,
+            ),
+        );
+        ok(
+            "turbofish_on_a_literal",
+            check_gradient(turbofish_on_a_literal, turbofish_on_a_literal_rev, x, H),
         );
     }
 }

@@ -407,6 +407,10 @@ spread!(9: A B C D E F G H I);
 spread!(10: A B C D E F G H I J);
 spread!(11: A B C D E F G H I J K);
 spread!(12: A B C D E F G H I J K L);
+spread!(13: A B C D E F G H I J K L M);
+spread!(14: A B C D E F G H I J K L M N);
+spread!(15: A B C D E F G H I J K L M N O);
+spread!(16: A B C D E F G H I J K L M N O P);
 
 /// The receiver of a float method of several operands (`x.max(y)`, `x.powf(a)`), for the
 /// function as written, which reads each further operand through `Tie::of(&x).lens_tie(y)`.

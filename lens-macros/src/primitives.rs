@@ -101,6 +101,13 @@ pub fn tied(m: &Method) -> bool {
     m.args > 0 && m.rule.contains("Rule::")
 }
 
+/// Whether `name` with `args` arguments is a method of a float (its rule a scalar rule
+/// trait's, `CosRule::cos_vjp`, or `powi`): inherent methods of `f32` and `f64` whose
+/// arguments' types the method fixes (the loops' type probes, `analyse/probes.rs`).
+pub fn float_method(name: &str, args: usize) -> bool {
+    (name == "powi" && args == 1) || find(name, args).is_some_and(|m| m.rule.contains("Rule::"))
+}
+
 /// Methods lowered by the analysis itself (see the module's documentation).
 pub const SPECIAL: &[&str] = &["powi", "map", "clone"];
 

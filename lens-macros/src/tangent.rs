@@ -46,10 +46,16 @@ pub fn expand(input: &DeriveInput) -> syn::Result<TokenStream> {
         .unwrap_or_else(|| syn::parse_quote!(where));
     // Each field reached through `Field: FlatField<__S, T>` rather than bounded by
     // `T: Flat<__S>`: a field type that does not resolve is then one error (`Field`'s docs).
+    // `T: Tangent` too: with it the struct is `Tangent` (`Flat`'s supertrait) in the impl,
+    // so a field type that is not `Tangent` is the `Tangent` impl's one error, not a second
+    // one here (a bound on an unresolved type raises no E0053 unless it is `Flat`'s).
     for ty in &types {
         flat_where
             .predicates
             .push(syn::parse_quote!(#p::Field: #p::FlatField<__S, #ty>));
+        flat_where
+            .predicates
+            .push(syn::parse_quote!(#ty: #p::Tangent));
     }
     let field = |ty: &syn::Type| quote!(<#p::Field as #p::FlatField<__S, #ty>>);
     let of: Vec<TokenStream> = members

@@ -23,4 +23,16 @@ fn outer_of_single(x: f64, y: f64) -> f64 {
     single(x, y)
 }
 
+// Thirteen parameters, fourteen arguments (`guard::Spread` goes to 16).
+#[lens]
+#[allow(clippy::too_many_arguments)]
+fn wide(a: f64, b: f64, c: f64, d: f64, e: f64, f: f64, g: f64, h: f64, i: f64, j: f64, k: f64, l: f64, m: f64) -> f64 {
+    a + b + c + d + e + f + g + h + i + j + k + l + m
+}
+
+#[lens]
+fn outer_of_wide(x: f64) -> f64 {
+    wide(x, x, x, x, x, x, x, x, x, x, x, x, x, x)
+}
+
 fn main() {}

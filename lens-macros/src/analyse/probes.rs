@@ -10,7 +10,10 @@
 //! the receiver and the method at their places as written, is rustc's own error for the
 //! mistake, the same in the function as written and in its sweeps (reported once), and it
 //! comes first, so rustc reports nothing more about types it could not infer. When the
-//! binding's type is known by then the probe is a closure never called.
+//! binding's type is known by then the probe is a closure never called. Only a float's own
+//! methods of the primitives table without a turbofish are probed (their arguments' types
+//! are the method's, so `any()` takes them), and only the binding the name means in the
+//! loop (not one a loop variable, a nested loop's, a closure's or a pattern's hides).
 
 use proc_macro2::TokenStream;
 use quote::{quote, quote_spanned};
@@ -82,17 +85,26 @@ impl<'ast> Visit<'ast> for Loops {
     fn visit_expr_for_loop(&mut self, f: &'ast syn::ExprForLoop) {
         self.visit_expr(&f.expr);
         let mut probes = TokenStream::new();
+        // The loop's own bindings hide the names they bind in its body.
+        let mut own = Vec::new();
+        bound_names(&f.pat, &mut own);
         let mut names: Vec<&String> = self
             .literal
             .iter()
-            .filter(|(_, lit)| **lit)
+            .filter(|(n, lit)| **lit && !own.contains(n))
             .map(|(n, _)| n)
             .collect();
         names.sort();
         for name in names {
             let mut first = FirstUse { name, found: None };
             first.visit_block(&f.body);
-            if let Some(Use::Receiver(m)) = first.found {
+            // Only a float's own methods, without a turbofish: their arguments' types are
+            // the method's, so `any()` takes them (a trait's generic `c.add(1.0)` left the
+            // probe's argument without a type).
+            if let Some(Use::Receiver(m)) = first.found
+                && m.turbofish.is_none()
+                && crate::primitives::float_method(&m.method.to_string(), m.args.len())
+            {
                 let (receiver, method) = (&m.receiver, &m.method);
                 let any = m
                     .args
@@ -107,9 +119,7 @@ impl<'ast> Visit<'ast> for Loops {
         }
         // The loop's own bindings, then its body (nested loops get probes of their own).
         let saved = self.literal.clone();
-        let mut names = Vec::new();
-        bound_names(&f.pat, &mut names);
-        for n in names {
+        for n in own {
             self.literal.insert(n, false);
         }
         self.visit_block(&f.body);
@@ -177,6 +187,15 @@ impl<'a> Visit<'a> for FirstUse<'a, '_> {
         if self.found.is_none() && names.iter().any(|n| n == self.name) {
             self.found = Some(Use::Other);
         }
+    }
+
+    /// A binding of the name (a nested loop's pattern, a closure's parameter, a `match`
+    /// arm's or an `if let`'s pattern) hides it: what follows is another variable.
+    fn visit_pat_ident(&mut self, p: &'a syn::PatIdent) {
+        if self.found.is_none() && p.ident == self.name {
+            self.found = Some(Use::Other);
+        }
+        syn::visit::visit_pat_ident(self, p);
     }
 
     fn visit_ident(&mut self, _: &'a Ident) {}

@@ -11,8 +11,9 @@ use quote::{format_ident, quote, quote_spanned};
 use std::collections::{HashMap, HashSet};
 use syn::Ident;
 
-/// The most arguments a call's changes are spread for through `guard::Spread` (its impls).
-const SPREAD_MAX: usize = 12;
+/// The most arguments a call's changes are spread for through `guard::Spread` (its impls):
+/// a call of more keeps a tuple pattern, and an argument too many there is two errors.
+const SPREAD_MAX: usize = 16;
 
 /// The adjoint of variable `id`, spanned at the variable so that type errors in the
 /// reverse sweep point at the user's code.
