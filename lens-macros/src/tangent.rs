@@ -58,23 +58,7 @@ pub fn expand(input: &DeriveInput) -> syn::Result<TokenStream> {
             .push(syn::parse_quote!(#ty: #p::Tangent));
     }
     let field = |ty: &syn::Type| quote!(<#p::Field as #p::FlatField<__S, #ty>>);
-    let of: Vec<TokenStream> = members
-        .iter()
-        .zip(&types)
-        .map(|(m, ty)| {
-            let f = field(ty);
-            quote!(#f::of(&self.#m))
-        })
-        .collect();
-    let of_mut: Vec<TokenStream> = members
-        .iter()
-        .zip(&types)
-        .map(|(m, ty)| {
-            let f = field(ty);
-            quote!(#f::of_mut(&mut self.#m))
-        })
-        .collect();
-    // A field of another value of the struct (`__a.#m`), shared or mutable.
+    // Each field of a value of the struct (`self.m`, `__a.m`), shared or mutable.
     let of_in = |v: &str, mutable: bool| -> Vec<TokenStream> {
         let v = syn::Ident::new(v, proc_macro2::Span::call_site());
         members
@@ -90,6 +74,7 @@ pub fn expand(input: &DeriveInput) -> syn::Result<TokenStream> {
             })
             .collect()
     };
+    let (of, of_mut) = (of_in("self", false), of_in("self", true));
     let (a, a_mut, b_mut, c_mut) = (
         of_in("__a", false),
         of_in("__a", true),
