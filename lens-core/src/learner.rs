@@ -61,7 +61,15 @@ where
     O: Optimizer<M::Param, Scalar = T>,
 {
     /// Builds a learner from a model, its initial parameters, a loss and an optimizer.
-    pub fn new(model: M, params: M::Param, loss: L, optimizer: O) -> Self {
+    ///
+    /// The parameters' type is the model's (`P` is `M::Param`, by the bound): named by a
+    /// type parameter, a model that cannot take its input (a composite whose stages do not
+    /// fit) is one error at `model`, not a second at `params`, whose type `M::Param` rustc
+    /// could not name either.
+    pub fn new<P>(model: M, params: P, loss: L, optimizer: O) -> Self
+    where
+        M: Para<X, Param = P>,
+    {
         let params = held(params);
         let state = held(optimizer.init_state(&params));
         // Built as zeros, never cloned: a boxed matrix's `clone` passes through the stack in
