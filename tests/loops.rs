@@ -72,16 +72,26 @@ fn literal_bindings_typed_before_their_method_calls() {
         }
         assert!((typed_before_the_loop(x) - a).abs() < 1e-12);
         assert!((typed_in_the_loop(x) - b).abs() < 1e-12);
-        ok(
-            "typed_before_the_loop",
-            check_gradient(typed_before_the_loop, typed_before_the_loop_rev, x, H),
-        );
-        ok(
-            "typed_in_the_loop",
-            check_gradient(typed_in_the_loop, typed_in_the_loop_rev, x, H),
-        );
+        for (name, f, rev) in [
+            (
+                "typed_before_the_loop",
+                typed_before_the_loop as Scalar,
+                typed_before_the_loop_rev as ScalarRev,
+            ),
+            (
+                "typed_in_the_loop",
+                typed_in_the_loop,
+                typed_in_the_loop_rev,
+            ),
+        ] {
+            ok(name, check_gradient(f, rev, x, H));
+        }
     }
 }
+
+/// A function of one `f64` and its reverse, for tables of them.
+type Scalar = fn(f64) -> f64;
+type ScalarRev = fn(f64, f64) -> f64;
 
 // Names the loops' type probes must leave alone (a reviewer's reproducers, each refused by
 // the first version of the probes): a loop variable hiding a literal's binding, a nested
@@ -170,38 +180,32 @@ fn probes_leave_other_bindings_and_methods_alone() {
         y = y * x * c;
     }
     assert!((turbofish_on_a_literal(x) - y).abs() < 1e-12);
-    for x in [0.7_f64, -1.2, 1.5] {
-        ok(
+    let table: [(&str, Scalar, ScalarRev); 4] = [
+        (
             "loop_variable_hides_a_literal",
-            check_gradient(
-                loop_variable_hides_a_literal,
-                loop_variable_hides_a_literal_rev,
-                x,
-                H,
-            ),
-        );
-        ok(
+            loop_variable_hides_a_literal,
+            loop_variable_hides_a_literal_rev,
+        ),
+        (
             "nested_loop_variable_hides_a_literal",
-            check_gradient(
-                nested_loop_variable_hides_a_literal,
-                nested_loop_variable_hides_a_literal_rev,
-                x,
-                H,
-            ),
-        );
-        ok(
+            nested_loop_variable_hides_a_literal,
+            nested_loop_variable_hides_a_literal_rev,
+        ),
+        (
             "trait_method_of_a_literal",
-            check_gradient(
-                trait_method_of_a_literal,
-                trait_method_of_a_literal_rev,
-                x,
-                H,
-            ),
-        );
-        ok(
+            trait_method_of_a_literal,
+            trait_method_of_a_literal_rev,
+        ),
+        (
             "turbofish_on_a_literal",
-            check_gradient(turbofish_on_a_literal, turbofish_on_a_literal_rev, x, H),
-        );
+            turbofish_on_a_literal,
+            turbofish_on_a_literal_rev,
+        ),
+    ];
+    for x in [0.7_f64, -1.2, 1.5] {
+        for (name, f, rev) in table {
+            ok(name, check_gradient(f, rev, x, H));
+        }
     }
 }
 

@@ -747,15 +747,7 @@ fn lens_fn_with(
         })
         .map(|(_, id)| *id)
         .collect();
-    an.probes = probes::for_loops(&f.body);
-    let body = an.body(&f.body);
-    Analysed {
-        vars: std::mem::take(&mut an.vars),
-        body,
-        arg_ids,
-        in_place: std::mem::take(&mut an.in_place).into_iter().collect(),
-        probes: std::mem::take(&mut an.probes),
-    }
+    an.analysed(&f.body, arg_ids)
 }
 
 /// Analyses the forward function of a `para!` model, whose sub-models it calls by field.
@@ -769,13 +761,20 @@ pub fn para_model(m: &crate::parse::ParaModel, errors: &mut Errors) -> Analysed 
         .zip(&m.mutable)
         .map(|((i, t), mutable)| an.declare_arg(i, !crate::parse::nodiff_type(t), *mutable))
         .collect();
-    an.probes = probes::for_loops(&m.forward.block);
-    let body = an.body(&m.forward.block);
-    Analysed {
-        vars: std::mem::take(&mut an.vars),
-        body,
-        arg_ids,
-        in_place: std::mem::take(&mut an.in_place).into_iter().collect(),
-        probes: std::mem::take(&mut an.probes),
+    an.analysed(&m.forward.block, arg_ids)
+}
+
+impl Analyser<'_> {
+    /// The body analysed, its arguments declared as `arg_ids`: what the expansion takes.
+    fn analysed(mut self, block: &syn::Block, arg_ids: Vec<VarId>) -> Analysed {
+        self.probes = probes::for_loops(block);
+        let body = self.body(block);
+        Analysed {
+            vars: self.vars,
+            body,
+            arg_ids,
+            in_place: self.in_place.into_iter().collect(),
+            probes: self.probes,
+        }
     }
 }
