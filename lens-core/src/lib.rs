@@ -303,9 +303,26 @@ pub mod __private {
     /// Compiles when `A` is `B` (see [`LensTypeNamed`]).
     pub const fn lens_type_named<A: LensTypeNamed<B>, B>() {}
 
-    /// Compiles when the value's type is `B`: the check of a generic lens type, through the
-    /// unit value its name has.
-    pub const fn lens_value_named<A: LensTypeNamed<B>, B>(_: &A) {}
+    /// Implemented by `B` for `(B, B)` only (and for a second shape that no call can meet,
+    /// so that rustc waits for both arguments instead of inferring the second from the
+    /// first): `#[lens]` checks with it that both namespaces of a generic lens type's name
+    /// still refer to that type, in one obligation, hence one error.
+    #[diagnostic::on_unimplemented(
+        message = "another item has the name of the lens type that `#[lens]` generates for this function",
+        label = "another item has the lens type's name",
+        note = "`#[lens] fn f` generates a lens type named after the function (`F`); give it another name with `#[lens(name = OtherName)]`, or rename the other item"
+    )]
+    pub trait LensNamed<V, B> {}
+
+    impl<B> LensNamed<B, B> for B {}
+
+    impl<B> LensNamed<(NotAnInput, B), B> for B {}
+
+    /// Compiles when the type that a struct pattern of the name gives (`A`) and the type of
+    /// the name's unit value (`V`) are both `B`: the check of a generic lens type, whose name
+    /// cannot be written as a type without its generics. A pattern `Gain { .. }` finds a
+    /// braced or tuple struct that a unit value would not.
+    pub const fn lens_named<A: LensNamed<V, B>, V, B>(_: &A, _: &V) {}
 
     /// The "no change" value a lens type returns for an argument that is not differentiated
     /// (labels, indices, flags, `#[nodiff]` values).

@@ -1,5 +1,5 @@
-// A lens type with sizes of its own (`Gain<const N: usize>`) is checked through its unit
-// value: another item named `Gain` is one error at the function, naming
+// A lens type with sizes of its own (`Gain<const N: usize>`) is checked through a pattern and
+// the unit value of its name: another item named `Gain` is one error at the function, naming
 // `#[lens(name = ...)]`, not first an error about `Gain`'s generics.
 use paralens::prelude::*;
 

@@ -4,7 +4,7 @@ use super::{Cx, Ret, allows, block, block_rev};
 use crate::analyse::Analysed;
 use crate::parse::{ArgKind, LensFn};
 use proc_macro2::TokenStream;
-use quote::{ToTokens, format_ident, quote};
+use quote::{ToTokens, format_ident, quote, quote_spanned};
 use syn::ext::IdentExt;
 use syn::{Ident, Type};
 
@@ -532,12 +532,22 @@ fn generate(f: &LensFn, sweeps: Option<(&Analysed, Option<&Analysed>)>) -> Token
         });
         quote!(<#(#any),*>)
     };
-    // A generic type is checked through its value, a unit struct's: `Gain<0>` written on
-    // another item named `Gain` would be an error about its generics before this one.
+    // A generic type is checked through a pattern and the value of its name: `Gain<0>`
+    // written on another item named `Gain` would be an error about its generics first.
     let name_check = if own_consts.is_empty() {
         quote!(const _: () = ::paralens::__private::lens_type_named::<#ty_name, #ty_path>();)
     } else {
-        quote!(const _: () = ::paralens::__private::lens_value_named::<_, #module::#ty_name #own_any>(&#ty_name);)
+        // The pattern names the type namespace, the value the value namespace: an item of
+        // either kind named `Gain` is caught, in one obligation (one error).
+        let span = name.span();
+        quote_spanned! {span=>
+            const _: () = {
+                let _ = |__lens_named| {
+                    let #ty_name { .. } = __lens_named;
+                    ::paralens::__private::lens_named::<_, _, #module::#ty_name #own_any>(&__lens_named, &#ty_name);
+                };
+            };
+        }
     };
     let lens_type = if borrows || unknown_data || unconstrained {
         TokenStream::new()
