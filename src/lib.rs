@@ -39,8 +39,9 @@
 //!   the unit struct `Gain<const N: usize>` (a sub-model `gain: Gain<3>`, a value `Gain`),
 //!   and `f` may be generic over them. The type's generics are those sizes in the order the
 //!   function declares them; a value of the type is for one size. Where they name a type parameter of the function
-//!   (the scalar `T`) there is no `Init`: write the function for one scalar type, or
-//!   implement `Init` for the lens type at the sizes you use. Its
+//!   (the scalar `T`) the type is one for every `T`, so it has no `Init` but [`InitAt<T>`]
+//!   for every `T`: a `para!` model initialises it at its own scalar (its type parameter
+//!   bounded by `Real`, or else the one float type its forward function names). Its
 //!   [`Para::vjp_params`] (what a [`Learner`] runs) sweeps the body with the inputs as data,
 //!   so the inputs' changes through `+ - * /` (a product per layer for a batch) are never
 //!   computed (a method with an operand, `x.dot(&w)`, keeps its two-sided rule there, to

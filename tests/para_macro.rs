@@ -356,6 +356,124 @@ fn const_generic_lens_functions_with_parameters_are_sub_models() {
     assert_eq!((dg, dx), (SVector::<f64, 2>::new(0.5, 3.0), g));
 }
 
+/// A layer generic over its scalar: its type `ScalarLayer<I, O>` is one for every `T`, so it
+/// has no `Init` but `InitAt<T>`, drawn by `draw_scalar_layer` at the model's `T`.
+#[lens(init = draw_scalar_layer)]
+fn scalar_layer<T: Real, const I: usize, const O: usize>(
+    #[param] w: SMatrix<T, O, I>,
+    #[param] b: SVector<T, O>,
+    x: SVector<T, I>,
+) -> SVector<T, O> {
+    tanh(w * x + b)
+}
+
+fn draw_scalar_layer<T: Real, const I: usize, const O: usize, R: paralens::rand::Rng + ?Sized>(
+    rng: &mut R,
+) -> (SMatrix<T, O, I>, SVector<T, O>) {
+    let mut draw = || T::cst(rng.random_range(-0.8..0.8));
+    (
+        SMatrix::from_fn(|_, _| draw()),
+        SVector::from_fn(|_, _| draw()),
+    )
+}
+
+/// A scalar-free offset (no initialiser: it starts at zero), generic over `T` too.
+#[lens]
+fn scalar_shift<T: Real>(#[param] c: T, x: T) -> T {
+    x + c
+}
+
+para! {
+    /// `#[lens]` layers generic over their scalar as sub-models of a model generic over it:
+    /// initialised at the model's `T` (f32 and f64 below).
+    pub struct ScalarLayers<T: Real> {
+        l1: ScalarLayer<3, 4>,
+        l2: ScalarLayer<4, 1>,
+        shift: ScalarShift,
+        dense: Dense<3, 1, T>,
+    }
+    fn forward(&self, x: SVector<T, 3>) -> T {
+        let h = self.l2(self.l1(x))[0] + self.dense(x)[0];
+        self.shift(h)
+    }
+}
+
+#[test]
+fn scalar_generic_lens_functions_with_parameters_are_sub_models() {
+    let m = ScalarLayers::<f64> {
+        l1: ScalarLayer,
+        l2: ScalarLayer,
+        shift: ScalarShift,
+        dense: Dense::new(),
+    };
+    let mut p: ScalarLayersParams<f64> = m.init(5);
+    assert!(
+        p.l1.0
+            .iter()
+            .chain(p.l1.1.iter())
+            .all(|w| (-0.8..0.8).contains(w))
+            && p.l1.0.iter().any(|w| *w != 0.0),
+        "drawn by draw_scalar_layer"
+    );
+    assert_eq!(p.shift, 0.0, "no initialiser: zero");
+    p.shift = 0.3;
+    ok(
+        "scalar_layers",
+        check_gradient(
+            |(p, x): (ScalarLayersParams<f64>, SVector<f64, 3>)| m.forward(&p, x),
+            |(p, x), d| m.changes(&p, x, d),
+            (p, x3()),
+            1e-6,
+        ),
+    );
+    // The same sub-models at f32, drawn from the same seed by the same initialiser.
+    let m32 = ScalarLayers::<f32> {
+        l1: ScalarLayer,
+        l2: ScalarLayer,
+        shift: ScalarShift,
+        dense: Dense::new(),
+    };
+    let p32: ScalarLayersParams<f32> = m32.init(5);
+    let p64: ScalarLayersParams<f64> = m.init(5);
+    for (a, b) in p32.l1.0.iter().zip(p64.l1.0.iter()) {
+        assert!((f64::from(*a) - b).abs() < 1e-6, "{a} against {b}");
+    }
+    let y = m32.forward(&p32, SVector::<f32, 3>::new(0.5, -0.25, 1.0));
+    assert!(y.is_finite());
+}
+
+para! {
+    /// The same layers in a model with no scalar parameter: initialised at the one float type
+    /// its forward function names (`f64`).
+    pub struct ScalarLayersF64 { l1: ScalarLayer<3, 2>, l2: ScalarLayer<2, 1> }
+    fn forward(&self, x: SVector<f64, 3>) -> f64 {
+        self.l2(self.l1(x))[0]
+    }
+}
+
+#[test]
+fn scalar_generic_lens_sub_models_take_the_float_type_of_a_model_without_scalar() {
+    let m = ScalarLayersF64 {
+        l1: ScalarLayer,
+        l2: ScalarLayer,
+    };
+    let p: ScalarLayersF64Params = m.init(2);
+    let first: (SMatrix<f64, 2, 3>, SVector<f64, 2>) = p.l1;
+    assert!(
+        first.0.iter().any(|w| *w != 0.0),
+        "drawn by draw_scalar_layer"
+    );
+    ok(
+        "scalar_layers_f64",
+        check_gradient(
+            |(p, x): (ScalarLayersF64Params, SVector<f64, 3>)| m.forward(&p, x),
+            |(p, x), d| m.changes(&p, x, d),
+            (p, x3()),
+            1e-6,
+        ),
+    );
+}
+
 /// A user's parameter type named `R`: the generated `init_with` names its generator type
 /// `__R`, so it does not hide this one (it was E0053, "expected `R`, found type parameter").
 #[derive(Clone, Debug, PartialEq, Tangent)]

@@ -9,7 +9,7 @@ use rand::{Rng, SeedableRng, rngs::StdRng};
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot draw its initial parameters: it has no `Init`",
     label = "a sub-model needs `Init`",
-    note = "a `#[lens]` function's type has `Init` unless its parameters' types name a type parameter of the function (a scalar `T`): write the function for one scalar type, or implement `Init` for the lens type at the sizes you use"
+    note = "a `#[lens]` function's type has `Init` unless its parameters' types name a type parameter of the function (a scalar `T`); such a type is initialised at a scalar by `InitAt`: it is a sub-model of a `para!` model generic over that scalar (`struct M<T: Real>`), or write the function for one scalar type"
 )]
 pub trait Init {
     /// The parameter type created.
@@ -41,5 +41,64 @@ impl<M: Init + ?Sized> Init for &M {
     #[cfg(feature = "std")]
     fn layout(&self, path: &str, layout: &mut crate::checkpoint::Layout) {
         (**self).layout(path, layout);
+    }
+}
+
+/// Models that create their initial parameters at a scalar type `S` that their own type does
+/// not name: a `#[lens]` function generic over its scalar
+/// (`fn affine<T: Real, const N: usize>(#[param] w: SVector<T, N>, ..)`) has one lens type
+/// (`Affine<N>`) for every `T`, hence no one [`Init::Param`]; it implements `InitAt<T>` for
+/// every `T` instead.
+///
+/// A `para!` model initialises its sub-models through this trait, at its scalar (the type
+/// parameter of `struct M<T: Real>` bounded by `Real`; `()` when it has none). Every [`Init`]
+/// type implements it at every `S`, ignoring `S`.
+///
+/// ```
+/// # extern crate lens_core as paralens;
+/// use lens_core::rand::{Rng, SeedableRng, rngs::StdRng};
+/// use lens_core::{InitAt, Real, lens};
+/// use nalgebra::SVector;
+///
+/// #[lens(init = ones)]
+/// fn affine<T: Real, const N: usize>(#[param] w: SVector<T, N>, x: SVector<T, N>) -> T {
+///     w.dot(&x)
+/// }
+///
+/// fn ones<T: Real, const N: usize, R: Rng + ?Sized>(_: &mut R) -> SVector<T, N> {
+///     SVector::repeat(T::one())
+/// }
+///
+/// let w: SVector<f32, 3> = InitAt::<f32>::init_with(&Affine::<3>, &mut StdRng::seed_from_u64(0));
+/// assert_eq!(w, SVector::<f32, 3>::repeat(1.0));
+/// ```
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot draw its initial parameters at the scalar `{S}`",
+    label = "a sub-model needs `Init`, or `InitAt` at the model's scalar",
+    note = "a `#[lens]` function generic over its scalar `T` is initialised at the scalar of the `para!` model it is a sub-model of: make the model generic over it (`struct M<T: Real>`), or write the function for one scalar type"
+)]
+pub trait InitAt<S> {
+    /// The parameter type created.
+    type Param;
+
+    /// Draws the parameters from `rng`.
+    fn init_with<R: Rng + ?Sized>(&self, rng: &mut R) -> Self::Param;
+
+    /// As [`Init::layout`].
+    #[cfg(feature = "std")]
+    fn layout(&self, path: &str, layout: &mut crate::checkpoint::Layout) {
+        let _ = (path, layout);
+    }
+}
+
+impl<M: Init + ?Sized, S> InitAt<S> for M {
+    type Param = M::Param;
+    #[inline]
+    fn init_with<R: Rng + ?Sized>(&self, rng: &mut R) -> Self::Param {
+        Init::init_with(self, rng)
+    }
+    #[cfg(feature = "std")]
+    fn layout(&self, path: &str, layout: &mut crate::checkpoint::Layout) {
+        Init::layout(self, path, layout);
     }
 }

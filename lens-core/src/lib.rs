@@ -88,7 +88,7 @@ pub use error::{LabelError, StepError};
 pub use gradcheck::{GradCheck, check_gradient};
 #[cfg(feature = "alloc")]
 pub use heap::HeapMatrix;
-pub use init::Init;
+pub use init::{Init, InitAt};
 pub use learn::Learn;
 pub use learner::{Argmax, Learner};
 pub use lens::Lens;
@@ -137,7 +137,7 @@ pub mod __private {
     pub use crate::checkpoint::{
         CheckpointError, Layout, Source, Stored, Tensor, Tensors, join as checkpoint_join,
     };
-    pub use crate::init::Init;
+    pub use crate::init::{Init, InitAt};
     pub use crate::lens::Lens;
     pub use crate::para::Para;
     /// Guards on the types of the reverse sweep (see the module).

@@ -1,6 +1,6 @@
-// A `#[lens]` type whose parameters' type names the function's scalar `T` has no `Init`:
-// where one is asked for, the error says why and what to write (as a `para!` sub-model the
-// same error is repeated once per use of its parameter type: noted on the issue).
+// A `#[lens]` type whose parameters' type names the function's scalar `T` has no `Init` (it
+// has `InitAt<T>`, through which a `para!` model initialises it at the model's scalar): where
+// `Init` is asked for, the error says why and what to write.
 use paralens::prelude::*;
 
 #[lens]

@@ -367,8 +367,57 @@ fn generate(f: &LensFn, sweeps: Option<(&Analysed, Option<&Analysed>)>) -> Token
         }
         _ => (TokenStream::new(), TokenStream::new()),
     };
+    // The one type parameter the parameters' types name (the scalar `T`): no `Init` then,
+    // but `InitAt<T>` for every `T`, through which a `para!` model generic over its scalar
+    // initialises the lens as a sub-model.
+    let scalars: Vec<&syn::TypeParam> = f
+        .generics
+        .params
+        .iter()
+        .filter_map(|g| match g {
+            syn::GenericParam::Type(t) if mentions(p_ty_tokens.clone(), &t.ident.to_string()) => {
+                Some(t)
+            }
+            _ => None,
+        })
+        .collect();
     let init_impl = if generic_param {
-        TokenStream::new()
+        match scalars.as_slice() {
+            [scalar] => {
+                let s_ident = &scalar.ident;
+                let s_bounds = &scalar.bounds;
+                let s_name = s_ident.to_string();
+                let at_where: Vec<&syn::WherePredicate> = f
+                    .generics
+                    .where_clause
+                    .iter()
+                    .flat_map(|w| &w.predicates)
+                    .filter(|p| {
+                        let t = p.to_token_stream();
+                        !others
+                            .iter()
+                            .any(|o| *o != s_name && mentions(t.clone(), o))
+                            && !has_lifetime(t)
+                    })
+                    .collect();
+                let consts = own_consts.iter().map(|c| {
+                    let (i, t) = (&c.ident, &c.ty);
+                    quote!(const #i: #t)
+                });
+                quote! {
+                    impl<#s_ident: #s_bounds, #(#consts),*> ::paralens::__private::InitAt<#s_ident> for #ty_path
+                    where #(#at_where,)*
+                    {
+                        type Param = #p_ty_tokens;
+                        #[doc = #doc_init]
+                        fn init_with<__R: ::paralens::__private::Rng + ?Sized>(&self, __rng: &mut __R) -> #p_ty_tokens {
+                            #init_body
+                        }
+                    }
+                }
+            }
+            _ => TokenStream::new(),
+        }
     } else {
         quote! {
             impl #own_decl ::paralens::__private::Init for #ty_path

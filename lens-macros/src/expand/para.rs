@@ -69,9 +69,13 @@ pub fn para(m: &ParaModel, analysed: &Analysed, with_items: bool) -> TokenStream
 
     let vis = &item.vis;
     let attrs = &item.attrs;
+    // Sub-models are initialised at the model's scalar (`InitAt<T>`, which every `Init`
+    // type has): a `#[lens]` type generic over its scalar has no one `Init`.
+    let scalar = model_scalar(&item.generics, &forward.sig);
+    let init_at = quote!(::paralens::__private::InitAt<#scalar>);
     let param_types: Vec<TokenStream> = field_types
         .iter()
-        .map(|t| quote!(<#t as ::paralens::__private::Init>::Param))
+        .map(|t| quote!(<#t as #init_at>::Param))
         .collect();
     // Sub-models add their parameter changes into the caller's buffer (`__dp`); the body's
     // pullback returns only the inputs' changes.
@@ -156,11 +160,11 @@ pub fn para(m: &ParaModel, analysed: &Analysed, with_items: bool) -> TokenStream
         impl #model_impl ::paralens::__private::Init for #name #model_ty #model_where {
             type Param = #params;
             fn init_with<__R: ::paralens::__private::Rng + ?Sized>(&self, rng: &mut __R) -> #params {
-                #params_name { #(#fields: ::paralens::__private::Init::init_with(&self.#fields, rng),)* }
+                #params_name { #(#fields: <_ as #init_at>::init_with(&self.#fields, rng),)* }
             }
             ::paralens::__private::with_checkpoints! {
                 fn layout(&self, path: &str, layout: &mut ::paralens::__private::Layout) {
-                    #(::paralens::__private::Init::layout(
+                    #(<_ as #init_at>::layout(
                         &self.#fields,
                         &::paralens::__private::checkpoint_join(path, #field_names),
                         layout,
@@ -204,6 +208,75 @@ pub fn para(m: &ParaModel, analysed: &Analysed, with_items: bool) -> TokenStream
                 })
             }
         }
+    }
+}
+
+/// The model's scalar: its one type parameter bounded by `Real` (inline or in the where
+/// clause), else its one type parameter, else the one float type (`f32` or `f64`) that the
+/// forward function's signature names; `()` when none of these is one type.
+fn model_scalar(generics: &syn::Generics, sig: &syn::Signature) -> TokenStream {
+    let real = |bounds: &syn::punctuated::Punctuated<syn::TypeParamBound, syn::Token![+]>| {
+        bounds.iter().any(|b| match b {
+            syn::TypeParamBound::Trait(t) => {
+                t.path.segments.last().is_some_and(|s| s.ident == "Real")
+            }
+            _ => false,
+        })
+    };
+    let in_where = |i: &Ident| {
+        generics
+            .where_clause
+            .iter()
+            .flat_map(|w| &w.predicates)
+            .any(|p| match p {
+                syn::WherePredicate::Type(pt) => {
+                    matches!(&pt.bounded_ty, Type::Path(tp) if tp.path.is_ident(i))
+                        && real(&pt.bounds)
+                }
+                _ => false,
+            })
+    };
+    let bounded: Vec<&Ident> = generics
+        .type_params()
+        .filter(|t| real(&t.bounds) || in_where(&t.ident))
+        .map(|t| &t.ident)
+        .collect();
+    let all: Vec<&Ident> = generics.type_params().map(|t| &t.ident).collect();
+    match (bounded.as_slice(), all.as_slice()) {
+        ([one], _) | ([], [one]) => return quote!(#one),
+        ([], []) => {}
+        _ => return quote!(()),
+    }
+    let mut floats: Vec<String> = Vec::new();
+    let mut scan = |ts: TokenStream| {
+        fn walk(ts: TokenStream, out: &mut Vec<String>) {
+            for t in ts {
+                match t {
+                    proc_macro2::TokenTree::Ident(i) if i == "f32" || i == "f64" => {
+                        let s = i.to_string();
+                        if !out.contains(&s) {
+                            out.push(s);
+                        }
+                    }
+                    proc_macro2::TokenTree::Group(g) => walk(g.stream(), out),
+                    _ => {}
+                }
+            }
+        }
+        walk(ts, &mut floats);
+    };
+    for input in &sig.inputs {
+        if let syn::FnArg::Typed(pt) = input {
+            scan(pt.ty.to_token_stream());
+        }
+    }
+    scan(sig.output.to_token_stream());
+    match floats.as_slice() {
+        [one] => {
+            let i = Ident::new(one, proc_macro2::Span::call_site());
+            quote!(#i)
+        }
+        _ => quote!(()),
     }
 }
 
