@@ -474,6 +474,47 @@ fn scalar_generic_lens_sub_models_take_the_float_type_of_a_model_without_scalar(
     );
 }
 
+para! {
+    /// Only layers generic over their scalar, so no sub-model names `T`: the marker field
+    /// names it, and is data (no `#[nodiff]` needed), not a sub-model. The layer is shared.
+    pub struct OnlyScalarLayers<T: Real> {
+        l: ScalarLayer<3, 3>,
+        out: ScalarLayer<3, 1>,
+        _scalar: core::marker::PhantomData<T>,
+    }
+    fn forward(&self, x: SVector<T, 3>) -> T {
+        self.out(self.l(self.l(x)) + x)[0]
+    }
+}
+
+#[test]
+fn a_model_of_scalar_generic_layers_only_names_its_scalar_by_a_marker() {
+    let m = OnlyScalarLayers::<f64> {
+        l: ScalarLayer,
+        out: ScalarLayer,
+        _scalar: core::marker::PhantomData,
+    };
+    let p: OnlyScalarLayersParams<f64> = m.init(3);
+    ok(
+        "only_scalar_layers",
+        check_gradient(
+            |(p, x): (OnlyScalarLayersParams<f64>, SVector<f64, 3>)| m.forward(&p, x),
+            |(p, x), d| m.changes(&p, x, d),
+            (p, x3()),
+            1e-6,
+        ),
+    );
+    let m32 = OnlyScalarLayers::<f32> {
+        l: ScalarLayer,
+        out: ScalarLayer,
+        _scalar: core::marker::PhantomData,
+    };
+    let p32 = m32.init(3);
+    let y32 = m32.forward(&p32, SVector::<f32, 3>::new(0.5, -0.25, 1.0));
+    let y64 = m.forward(&m.init(3), SVector::<f64, 3>::new(0.5, -0.25, 1.0));
+    assert!((f64::from(y32) - y64).abs() < 1e-5, "{y32} against {y64}");
+}
+
 /// A user's parameter type named `R`: the generated `init_with` names its generator type
 /// `__R`, so it does not hide this one (it was E0053, "expected `R`, found type parameter").
 #[derive(Clone, Debug, PartialEq, Tangent)]

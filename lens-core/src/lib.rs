@@ -137,7 +137,7 @@ pub mod __private {
     pub use crate::checkpoint::{
         CheckpointError, Layout, Source, Stored, Tensor, Tensors, join as checkpoint_join,
     };
-    pub use crate::init::{Init, InitAt};
+    pub use crate::init::{Init, InitAt, ModelScalarNotFound};
     pub use crate::lens::Lens;
     pub use crate::para::Para;
     /// Guards on the types of the reverse sweep (see the module).

@@ -260,7 +260,12 @@ pub fn para_model(
         );
         return Err(Box::new(item));
     };
-    let is_config = |f: &syn::Field| f.attrs.iter().any(|a| a.path().is_ident("nodiff"));
+    // A `PhantomData` marker (a scalar no sub-model names) is data without `#[nodiff]`.
+    let is_config = |f: &syn::Field| {
+        f.attrs.iter().any(|a| a.path().is_ident("nodiff"))
+            || matches!(&f.ty, Type::Path(p)
+                if p.path.segments.last().is_some_and(|s| s.ident == "PhantomData"))
+    };
     let subs: Vec<syn::Field> = named
         .named
         .iter()

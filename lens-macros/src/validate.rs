@@ -66,6 +66,37 @@ pub fn para_struct(item: &syn::ItemStruct, errors: &mut Errors) {
             "a `para!` model owns its sub-models and takes no lifetime parameters",
         );
     }
+    // rustc's own E0392 here came with two errors from the derives, and its hint
+    // (`PhantomData`) did not say that such a field is data, not a sub-model.
+    for t in unused_type_params(item) {
+        errors.at(
+            t,
+            format!(
+                "no field of the model names `{t}` (a `#[lens]` layer generic over its scalar, `Layer<3, 4>`, does not): add the marker field `_scalar: core::marker::PhantomData<{t}>`, read as data, not a sub-model, and build the model with `_scalar: PhantomData`"
+            ),
+        );
+    }
+}
+
+/// The struct's type parameters that none of its fields' types names.
+pub fn unused_type_params(item: &syn::ItemStruct) -> Vec<&syn::Ident> {
+    fn names(ts: proc_macro2::TokenStream, name: &syn::Ident) -> bool {
+        ts.into_iter().any(|t| match t {
+            proc_macro2::TokenTree::Group(g) => names(g.stream(), name),
+            proc_macro2::TokenTree::Ident(i) => i == *name,
+            _ => false,
+        })
+    }
+    item.generics
+        .type_params()
+        .map(|t| &t.ident)
+        .filter(|i| {
+            !item
+                .fields
+                .iter()
+                .any(|f| names(quote::ToTokens::to_token_stream(&f.ty), i))
+        })
+        .collect()
 }
 
 /// Checks one forward function of a `para!` model: `&self` first.

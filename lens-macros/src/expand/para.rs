@@ -212,8 +212,8 @@ pub fn para(m: &ParaModel, analysed: &Analysed, with_items: bool) -> TokenStream
 }
 
 /// The model's scalar: its one type parameter bounded by `Real` (inline or in the where
-/// clause), else its one type parameter, else the one float type (`f32` or `f64`) that the
-/// forward function's signature names; `()` when none of these is one type.
+/// clause), else the one float type (`f32` or `f64`) that the forward function's signature
+/// names, else its one type parameter; `ModelScalarNotFound` when none of these is one type.
 fn model_scalar(generics: &syn::Generics, sig: &syn::Signature) -> TokenStream {
     let real = |bounds: &syn::punctuated::Punctuated<syn::TypeParamBound, syn::Token![+]>| {
         bounds.iter().any(|b| match b {
@@ -241,11 +241,10 @@ fn model_scalar(generics: &syn::Generics, sig: &syn::Signature) -> TokenStream {
         .filter(|t| real(&t.bounds) || in_where(&t.ident))
         .map(|t| &t.ident)
         .collect();
-    let all: Vec<&Ident> = generics.type_params().map(|t| &t.ident).collect();
-    match (bounded.as_slice(), all.as_slice()) {
-        ([one], _) | ([], [one]) => return quote!(#one),
-        ([], []) => {}
-        _ => return quote!(()),
+    match bounded.as_slice() {
+        [one] => return quote!(#one),
+        [] => {}
+        _ => return quote!(::paralens::__private::ModelScalarNotFound),
     }
     let mut floats: Vec<String> = Vec::new();
     let mut scan = |ts: TokenStream| {
@@ -271,21 +270,34 @@ fn model_scalar(generics: &syn::Generics, sig: &syn::Signature) -> TokenStream {
         }
     }
     scan(sig.output.to_token_stream());
-    match floats.as_slice() {
-        [one] => {
+    let all: Vec<&Ident> = generics.type_params().map(|t| &t.ident).collect();
+    match (floats.as_slice(), all.as_slice()) {
+        ([one], _) => {
             let i = Ident::new(one, proc_macro2::Span::call_site());
             quote!(#i)
         }
-        _ => quote!(()),
+        ([], [one]) => quote!(#one),
+        _ => quote!(::paralens::__private::ModelScalarNotFound),
     }
 }
 
 /// The struct as written minus the `#[nodiff]` markers of its fields, emitted when the model
 /// has errors, so that its callers still compile and no second error names the marker.
+/// A type parameter no field names gets the marker field the error asks for, so that rustc
+/// does not report it a second time.
 pub fn without_markers(item: &syn::ItemStruct) -> TokenStream {
+    let unused: Vec<Ident> = crate::validate::unused_type_params(item)
+        .into_iter()
+        .cloned()
+        .collect();
     let mut item = item.clone();
     for f in item.fields.iter_mut() {
         f.attrs.retain(|a| !a.path().is_ident("nodiff"));
+    }
+    if let (false, syn::Fields::Named(named)) = (unused.is_empty(), &mut item.fields) {
+        named.named.push(syn::parse_quote!(
+            _scalar: ::core::marker::PhantomData<(#(#unused,)*)>
+        ));
     }
     item.to_token_stream()
 }
