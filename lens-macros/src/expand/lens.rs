@@ -383,7 +383,13 @@ fn generate(f: &LensFn, sweeps: Option<(&Analysed, Option<&Analysed>)>) -> Token
         .collect();
     let init_impl = if generic_param {
         match scalars.as_slice() {
-            [scalar] => {
+            // Not when the scalar's bounds name another of the function's generics, which
+            // the impl does not declare.
+            [scalar]
+                if !others.iter().any(|o| {
+                    *o != scalar.ident.to_string() && mentions(scalar.bounds.to_token_stream(), o)
+                }) =>
+            {
                 let s_ident = &scalar.ident;
                 let s_bounds = &scalar.bounds;
                 let s_name = s_ident.to_string();
