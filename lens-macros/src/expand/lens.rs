@@ -386,9 +386,9 @@ fn generate(f: &LensFn, sweeps: Option<(&Analysed, Option<&Analysed>)>) -> Token
             // Not when the scalar's bounds name another of the function's generics, which
             // the impl does not declare.
             [scalar]
-                if !others.iter().any(|o| {
-                    *o != scalar.ident.to_string() && mentions(scalar.bounds.to_token_stream(), o)
-                }) =>
+                if !others
+                    .iter()
+                    .any(|o| scalar.ident != o && mentions(scalar.bounds.to_token_stream(), o)) =>
             {
                 let s_ident = &scalar.ident;
                 let s_bounds = &scalar.bounds;
