@@ -41,7 +41,7 @@
 //!   function declares them; a value of the type is for one size. Where they name a type parameter of the function
 //!   (the scalar `T`) the type is one for every `T`, so it has no `Init` but [`InitAt<T>`]
 //!   for every `T`: a `para!` model initialises it at its own scalar (its type parameter
-//!   bounded by `Real`, or else the one float type its forward function names); a model of
+//!   bounded by `Real`, or else the float type its forward function names); a model of
 //!   such layers alone names its `T` by a field `_scalar: PhantomData<T>`. Its
 //!   [`Para::vjp_params`] (what a [`Learner`] runs) sweeps the body with the inputs as data,
 //!   so the inputs' changes through `+ - * /` (a product per layer for a batch) are never

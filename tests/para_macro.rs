@@ -515,6 +515,41 @@ fn a_model_of_scalar_generic_layers_only_names_its_scalar_by_a_marker() {
     assert!((f64::from(y32) - y64).abs() < 1e-5, "{y32} against {y64}");
 }
 
+para! {
+    /// Two scalars: the layers generic over theirs are initialised at the first, `T`.
+    pub struct TwoScalars<T: Real, U: Real> {
+        l: ScalarLayer<3, 1>,
+        d: Dense<2, 1, U>,
+        _scalar: core::marker::PhantomData<T>,
+    }
+    fn forward(&self, x: SVector<T, 3>, y: SVector<U, 2>) -> (SVector<T, 1>, SVector<U, 1>) {
+        (self.l(x), self.d(y))
+    }
+}
+
+#[test]
+fn scalar_generic_layers_take_the_first_of_two_scalars() {
+    let m = TwoScalars::<f32, f64> {
+        l: ScalarLayer,
+        d: Dense::new(),
+        _scalar: core::marker::PhantomData,
+    };
+    let p = m.init(4);
+    let w: SMatrix<f32, 1, 3> = p.l.0;
+    assert!(
+        w.iter().any(|v| *v != 0.0),
+        "drawn by draw_scalar_layer at f32"
+    );
+    let (a, b) = m.forward(
+        &p,
+        (
+            SVector::<f32, 3>::new(0.5, -0.25, 1.0),
+            SVector::<f64, 2>::new(1.0, 2.0),
+        ),
+    );
+    assert!(a[0].is_finite() && b[0].is_finite());
+}
+
 /// A user's parameter type named `R`: the generated `init_with` names its generator type
 /// `__R`, so it does not hide this one (it was E0053, "expected `R`, found type parameter").
 #[derive(Clone, Debug, PartialEq, Tangent)]

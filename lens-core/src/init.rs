@@ -50,10 +50,10 @@ impl<M: Init + ?Sized> Init for &M {
 /// (`Affine<N>`) for every `T`, hence no one [`Init::Param`]; it implements `InitAt<T>` for
 /// every `T` instead.
 ///
-/// A `para!` model initialises its sub-models through this trait, at its scalar: its one type
-/// parameter bounded by `Real` (`struct M<T: Real>`), else the one float type its forward
-/// function's signature names, else its one type parameter. Every [`Init`] type implements it
-/// at every `S`, ignoring `S`.
+/// A `para!` model initialises its sub-models through this trait, at its scalar: its first
+/// type parameter bounded by `Real` (`struct M<T: Real>`), else the first float type its
+/// forward function's signature names, else its one type parameter. Every [`Init`] type
+/// implements it at every `S`, ignoring `S`.
 ///
 /// ```
 /// # extern crate lens_core as paralens;
@@ -76,7 +76,7 @@ impl<M: Init + ?Sized> Init for &M {
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot draw its initial parameters at the scalar `{S}`",
     label = "a sub-model needs `Init`, or `InitAt` at the model's scalar",
-    note = "a `#[lens]` function generic over its scalar `T` is initialised at the scalar of the `para!` model it is a sub-model of: the model's one type parameter bounded by `Real`, else the one float type (`f32` or `f64`) its forward function's signature names (an alias is not read), else its one type parameter; make the model generic over one scalar (`struct M<T: Real>`, with a field `_scalar: PhantomData<T>` if no other names it), or write the function for one scalar type"
+    note = "a `#[lens]` function generic over its scalar `T` is initialised at the scalar of the `para!` model it is a sub-model of: the model's first type parameter bounded by `Real`, else the first float type (`f32` or `f64`) its forward function's signature names (an alias is not read), else its one type parameter; make the model generic over its scalar (`struct M<T: Real>`, with a field `_scalar: PhantomData<T>` if no other names it), or write the function for one scalar type"
 )]
 pub trait InitAt<S> {
     /// The parameter type created.
@@ -104,10 +104,10 @@ impl<M: Init + ?Sized, S> InitAt<S> for M {
     }
 }
 
-/// The scalar of a `para!` model that has none the rules of [`InitAt`] find (several type
-/// parameters bounded by `Real`, or none and both `f32` and `f64` in its forward function):
-/// no lens implements `InitAt` at it, so a sub-model generic over its scalar is refused with
-/// `InitAt`'s note on what to write.
+/// The scalar of a `para!` model that has none the rules of [`InitAt`] find (no type
+/// parameter bounded by `Real`, no float type in its forward function's signature, and not
+/// one type parameter): no lens implements `InitAt` at it, so a sub-model generic over its
+/// scalar is refused with `InitAt`'s note on what to write.
 #[doc(hidden)]
 #[derive(Clone, Copy, Debug)]
 pub enum ModelScalarNotFound {}

@@ -211,9 +211,9 @@ pub fn para(m: &ParaModel, analysed: &Analysed, with_items: bool) -> TokenStream
     }
 }
 
-/// The model's scalar: its one type parameter bounded by `Real` (inline or in the where
-/// clause), else the one float type (`f32` or `f64`) that the forward function's signature
-/// names, else its one type parameter; `ModelScalarNotFound` when none of these is one type.
+/// The model's scalar: its first type parameter bounded by `Real` (inline or in the where
+/// clause), else the first float type (`f32` or `f64`) that the forward function's signature
+/// names, else its one type parameter; `ModelScalarNotFound` when there is none of these.
 fn model_scalar(generics: &syn::Generics, sig: &syn::Signature) -> TokenStream {
     let real = |bounds: &syn::punctuated::Punctuated<syn::TypeParamBound, syn::Token![+]>| {
         bounds.iter().any(|b| match b {
@@ -241,10 +241,10 @@ fn model_scalar(generics: &syn::Generics, sig: &syn::Signature) -> TokenStream {
         .filter(|t| real(&t.bounds) || in_where(&t.ident))
         .map(|t| &t.ident)
         .collect();
-    match bounded.as_slice() {
-        [one] => return quote!(#one),
-        [] => {}
-        _ => return quote!(::paralens::__private::ModelScalarNotFound),
+    // Of several, the first: a layer meant for another one is then a type mismatch at its
+    // call, not a failed initialisation reported at every use of its parameter type.
+    if let Some(first) = bounded.first() {
+        return quote!(#first);
     }
     let mut floats: Vec<String> = Vec::new();
     let mut scan = |ts: TokenStream| {
@@ -271,12 +271,12 @@ fn model_scalar(generics: &syn::Generics, sig: &syn::Signature) -> TokenStream {
     }
     scan(sig.output.to_token_stream());
     let all: Vec<&Ident> = generics.type_params().map(|t| &t.ident).collect();
-    match (floats.as_slice(), all.as_slice()) {
-        ([one], _) => {
-            let i = Ident::new(one, proc_macro2::Span::call_site());
+    match (floats.first(), all.as_slice()) {
+        (Some(first), _) => {
+            let i = Ident::new(first, proc_macro2::Span::call_site());
             quote!(#i)
         }
-        ([], [one]) => quote!(#one),
+        (None, [one]) => quote!(#one),
         _ => quote!(::paralens::__private::ModelScalarNotFound),
     }
 }
