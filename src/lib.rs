@@ -176,7 +176,10 @@
 //! generic (`struct M<T: Real> { l: Dense<2, 2, T> }`, with `MParams<T>`), and so may
 //! `forward` (`fn forward<const B: usize>(&self, x: SMatrix<T, 2, B>)`: the batch size).
 //! Fields marked `#[nodiff]` are configuration (a scale, a flag), read as `self.scale` and
-//! not part of the parameters. A model may have several `forward` functions, one `Para` impl
+//! not part of the parameters; a field of integer, `bool` or `char` type, an `Option` or a
+//! `PhantomData` is configuration without the marker, and an `f32` or `f64` field needs it
+//! (it is refused otherwise, since a learned scalar is a sub-model's parameter). The
+//! struct's const generics may bound loops (`for k in 0..N - 1`). A model may have several `forward` functions, one `Para` impl
 //! each on its own input type: the recurrent cells run on static matrices and on
 //! [`HeapMatrix`] activations (whose values are not `Copy`: a value read twice is written
 //! `x.clone()` in the body, and the generated reverse clones what it reads again).

@@ -550,6 +550,44 @@ fn scalar_generic_layers_take_the_first_of_two_scalars() {
     assert!(a[0].is_finite() && b[0].is_finite());
 }
 
+para! {
+    /// A loop bounded by the struct's own const generic (it was refused by rustc, "generic
+    /// parameters may not be used in const operations"), and configuration fields of types
+    /// that never get a change (a flag, a count) without `#[nodiff]`.
+    pub struct Unrolled<const N: usize> { cell: Dense<3, 3, f64>, twice: bool, skip: usize }
+    fn forward(&self, xs: [SVector<f64, 3>; N]) -> SVector<f64, 3> {
+        let mut h = xs[0];
+        for k in 0..N - 1 {
+            if k >= self.skip {
+                h = tanh(self.cell(h)) + xs[k + 1];
+            }
+        }
+        if self.twice { h * 2.0 } else { h }
+    }
+}
+
+#[test]
+fn a_struct_const_generic_bounds_a_loop_and_plain_data_needs_no_marker() {
+    let m = Unrolled::<4> {
+        cell: Dense::new(),
+        twice: true,
+        skip: 1,
+    };
+    let mut p = m.init(6);
+    p.cell.b = SVector::from_fn(|i, _| 0.1 * i as f64 - 0.05);
+    let xs: [SVector<f64, 3>; 4] =
+        core::array::from_fn(|t| SVector::from_fn(|i, _| (0.3 * (t + i) as f64).sin()));
+    ok(
+        "unrolled",
+        check_gradient(
+            |(p, xs): (UnrolledParams<4>, [SVector<f64, 3>; 4])| m.forward(&p, xs).sum(),
+            |(p, xs), d| m.changes(&p, xs, SVector::repeat(d)),
+            (p, xs),
+            1e-6,
+        ),
+    );
+}
+
 /// A user's parameter type named `R`: the generated `init_with` names its generator type
 /// `__R`, so it does not hide this one (it was E0053, "expected `R`, found type parameter").
 #[derive(Clone, Debug, PartialEq, Tangent)]

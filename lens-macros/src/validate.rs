@@ -66,6 +66,25 @@ pub fn para_struct(item: &syn::ItemStruct, errors: &mut Errors) {
             "a `para!` model owns its sub-models and takes no lifetime parameters",
         );
     }
+    // A float field cannot be a sub-model (it has no `Para`): without this, one missing
+    // `#[nodiff]` was some seventy errors about `Init` and the parameter struct.
+    for f in &item.fields {
+        let is_float =
+            matches!(&f.ty, Type::Path(p) if p.path.is_ident("f32") || p.path.is_ident("f64"));
+        if is_float && !f.attrs.iter().any(|a| a.path().is_ident("nodiff")) {
+            let name = f
+                .ident
+                .as_ref()
+                .map_or_else(String::new, |i| format!("{i}: "));
+            let ty = quote::ToTokens::to_token_stream(&f.ty);
+            errors.at(
+                &f.ty,
+                format!(
+                    "`{name}{ty}` is not a sub-model: mark a configuration value `#[nodiff]` (`#[nodiff] {name}{ty}`), read as data by the forward function; a learned scalar is a parameter of a sub-model (a `#[lens]` function with a `#[param]` argument)"
+                ),
+            );
+        }
+    }
     // rustc's own E0392 here came with two errors from the derives, and its hint
     // (`PhantomData`) did not say that such a field is data, not a sub-model.
     for t in unused_type_params(item) {

@@ -69,6 +69,9 @@ pub struct Analyser<'e> {
     borrowed_data: BTreeSet<VarId>,
     /// The type probes of the body's loops, by [`node_key`] of the loop (`probes.rs`).
     probes: BTreeMap<usize, TokenStream>,
+    /// Names declared by a `let` without a value, already refused: assigning them later is
+    /// the same mistake, not a second error.
+    unvalued: BTreeSet<String>,
 }
 
 /// The one-sided form of the rule at `func` for the differentiated operand `side`
@@ -107,6 +110,7 @@ impl<'e> Analyser<'e> {
             one_sided: None,
             borrowed_data: BTreeSet::new(),
             probes: BTreeMap::new(),
+            unvalued: BTreeSet::new(),
         }
     }
 
@@ -304,6 +308,9 @@ impl<'e> Analyser<'e> {
                 local,
                 "a `let` without a value is not supported; bind the value where it is computed",
             );
+            for (ident, _) in pattern_bindings(&local.pat) {
+                self.unvalued.insert(ident.to_string());
+            }
             return;
         };
         if let Some((_, diverge)) = &init.diverge
@@ -754,7 +761,13 @@ fn lens_fn_with(
 pub fn para_model(m: &crate::parse::ParaModel, errors: &mut Errors) -> Analysed {
     let mut an = Analyser::new(errors);
     an.declare_fields(&m.fields());
-    an.declare_generics(&m.forward.sig.generics);
+    // The struct's generics are the forward function's too (a loop bound `0..N - 1` with the
+    // struct's `N`, which was read as a `const` item and refused by rustc in const position).
+    let mut generics = m.item.generics.clone();
+    generics
+        .params
+        .extend(m.forward.sig.generics.params.iter().cloned());
+    an.declare_generics(&generics);
     let arg_ids = m
         .args
         .iter()

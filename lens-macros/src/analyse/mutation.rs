@@ -46,6 +46,9 @@ impl Analyser<'_> {
             return unit;
         };
         let Some((si, ei)) = self.lookup_slot(&name.to_string()) else {
+            if self.unvalued.contains(&name.to_string()) {
+                return unit;
+            }
             self.errors.at(
                 left,
                 format!("`{name}` is not a local binding of this function; only `let mut` bindings can be assigned here"),
