@@ -28,7 +28,8 @@
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot take an input of type `{X}`",
     label = "`{Self}` is not a parametric lens on `{X}`",
-    note = "in a composite, each stage's input type must be exactly the previous stage's output type (shapes included)"
+    note = "in a composite, each stage's input type must be exactly the previous stage's output type (shapes included)",
+    note = "a layer written without its scalar (`Dense<3, 3>`) is `f32`; give it for `f64` (`Dense<3, 3, f64>`)"
 )]
 pub trait Para<X> {
     /// The parameter (and parameter-change) type.
