@@ -31,7 +31,7 @@
 //!   arguments are marked `#[param]` (the parameter is the tuple of those, or the one
 //!   argument's type itself when there is one, as `name_rev` returns one change bare); write
 //!   `#[lens(name = Other)]` when that name is taken. With parameters it also implements
-//!   [`Init`], so it can be a sub-model of `para!`: they start at zero, or where
+//!   [`Init`] (or [`InitAt`], below), so it can be a sub-model of `para!`: they start at zero, or where
 //!   `#[lens(init = f)]` puts them (`fn f<R: rand::Rng + ?Sized>(rng: &mut R) -> Params`).
 //!   A model of several layers needs `init`: from zero, the layers' changes stay zero. The
 //!   const generics that the parameters' types name are the type's own, so each size has
@@ -40,9 +40,10 @@
 //!   and `f` may be generic over them. The type's generics are those sizes in the order the
 //!   function declares them; a value of the type is for one size. Where they name a type parameter of the function
 //!   (the scalar `T`) the type is one for every `T`, so it has no `Init` but [`InitAt<T>`]
-//!   for every `T`: a `para!` model initialises it at its own scalar (its type parameter
-//!   bounded by `Real`, or else the float type its forward function names); a model of
-//!   such layers alone names its `T` by a field `_scalar: PhantomData<T>`. Its
+//!   for every `T` (`init_at(seed)`; none where a bound of `T` names another generic): a
+//!   `para!` model initialises it at its own scalar (its type parameter bounded by `Real`,
+//!   or else the float type its forward function names); a model of such layers alone names
+//!   its `T` by a field `_scalar: PhantomData<T>`. Its
 //!   [`Para::vjp_params`] (what a [`Learner`] runs) sweeps the body with the inputs as data,
 //!   so the inputs' changes through `+ - * /` (a product per layer for a batch) are never
 //!   computed (a method with an operand, `x.dot(&w)`, keeps its two-sided rule there, to
@@ -176,9 +177,10 @@
 //! generic (`struct M<T: Real> { l: Dense<2, 2, T> }`, with `MParams<T>`), and so may
 //! `forward` (`fn forward<const B: usize>(&self, x: SMatrix<T, 2, B>)`: the batch size).
 //! Fields marked `#[nodiff]` are configuration (a scale, a flag), read as `self.scale` and
-//! not part of the parameters; a field of integer, `bool` or `char` type, an `Option` or a
-//! `PhantomData` is configuration without the marker, and an `f32` or `f64` field needs it
-//! (it is refused otherwise, since a learned scalar is a sub-model's parameter). The
+//! not part of the parameters; a field of integer (but `u64`, a Z2 word), `bool` or `char`
+//! type, an `Option` or a `PhantomData` is configuration without the marker, and an `f32`,
+//! `f64`, `u64` or scalar `T` field needs it (it is refused otherwise, since a learned scalar
+//! is a sub-model's parameter). The
 //! struct's const generics may bound loops (`for k in 0..N - 1`). A model may have several `forward` functions, one `Para` impl
 //! each on its own input type: the recurrent cells run on static matrices and on
 //! [`HeapMatrix`] activations (whose values are not `Copy`: a value read twice is written

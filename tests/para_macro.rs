@@ -588,6 +588,39 @@ fn a_struct_const_generic_bounds_a_loop_and_plain_data_needs_no_marker() {
     );
 }
 
+para! {
+    /// The scalar bounded in a where clause, and the struct's `T` in a path call
+    /// (`T::exp(x)` is `x.exp()`).
+    pub struct WhereScalar<T>
+    where
+        T: Real,
+    {
+        l: ScalarLayer<3, 1>,
+        _scalar: core::marker::PhantomData<T>,
+    }
+    fn forward(&self, x: SVector<T, 3>) -> T {
+        T::exp(self.l(x)[0])
+    }
+}
+
+#[test]
+fn a_where_clause_scalar_and_its_path_calls() {
+    let m = WhereScalar::<f64> {
+        l: ScalarLayer,
+        _scalar: core::marker::PhantomData,
+    };
+    let p = m.init(8);
+    ok(
+        "where_scalar",
+        check_gradient(
+            |(p, x): (WhereScalarParams<f64>, SVector<f64, 3>)| m.forward(&p, x),
+            |(p, x), d| m.changes(&p, x, d),
+            (p, x3()),
+            1e-6,
+        ),
+    );
+}
+
 /// A user's parameter type named `R`: the generated `init_with` names its generator type
 /// `__R`, so it does not hide this one (it was E0053, "expected `R`, found type parameter").
 #[derive(Clone, Debug, PartialEq, Tangent)]

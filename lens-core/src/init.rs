@@ -70,8 +70,10 @@ impl<M: Init + ?Sized> Init for &M {
 ///     SVector::repeat(T::one())
 /// }
 ///
-/// let w: SVector<f32, 3> = InitAt::<f32>::init_with(&Affine::<3>, &mut StdRng::seed_from_u64(0));
+/// let w: SVector<f32, 3> = InitAt::<f32>::init_at_with(&Affine::<3>, &mut StdRng::seed_from_u64(0));
 /// assert_eq!(w, SVector::<f32, 3>::repeat(1.0));
+/// let v: SVector<f64, 2> = InitAt::<f64>::init_at(&Affine::<2>, 7);
+/// assert_eq!(v, SVector::<f64, 2>::repeat(1.0));
 /// ```
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot draw its initial parameters at the scalar `{S}`",
@@ -82,12 +84,18 @@ pub trait InitAt<S> {
     /// The parameter type created.
     type Param;
 
-    /// Draws the parameters from `rng`.
-    fn init_with<R: Rng + ?Sized>(&self, rng: &mut R) -> Self::Param;
+    /// Draws the parameters from `rng` (named apart from [`Init::init_with`], so that a
+    /// glob import of both traits leaves a model's `init_with` one method).
+    fn init_at_with<R: Rng + ?Sized>(&self, rng: &mut R) -> Self::Param;
+
+    /// Draws the parameters from a generator seeded with `seed` (deterministic).
+    fn init_at(&self, seed: u64) -> Self::Param {
+        self.init_at_with(&mut StdRng::seed_from_u64(seed))
+    }
 
     /// As [`Init::layout`].
     #[cfg(feature = "std")]
-    fn layout(&self, path: &str, layout: &mut crate::checkpoint::Layout) {
+    fn layout_at(&self, path: &str, layout: &mut crate::checkpoint::Layout) {
         let _ = (path, layout);
     }
 }
@@ -95,11 +103,11 @@ pub trait InitAt<S> {
 impl<M: Init + ?Sized, S> InitAt<S> for M {
     type Param = M::Param;
     #[inline]
-    fn init_with<R: Rng + ?Sized>(&self, rng: &mut R) -> Self::Param {
+    fn init_at_with<R: Rng + ?Sized>(&self, rng: &mut R) -> Self::Param {
         Init::init_with(self, rng)
     }
     #[cfg(feature = "std")]
-    fn layout(&self, path: &str, layout: &mut crate::checkpoint::Layout) {
+    fn layout_at(&self, path: &str, layout: &mut crate::checkpoint::Layout) {
         Init::layout(self, path, layout);
     }
 }

@@ -262,10 +262,10 @@ pub fn para_model(
     };
     // A `PhantomData` marker (a scalar no sub-model names) is data without `#[nodiff]`, as
     // are the types that never get a change (a count, a flag, an `Option`), as arguments of
-    // a `#[lens]` function are.
+    // a `#[lens]` function are; not a reference, which may be a borrowed sub-model.
     let is_config = |f: &syn::Field| {
         f.attrs.iter().any(|a| a.path().is_ident("nodiff"))
-            || nodiff_type(&f.ty)
+            || (nodiff_type(&f.ty) && !matches!(&f.ty, Type::Reference(_)))
             || matches!(&f.ty, Type::Path(p)
                 if p.path.segments.last().is_some_and(|s| s.ident == "PhantomData"))
     };

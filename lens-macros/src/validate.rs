@@ -66,12 +66,16 @@ pub fn para_struct(item: &syn::ItemStruct, errors: &mut Errors) {
             "a `para!` model owns its sub-models and takes no lifetime parameters",
         );
     }
-    // A float field cannot be a sub-model (it has no `Para`): without this, one missing
-    // `#[nodiff]` was some seventy errors about `Init` and the parameter struct.
+    // A scalar field cannot be a sub-model (it has no `Para`): without this, one missing
+    // `#[nodiff]` was some seventy errors about `Init` and the parameter struct. Scalars are
+    // `f32`, `f64`, a `u64` (a Z2 word) and the model's own scalar type parameters.
+    let scalars = crate::analyse::scalar_type_params(&item.generics);
     for f in &item.fields {
-        let is_float =
-            matches!(&f.ty, Type::Path(p) if p.path.is_ident("f32") || p.path.is_ident("f64"));
-        if is_float && !f.attrs.iter().any(|a| a.path().is_ident("nodiff")) {
+        let is_scalar = matches!(&f.ty, Type::Path(p) if p.qself.is_none()
+        && p.path.get_ident().is_some_and(|i| {
+            i == "f32" || i == "f64" || i == "u64" || scalars.contains(&i)
+        }));
+        if is_scalar && !f.attrs.iter().any(|a| a.path().is_ident("nodiff")) {
             let name = f
                 .ident
                 .as_ref()
@@ -86,14 +90,42 @@ pub fn para_struct(item: &syn::ItemStruct, errors: &mut Errors) {
         }
     }
     // rustc's own E0392 here came with two errors from the derives, and its hint
-    // (`PhantomData`) did not say that such a field is data, not a sub-model.
-    for t in unused_type_params(item) {
+    // (`PhantomData`) did not say that such a field is data, not a sub-model. One error for
+    // all of them, naming the one field that `without_markers` adds.
+    let unused = unused_type_params(item);
+    if let Some(first) = unused.first() {
+        let names: Vec<String> = unused.iter().map(|t| format!("`{t}`")).collect();
+        let marked = match unused.as_slice() {
+            [one] => one.to_string(),
+            many => format!(
+                "({})",
+                many.iter()
+                    .map(|t| t.to_string())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        };
+        let field = marker_field(item);
         errors.at(
-            t,
+            first,
             format!(
-                "no field of the model names `{t}` (a `#[lens]` layer generic over its scalar, `Layer<3, 4>`, does not): add the marker field `_scalar: core::marker::PhantomData<{t}>`, read as data, not a sub-model, and build the model with `_scalar: PhantomData`"
+                "no field of the model names {} (a `#[lens]` layer generic over its scalar does not): add the marker field `{field}: core::marker::PhantomData<{marked}>`, read as data, not a sub-model, and build the model with `{field}: PhantomData`",
+                names.join(" or ")
             ),
         );
+    }
+}
+
+/// The name of the marker field for unused type parameters: `_scalar`, unless a field has it.
+pub fn marker_field(item: &syn::ItemStruct) -> &'static str {
+    if item
+        .fields
+        .iter()
+        .any(|f| f.ident.as_ref().is_some_and(|i| i == "_scalar"))
+    {
+        "_scalar_marker"
+    } else {
+        "_scalar"
     }
 }
 

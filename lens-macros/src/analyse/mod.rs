@@ -17,8 +17,8 @@ mod whitelist;
 
 pub use calls::infer_operand;
 pub use ir::*;
-pub use syntax::compound_op;
 use syntax::*;
+pub use syntax::{compound_op, scalar_type_params};
 use whitelist::{EarlyExits, NO_CHANGE_METHODS, format_captures};
 
 pub use loops::Loop;
@@ -114,15 +114,18 @@ impl<'e> Analyser<'e> {
         }
     }
 
-    /// Declares the function's generic parameters.
+    /// Declares the function's generic parameters: its const generics (loop bounds) and its
+    /// scalar type parameters (`T::exp(x)` is `x.exp()`; not `A::tanh(h)` of another type
+    /// parameter, whose `tanh` may be anything, which read as the float's would give a
+    /// gradient that disagrees with the forward map).
     pub fn declare_generics(&mut self, generics: &syn::Generics) {
         self.const_params = generics
             .const_params()
             .map(|c| c.ident.to_string())
             .collect();
-        self.type_params = generics
-            .type_params()
-            .map(|t| t.ident.to_string())
+        self.type_params = scalar_type_params(generics)
+            .into_iter()
+            .map(|t| t.to_string())
             .collect();
     }
 

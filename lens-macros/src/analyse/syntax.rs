@@ -173,3 +173,36 @@ pub(super) fn without_effects(e: &Expr) -> bool {
         _ => false,
     }
 }
+
+/// The type parameters bounded by a scalar trait (`T: Real`, `T: Float`, inline or in the
+/// where clause), in declaration order: those whose methods are the float methods
+/// (`T::exp(x)` is `x.exp()`), and a `para!` model's scalar.
+pub fn scalar_type_params(generics: &syn::Generics) -> Vec<&Ident> {
+    let scalar =
+        |bounds: &syn::punctuated::Punctuated<syn::TypeParamBound, syn::Token![+]>| {
+            bounds.iter().any(|b| match b {
+                syn::TypeParamBound::Trait(t) => t.path.segments.last().is_some_and(|s| {
+                    s.ident == "Real" || s.ident == "Float" || s.ident == "RealField"
+                }),
+                _ => false,
+            })
+        };
+    let in_where = |i: &Ident| {
+        generics
+            .where_clause
+            .iter()
+            .flat_map(|w| &w.predicates)
+            .any(|p| match p {
+                syn::WherePredicate::Type(pt) => {
+                    matches!(&pt.bounded_ty, syn::Type::Path(tp) if tp.path.is_ident(i))
+                        && scalar(&pt.bounds)
+                }
+                _ => false,
+            })
+    };
+    generics
+        .type_params()
+        .filter(|t| scalar(&t.bounds) || in_where(&t.ident))
+        .map(|t| &t.ident)
+        .collect()
+}

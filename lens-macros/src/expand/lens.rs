@@ -383,43 +383,53 @@ fn generate(f: &LensFn, sweeps: Option<(&Analysed, Option<&Analysed>)>) -> Token
         .collect();
     let init_impl = if generic_param {
         match scalars.as_slice() {
-            // Not when the scalar's bounds name another of the function's generics, which
-            // the impl does not declare.
-            [scalar]
-                if !others
-                    .iter()
-                    .any(|o| scalar.ident != o && mentions(scalar.bounds.to_token_stream(), o)) =>
-            {
+            [scalar] => {
                 let s_ident = &scalar.ident;
                 let s_bounds = &scalar.bounds;
                 let s_name = s_ident.to_string();
-                let at_where: Vec<&syn::WherePredicate> = f
+                // The impl declares the scalar and the type's own consts only: a bound of
+                // the scalar that names another generic or a lifetime (`T: From<U>`,
+                // `where T: Real + 'a`) cannot be written there, and the impl without it
+                // would not compile; then there is no `InitAt`.
+                let foreign = |t: TokenStream| {
+                    others
+                        .iter()
+                        .any(|o| *o != s_name && mentions(t.clone(), o))
+                        || has_lifetime(t)
+                };
+                let predicates: Vec<&syn::WherePredicate> = f
                     .generics
                     .where_clause
                     .iter()
                     .flat_map(|w| &w.predicates)
-                    .filter(|p| {
+                    .collect();
+                let writable = !foreign(s_bounds.to_token_stream())
+                    && predicates.iter().all(|p| {
                         let t = p.to_token_stream();
-                        !others
-                            .iter()
-                            .any(|o| *o != s_name && mentions(t.clone(), o))
-                            && !has_lifetime(t)
-                    })
+                        !mentions(t.clone(), &s_name) || !foreign(t)
+                    });
+                let at_where: Vec<&&syn::WherePredicate> = predicates
+                    .iter()
+                    .filter(|p| !foreign(p.to_token_stream()))
                     .collect();
                 let consts = own_consts.iter().map(|c| {
                     let (i, t) = (&c.ident, &c.ty);
                     quote!(const #i: #t)
                 });
-                quote! {
-                    impl<#s_ident: #s_bounds, #(#consts),*> ::paralens::__private::InitAt<#s_ident> for #ty_path
-                    where #(#at_where,)*
-                    {
-                        type Param = #p_ty_tokens;
-                        #[doc = #doc_init]
-                        fn init_with<__R: ::paralens::__private::Rng + ?Sized>(&self, __rng: &mut __R) -> #p_ty_tokens {
-                            #init_body
+                if writable {
+                    quote! {
+                        impl<#s_ident: #s_bounds, #(#consts),*> ::paralens::__private::InitAt<#s_ident> for #ty_path
+                        where #(#at_where,)*
+                        {
+                            type Param = #p_ty_tokens;
+                            #[doc = #doc_init]
+                            fn init_at_with<__R: ::paralens::__private::Rng + ?Sized>(&self, __rng: &mut __R) -> #p_ty_tokens {
+                                #init_body
+                            }
                         }
                     }
+                } else {
+                    TokenStream::new()
                 }
             }
             _ => TokenStream::new(),

@@ -160,11 +160,11 @@ pub fn para(m: &ParaModel, analysed: &Analysed, with_items: bool) -> TokenStream
         impl #model_impl ::paralens::__private::Init for #name #model_ty #model_where {
             type Param = #params;
             fn init_with<__R: ::paralens::__private::Rng + ?Sized>(&self, rng: &mut __R) -> #params {
-                #params_name { #(#fields: <_ as #init_at>::init_with(&self.#fields, rng),)* }
+                #params_name { #(#fields: <_ as #init_at>::init_at_with(&self.#fields, rng),)* }
             }
             ::paralens::__private::with_checkpoints! {
                 fn layout(&self, path: &str, layout: &mut ::paralens::__private::Layout) {
-                    #(<_ as #init_at>::layout(
+                    #(<_ as #init_at>::layout_at(
                         &self.#fields,
                         &::paralens::__private::checkpoint_join(path, #field_names),
                         layout,
@@ -211,36 +211,11 @@ pub fn para(m: &ParaModel, analysed: &Analysed, with_items: bool) -> TokenStream
     }
 }
 
-/// The model's scalar: its first type parameter bounded by `Real` (inline or in the where
-/// clause), else the first float type (`f32` or `f64`) that the forward function's signature
+/// The model's scalar: its first type parameter bounded by `Real` (or `Float`, inline or in
+/// the where clause), else the first float type (`f32` or `f64`) that the forward function's signature
 /// names, else its one type parameter; `ModelScalarNotFound` when there is none of these.
 fn model_scalar(generics: &syn::Generics, sig: &syn::Signature) -> TokenStream {
-    let real = |bounds: &syn::punctuated::Punctuated<syn::TypeParamBound, syn::Token![+]>| {
-        bounds.iter().any(|b| match b {
-            syn::TypeParamBound::Trait(t) => {
-                t.path.segments.last().is_some_and(|s| s.ident == "Real")
-            }
-            _ => false,
-        })
-    };
-    let in_where = |i: &Ident| {
-        generics
-            .where_clause
-            .iter()
-            .flat_map(|w| &w.predicates)
-            .any(|p| match p {
-                syn::WherePredicate::Type(pt) => {
-                    matches!(&pt.bounded_ty, Type::Path(tp) if tp.path.is_ident(i))
-                        && real(&pt.bounds)
-                }
-                _ => false,
-            })
-    };
-    let bounded: Vec<&Ident> = generics
-        .type_params()
-        .filter(|t| real(&t.bounds) || in_where(&t.ident))
-        .map(|t| &t.ident)
-        .collect();
+    let bounded = crate::analyse::scalar_type_params(generics);
     // Of several, the first: a layer meant for another one is then a type mismatch at its
     // call, not a failed initialisation reported at every use of its parameter type.
     if let Some(first) = bounded.first() {
@@ -283,8 +258,9 @@ fn model_scalar(generics: &syn::Generics, sig: &syn::Signature) -> TokenStream {
 
 /// The struct as written minus the `#[nodiff]` markers of its fields, emitted when the model
 /// has errors, so that its callers still compile and no second error names the marker.
-/// A type parameter no field names gets the marker field the error asks for, so that rustc
-/// does not report it a second time.
+/// Type parameters no field names get the marker field the error asks for, so that rustc
+/// does not report them a second time (a caller that builds the model is then told the
+/// field is missing, as the error says).
 pub fn without_markers(item: &syn::ItemStruct) -> TokenStream {
     let unused: Vec<Ident> = crate::validate::unused_type_params(item)
         .into_iter()
@@ -294,9 +270,17 @@ pub fn without_markers(item: &syn::ItemStruct) -> TokenStream {
     for f in item.fields.iter_mut() {
         f.attrs.retain(|a| !a.path().is_ident("nodiff"));
     }
+    let field = Ident::new(
+        crate::validate::marker_field(&item),
+        proc_macro2::Span::call_site(),
+    );
     if let (false, syn::Fields::Named(named)) = (unused.is_empty(), &mut item.fields) {
+        let marked = match unused.as_slice() {
+            [one] => quote!(#one),
+            many => quote!((#(#many),*)),
+        };
         named.named.push(syn::parse_quote!(
-            _scalar: ::core::marker::PhantomData<(#(#unused,)*)>
+            #field: ::core::marker::PhantomData<#marked>
         ));
     }
     item.to_token_stream()
