@@ -131,21 +131,13 @@ pub fn marker_field(item: &syn::ItemStruct) -> &'static str {
 
 /// The struct's type parameters that none of its fields' types names.
 pub fn unused_type_params(item: &syn::ItemStruct) -> Vec<&syn::Ident> {
-    fn names(ts: proc_macro2::TokenStream, name: &syn::Ident) -> bool {
-        ts.into_iter().any(|t| match t {
-            proc_macro2::TokenTree::Group(g) => names(g.stream(), name),
-            proc_macro2::TokenTree::Ident(i) => i == *name,
-            _ => false,
-        })
-    }
     item.generics
         .type_params()
         .map(|t| &t.ident)
         .filter(|i| {
-            !item
-                .fields
-                .iter()
-                .any(|f| names(quote::ToTokens::to_token_stream(&f.ty), i))
+            !item.fields.iter().any(|f| {
+                crate::analyse::mentions(quote::ToTokens::to_token_stream(&f.ty), &i.to_string())
+            })
         })
         .collect()
 }

@@ -18,7 +18,7 @@ mod whitelist;
 pub use calls::infer_operand;
 pub use ir::*;
 use syntax::*;
-pub use syntax::{compound_op, scalar_type_params};
+pub use syntax::{any_token, compound_op, mentions, scalar_type_params};
 use whitelist::{EarlyExits, NO_CHANGE_METHODS, format_captures};
 
 pub use loops::Loop;

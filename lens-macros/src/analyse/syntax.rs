@@ -206,3 +206,16 @@ pub fn scalar_type_params(generics: &syn::Generics) -> Vec<&Ident> {
         .map(|t| &t.ident)
         .collect()
 }
+
+/// Whether `tokens` contain the identifier `name`.
+pub fn mentions(tokens: TokenStream, name: &str) -> bool {
+    any_token(tokens, &|t| matches!(t, TokenTree::Ident(i) if i == name))
+}
+
+/// Whether a token of `tokens`, inside groups too, satisfies `hit`.
+pub fn any_token(tokens: TokenStream, hit: &dyn Fn(&TokenTree) -> bool) -> bool {
+    tokens.into_iter().any(|t| match &t {
+        TokenTree::Group(g) => any_token(g.stream(), hit),
+        _ => hit(&t),
+    })
+}

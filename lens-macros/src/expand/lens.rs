@@ -1,7 +1,7 @@
 //! `#[lens]`: the function as written, `name_vjp`, `name_rev` and the lens type.
 
 use super::{Cx, Ret, allows, block, block_rev};
-use crate::analyse::Analysed;
+use crate::analyse::{Analysed, any_token, mentions};
 use crate::parse::{ArgKind, LensFn};
 use proc_macro2::TokenStream;
 use quote::{ToTokens, format_ident, quote, quote_spanned};
@@ -280,11 +280,15 @@ fn generate(f: &LensFn, sweeps: Option<(&Analysed, Option<&Analysed>)>) -> Token
     let (in_ty, in_pat, in_changes) = part(&inputs);
     let (p_ty_tokens, _, _) = part(&params);
     // `Init` names one parameter type, so a lens type gets it only when that type depends on
-    // no generic parameter but the type's own (`Para` can: it is implemented per input).
-    let generic_param = f.generics.params.iter().any(|g| match g {
-        syn::GenericParam::Type(t) => mentions(p_ty_tokens.clone(), &t.ident.to_string()),
-        _ => false,
-    });
+    // no generic parameter but the type's own (`Para` can: it is implemented per input). The
+    // type parameters the parameters' types name (the scalar `T`): with one, the type gets
+    // `InitAt<T>` for every `T` instead, through which a `para!` model generic over its
+    // scalar initialises the lens as a sub-model.
+    let scalars: Vec<&syn::TypeParam> = f
+        .generics
+        .type_params()
+        .filter(|t| mentions(p_ty_tokens.clone(), &t.ident.to_string()))
+        .collect();
     // `Init`'s bounds: the where clause's predicates on the type's own generics alone.
     let others: Vec<String> = f
         .generics
@@ -298,16 +302,25 @@ fn generate(f: &LensFn, sweeps: Option<(&Analysed, Option<&Analysed>)>) -> Token
             _ => None,
         })
         .collect();
-    let init_where: Vec<&syn::WherePredicate> = f
+    // A bound the impl cannot write: one naming a generic other than `except` (the scalar of
+    // `InitAt`, or none) that the impl does not declare, or a lifetime.
+    let foreign = |t: TokenStream, except: &str| {
+        others.iter().any(|o| o != except && mentions(t.clone(), o)) || has_lifetime(t)
+    };
+    let predicates: Vec<&syn::WherePredicate> = f
         .generics
         .where_clause
         .iter()
         .flat_map(|w| &w.predicates)
-        .filter(|p| {
-            let t = p.to_token_stream();
-            !others.iter().any(|o| mentions(t.clone(), o)) && !has_lifetime(t)
-        })
         .collect();
+    let writable_where = |except: &str| -> Vec<&syn::WherePredicate> {
+        predicates
+            .iter()
+            .copied()
+            .filter(|p| !foreign(p.to_token_stream(), except))
+            .collect()
+    };
+    let init_where = writable_where("");
     // Parameters start where `#[lens(init = f)]` puts them, or at zero.
     let (init_body, doc_init) = match &f.init {
         Some(path) => (
@@ -367,51 +380,21 @@ fn generate(f: &LensFn, sweeps: Option<(&Analysed, Option<&Analysed>)>) -> Token
         }
         _ => (TokenStream::new(), TokenStream::new()),
     };
-    // The one type parameter the parameters' types name (the scalar `T`): no `Init` then,
-    // but `InitAt<T>` for every `T`, through which a `para!` model generic over its scalar
-    // initialises the lens as a sub-model.
-    let scalars: Vec<&syn::TypeParam> = f
-        .generics
-        .params
-        .iter()
-        .filter_map(|g| match g {
-            syn::GenericParam::Type(t) if mentions(p_ty_tokens.clone(), &t.ident.to_string()) => {
-                Some(t)
-            }
-            _ => None,
-        })
-        .collect();
-    let init_impl = if generic_param {
+    let init_impl = if !scalars.is_empty() {
         match scalars.as_slice() {
             [scalar] => {
                 let s_ident = &scalar.ident;
                 let s_bounds = &scalar.bounds;
                 let s_name = s_ident.to_string();
                 // The impl declares the scalar and the type's own consts only: a bound of
-                // the scalar that names another generic or a lifetime (`T: From<U>`,
-                // `where T: Real + 'a`) cannot be written there, and the impl without it
-                // would not compile; then there is no `InitAt`.
-                let foreign = |t: TokenStream| {
-                    others
-                        .iter()
-                        .any(|o| *o != s_name && mentions(t.clone(), o))
-                        || has_lifetime(t)
-                };
-                let predicates: Vec<&syn::WherePredicate> = f
-                    .generics
-                    .where_clause
-                    .iter()
-                    .flat_map(|w| &w.predicates)
-                    .collect();
-                let writable = !foreign(s_bounds.to_token_stream())
+                // the scalar that it cannot write (`T: From<U>`, `where T: Real + 'a`)
+                // would be lost and the impl would not compile; then there is no `InitAt`.
+                let writable = !foreign(s_bounds.to_token_stream(), &s_name)
                     && predicates.iter().all(|p| {
                         let t = p.to_token_stream();
-                        !mentions(t.clone(), &s_name) || !foreign(t)
+                        !mentions(t.clone(), &s_name) || !foreign(t, &s_name)
                     });
-                let at_where: Vec<&&syn::WherePredicate> = predicates
-                    .iter()
-                    .filter(|p| !foreign(p.to_token_stream()))
-                    .collect();
+                let at_where = writable_where(&s_name);
                 let consts = own_consts.iter().map(|c| {
                     let (i, t) = (&c.ident, &c.ty);
                     quote!(const #i: #t)
@@ -690,22 +673,6 @@ fn has_lifetime(tokens: TokenStream) -> bool {
         tokens,
         &|t| matches!(t, proc_macro2::TokenTree::Punct(p) if p.as_char() == '\''),
     )
-}
-
-/// Whether `tokens` contain the identifier `name`.
-fn mentions(tokens: TokenStream, name: &str) -> bool {
-    any_token(
-        tokens,
-        &|t| matches!(t, proc_macro2::TokenTree::Ident(i) if i == name),
-    )
-}
-
-/// Whether a token of `tokens`, inside groups too, satisfies `hit`.
-fn any_token(tokens: TokenStream, hit: &dyn Fn(&proc_macro2::TokenTree) -> bool) -> bool {
-    tokens.into_iter().any(|t| match &t {
-        proc_macro2::TokenTree::Group(g) => any_token(g.stream(), hit),
-        _ => hit(&t),
-    })
 }
 
 /// Whether a `#[nodiff]` argument's type has a "no change" value the lens type can return
