@@ -76,6 +76,7 @@ mod real;
 pub mod recurrent;
 pub mod rules;
 pub mod span;
+mod sub_model;
 mod tangent;
 mod tape;
 #[cfg(feature = "std")]
@@ -140,6 +141,7 @@ pub mod __private {
     pub use crate::init::{Init, InitAt, ModelScalarNotFound};
     pub use crate::lens::Lens;
     pub use crate::para::Para;
+    pub use crate::sub_model::sub_model_input;
     /// Guards on the types of the reverse sweep (see the module).
     pub mod guard {
         pub use crate::guard::{

@@ -1,7 +1,7 @@
 // A model with two scalars initialises its `#[lens]` layers generic over their scalar at the
 // first (`T`); one such layer called at the second (`U`) is a type mismatch at the call's
-// argument (once per sweep, four errors: noted on the issue; a scalar found for no layer was
-// about thirty errors at the struct).
+// argument, reported once (the three bodies check the input in one form; it was once per
+// body), and its output, at `T`, is not the forward function's at `U`: two errors.
 use paralens::prelude::*;
 
 #[lens]

@@ -443,10 +443,12 @@ impl Analyser<'_> {
             return Operand::Const(m.to_token_stream());
         }
         let args = m.args.iter().map(|a| self.expr(a, out)).collect();
+        let ends = m.args.iter().map(token_ends).collect();
         self.push_op(
             Op::Sub {
                 field: m.method.clone(),
                 args,
+                ends,
             },
             m.span(),
             out,
@@ -625,10 +627,9 @@ impl Analyser<'_> {
 fn written_span(e: &Expr) -> Option<ArgAt> {
     let point = |point| Some(ArgAt { point, ends: None });
     let whole = |point, e: &Expr| {
-        let spans: Vec<Span> = e.to_token_stream().into_iter().map(|t| t.span()).collect();
         Some(ArgAt {
             point,
-            ends: Some((*spans.first()?, *spans.last()?)),
+            ends: Some(token_ends(e)?),
         })
     };
     match e {
@@ -641,6 +642,13 @@ fn written_span(e: &Expr) -> Option<ArgAt> {
         Expr::Paren(p) => whole(written_span(&p.expr).map_or(p.span(), |a| a.point), e),
         _ => None,
     }
+}
+
+/// The spans of an expression's first and last token as written: an expression spread from
+/// one to the other (`(v,).0`, see `Op::Call::spans`) is reported where the written one is.
+pub fn token_ends(e: &Expr) -> Option<(Span, Span)> {
+    let spans: Vec<Span> = e.to_token_stream().into_iter().map(|t| t.span()).collect();
+    Some((*spans.first()?, *spans.last()?))
 }
 
 /// The operand of an operator read with a type taken from the other when nothing fixes its

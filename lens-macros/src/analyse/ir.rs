@@ -113,8 +113,14 @@ pub enum Op {
         callee: TokenStream,
         args: Vec<Operand>,
     },
-    /// `self.field(args)` inside `para!`.
-    Sub { field: Ident, args: Vec<Operand> },
+    /// `self.field(args)` inside `para!`, with each argument's first and last token as
+    /// written: the three bodies give the sub-model its input spread over those, so that a
+    /// mistake in the call is one diagnostic (see `lens_core::sub_model`).
+    Sub {
+        field: Ident,
+        args: Vec<Operand>,
+        ends: Vec<Option<(Span, Span)>>,
+    },
     /// `if` / `match` / a nested block: one pullback per branch, chosen in the forward pass.
     Branch(Branch),
     /// `base[index]` with a forward-only index: the entry, whose change the reverse adds

@@ -15,7 +15,7 @@ mod recompute;
 mod syntax;
 mod whitelist;
 
-pub use calls::infer_operand;
+pub use calls::{infer_operand, token_ends};
 pub use ir::*;
 use syntax::*;
 pub use syntax::{any_token, compound_op, mentions, scalar_type_params};

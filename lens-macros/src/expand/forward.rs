@@ -291,25 +291,30 @@ pub fn stmt(cx: &Cx, s: &Stmt) -> TokenStream {
                         let (#x, #pb) #pair_ann = #path #args;
                     )
                 }
-                Op::Sub { field, args } => {
-                    let input = match args.as_slice() {
-                        [one] => moved(cx, *target, one),
-                        many => {
-                            let many = many.iter().map(|a| moved(cx, *target, a));
-                            quote!((#(#many,)*))
-                        }
-                    };
-                    // Spanned at the call like the rest of it: a token of the macro's own span
-                    // in the path widened the call's span to the whole macro, and a shape
-                    // mismatch here was reported apart from the forward function's.
+                Op::Sub { field, args, ends } => {
+                    // Each input at the written argument, as `forward`'s (see
+                    // `sub_model_call`); spanned at the call like the rest of it: a token of
+                    // the macro's own span widened the call's span to the whole macro.
+                    let inputs = args
+                        .iter()
+                        .zip(ends)
+                        .map(|(a, e)| match e {
+                            Some((first, _)) => at(moved(cx, *target, a), a, *first),
+                            None => moved(cx, *target, a),
+                        })
+                        .collect();
                     let method = if cx.input_change_unwanted(args) {
-                        quote_spanned!(span=> vjp_params)
+                        "vjp_params"
                     } else {
-                        quote_spanned!(span=> vjp)
+                        "vjp"
                     };
+                    let call = super::sub_model_call(field, inputs, ends, span, method);
+                    // The inputs' types, for their changes (`guard::Change`), as a call's.
+                    let w = format_ident!("__w{}", target);
+                    let witnesses = operand_witnesses(cx, args);
                     quote_spanned!(span=>
-                        let (#x, #pb) #pair_ann =
-                            ::paralens::__private::Para::#method(&self.#field, &__p.#field, #input);
+                        let #w = (#(#witnesses,)*);
+                        let (#x, #pb) #pair_ann = #call;
                     )
                 }
                 Op::Index { base, index } => {

@@ -8,6 +8,7 @@ mod reverse;
 mod written;
 
 pub use lens::{lens, stub};
+use para::sub_model_call;
 pub use para::{para, without_markers};
 pub use written::{rewrite as rewrite_written, rewrite_para as rewrite_para_forward};
 

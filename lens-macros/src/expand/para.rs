@@ -3,8 +3,8 @@
 use super::{Cx, Ret, allows, block};
 use crate::analyse::Analysed;
 use crate::parse::{ParaModel, nodiff_type};
-use proc_macro2::TokenStream;
-use quote::{ToTokens, format_ident, quote};
+use proc_macro2::{Delimiter, Group, Span, TokenStream};
+use quote::{ToTokens, format_ident, quote, quote_spanned};
 use syn::{Ident, Type};
 
 /// The model's items (its struct, its parameter struct and `Init`, when `with_items`) and the
@@ -284,4 +284,47 @@ pub fn without_markers(item: &syn::ItemStruct) -> TokenStream {
         ));
     }
     item.to_token_stream()
+}
+
+/// `self.field(args)` in one of a `para!` model's bodies: the sub-model's `method` (`forward`,
+/// `vjp`, `vjp_params`) on its input, checked first by `sub_model_input` with each argument
+/// spread over its first and last token as written (`(a,).0`). The check has the same tokens
+/// and spans in the three bodies, and rustc reports a mistake in it once, at the argument;
+/// the call after it has the check's span, so an unmet `Para` bound is that one error too.
+pub fn sub_model_call(
+    field: &Ident,
+    args: Vec<TokenStream>,
+    ends: &[Option<(Span, Span)>],
+    span: Span,
+    method: &str,
+) -> TokenStream {
+    let mut spread: Vec<TokenStream> = args
+        .into_iter()
+        .zip(ends)
+        .map(|(a, e)| match e {
+            Some((first, last)) => {
+                let mut tuple = Group::new(Delimiter::Parenthesis, quote_spanned!(*first=> #a,));
+                tuple.set_span(*first);
+                let index = syn::Index {
+                    index: 0,
+                    span: *last,
+                };
+                quote_spanned!(*last=> #tuple.#index)
+            }
+            None => a,
+        })
+        .collect();
+    let input = if spread.len() == 1 {
+        spread.remove(0)
+    } else {
+        quote_spanned!(span=> (#(#spread,)*))
+    };
+    let method = Ident::new(method, span);
+    quote_spanned!(span=>
+        ::paralens::__private::Para::#method(
+            &self.#field,
+            &__p.#field,
+            ::paralens::__private::sub_model_input(&self.#field, &__p.#field, #input),
+        )
+    )
 }

@@ -222,23 +222,33 @@ impl Sweep<'_> {
                             }
                         }
                     }
-                    Op::Sub { field, args } => {
+                    Op::Sub { field, args, .. } => {
                         // The sub-model adds its change into its field of the buffer (twice
                         // for a sub-model called twice: shared weights add up).
                         let buf = quote!(&mut __dp.#field);
                         if self.cx.input_change_unwanted(args) {
                             // `vjp_params`: the parameter change only.
                             self.out.extend(quote_spanned!(span=> #pb(#d, #buf);));
-                        } else if let [one] = args.as_slice() {
-                            let g = format_ident!("__g{}_0", target);
-                            self.out
-                                .extend(quote_spanned!(span=> let #g = #pb(#d, #buf);));
-                            self.contribute(one, quote!(#g));
-                        } else {
-                            let names = self.names(*target, args);
-                            self.out
-                                .extend(quote_spanned!(span=> let (#(#names,)*) = #pb(#d, #buf);));
-                            self.spread(*target, args);
+                            return;
+                        }
+                        let names = self.names(*target, args);
+                        let pattern = match names.as_slice() {
+                            [one] => one.clone(),
+                            many => quote!((#(#many,)*)),
+                        };
+                        self.out
+                            .extend(quote_spanned!(span=> let #pattern = #pb(#d, #buf);));
+                        // Read at the inputs' types (`guard::Change`): an input of the wrong
+                        // type is the one error of the call's check, not again here.
+                        let w = format_ident!("__w{}", target);
+                        for (i, o) in args.iter().enumerate() {
+                            let g = format_ident!("__g{}_{}", target, i);
+                            let k = syn::Index::from(i);
+                            let change = quote_spanned!(span=>
+                                (&&::paralens::__private::guard::Change::like(#w.#k, &#g))
+                                    .lens_change(#g)
+                            );
+                            self.contribute(o, change);
                         }
                     }
                     Op::Index { base, .. } => {

@@ -6,7 +6,7 @@
 //! gave its own errors for the operator beside the rule's. After inlining the rule's forward
 //! is the operator itself, and its unused pullback is dropped.
 
-use crate::analyse::{InPlace, compound_op, node_key};
+use crate::analyse::{InPlace, compound_op, node_key, token_ends};
 use proc_macro2::{Span, TokenStream};
 use quote::{ToTokens, format_ident, quote_spanned};
 use std::collections::BTreeMap;
@@ -57,23 +57,23 @@ struct Rewrite<'a> {
 }
 
 impl Rewrite<'_> {
-    /// `self.sub(x)` (its arguments already rewritten) as the sub-model's forward call.
-    fn sub_call(&self, e: &mut Expr) {
+    /// `self.sub(x)` (its arguments already rewritten; `ends` their first and last tokens as
+    /// written) as the sub-model's forward call, in the form of `vjp`'s (`sub_model_call`).
+    fn sub_call(&self, e: &mut Expr, ends: &[Option<(Span, Span)>]) {
         let Expr::MethodCall(m) = &*e else { return };
-        let is_self = matches!(&*m.receiver, Expr::Path(p) if p.path.is_ident("self"));
-        if !is_self || !self.fields.contains(&m.method) {
+        if !self.is_sub_call(m) {
             return;
         }
         let span = m.span();
-        let field = &m.method;
-        let args: Vec<&Expr> = m.args.iter().collect();
-        let input = match args.as_slice() {
-            [one] => quote_spanned!(span=> #one),
-            many => quote_spanned!(span=> (#(#many,)*)),
-        };
-        *e = Expr::Verbatim(quote_spanned!(span=>
-            ::paralens::__private::Para::forward(&self.#field, &__p.#field, #input)
+        let args = m.args.iter().map(ToTokens::to_token_stream).collect();
+        *e = Expr::Verbatim(super::sub_model_call(
+            &m.method, args, ends, span, "forward",
         ));
+    }
+
+    fn is_sub_call(&self, m: &syn::ExprMethodCall) -> bool {
+        matches!(&*m.receiver, Expr::Path(p) if p.path.is_ident("self"))
+            && self.fields.contains(&m.method)
     }
 }
 
@@ -134,6 +134,11 @@ impl VisitMut for Rewrite<'_> {
             Expr::Call(c) => node_key(c),
             _ => return syn::visit_mut::visit_expr_mut(self, e),
         };
+        // A sub-model's arguments as written, before they are rewritten.
+        let ends: Vec<Option<(Span, Span)>> = match &*e {
+            Expr::MethodCall(m) if self.is_sub_call(m) => m.args.iter().map(token_ends).collect(),
+            _ => Vec::new(),
+        };
         syn::visit_mut::visit_expr_mut(self, e);
         let Some(InPlace {
             func,
@@ -145,7 +150,7 @@ impl VisitMut for Rewrite<'_> {
             ..
         }) = self.in_place.get(&key)
         else {
-            return self.sub_call(e);
+            return self.sub_call(e, &ends);
         };
         let span = func
             .clone()
