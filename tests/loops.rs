@@ -1074,3 +1074,212 @@ fn sums_and_loops_that_only_look_like_sums() {
         check_gradient(sums_over_ranges, sums_over_ranges_rev, y, H),
     );
 }
+
+// A loop body's last expression without a `;` that reads no differentiated value: it was the
+// body's value, which a loop drops, and `_vjp`/`_rev` dropped the expression with it (its
+// assignments lost, its side effects not run, silently wrong gradients). It is a statement
+// of the body like the others, in whatever form it is written.
+type V3 = SVector<f64, 3>;
+
+// A counter in a final `if` (rustfmt keeps it without `;`): x0 times the positive entries.
+#[lens]
+fn count_in_a_final_if(x: V3) -> f64 {
+    let mut n = 0;
+    for i in 0..3 {
+        if x[i] > 0.0 {
+            n += 1;
+        }
+    }
+    x[0] * (n as f64)
+}
+
+// The index of the last positive entry, chosen in a final `if`: x_k^2.
+#[lens]
+fn last_positive_squared(x: V3) -> f64 {
+    let mut k = 0;
+    for i in 0..3 {
+        if x[i] > 0.0 {
+            k = i;
+        }
+    }
+    x[k] * x[k]
+}
+
+// A final `match` whose arms assign.
+#[lens]
+fn count_in_a_final_match(x: V3) -> f64 {
+    let mut n = 0.0;
+    for i in 0..3 {
+        match (x[i] > 0.0, i) {
+            (true, 0) => n += 2.0,
+            (true, _) => n += 1.0,
+            (false, _) => {}
+        }
+    }
+    x[1] * n
+}
+
+// A condition on the index alone, after a differentiated statement.
+#[lens]
+fn index_chosen_by_the_index(x: V3) -> f64 {
+    let mut k = 0;
+    let mut s = 0.0;
+    for i in 0..3 {
+        s = s + x[i];
+        if i > 0 {
+            k = i;
+        }
+    }
+    x[k] * s
+}
+
+// A final compound assignment, a final block and a final inner loop, none with `;`.
+#[lens]
+fn final_assignment(x: V3) -> f64 {
+    let mut n = 0;
+    let mut s = 0.0;
+    for i in 0..3 {
+        s = s + x[i];
+        n += 1
+    }
+    s * (n as f64)
+}
+
+#[lens]
+fn final_block_and_inner_loop(x: V3) -> f64 {
+    let mut n = 0;
+    let mut m = 0;
+    let mut s = 0.0;
+    for i in 0..3 {
+        s = s + x[i] * x[i];
+        {
+            n += 1;
+        }
+    }
+    for i in 0..3 {
+        s = s + x[i];
+        for _j in 0..2 {
+            m += 1
+        }
+    }
+    s * (n as f64) + s * (m as f64)
+}
+
+// A flag of float type set in a final `if` on a differentiated entry.
+#[lens]
+fn float_flag_in_a_final_if(x: V3) -> f64 {
+    let mut c = 0.0;
+    let mut s = 0.0;
+    for i in 0..3 {
+        s = s + x[i] * c;
+        if x[i] > 1.0 {
+            c = 1.0
+        }
+    }
+    s
+}
+
+#[test]
+fn a_loop_bodys_last_expression_is_run() {
+    let x = V3::new(0.7, -0.4, 1.3);
+    let y = V3::new(-0.2, 0.9, 0.5);
+    // By hand at x: 2 positive entries; last positive index 2; index chosen by the index 2.
+    assert_eq!(count_in_a_final_if_rev(x, 1.0), V3::new(2.0, 0.0, 0.0));
+    assert_eq!(last_positive_squared_rev(x, 1.0), V3::new(0.0, 0.0, 2.6));
+    assert_eq!(count_in_a_final_match_rev(x, 1.0), V3::new(0.0, 3.0, 0.0));
+    let s = x.sum();
+    let d = index_chosen_by_the_index_rev(x, 1.0);
+    assert!((d - V3::new(x[2], x[2], x[2] + s)).amax() < 1e-12, "{d}");
+    assert_eq!(final_assignment_rev(x, 1.0), V3::new(3.0, 3.0, 3.0));
+    // The flag is set after x[2] > 1 is read, so only x[0] and x[1] (before it) see c = 0.
+    let w = V3::new(0.5, 1.5, 0.25);
+    assert_eq!(float_flag_in_a_final_if_rev(w, 1.0), V3::new(0.0, 0.0, 1.0));
+    // The values of `_vjp` are the functions' own.
+    for p in [x, y, w] {
+        assert_eq!(count_in_a_final_if_vjp(p).0, count_in_a_final_if(p));
+        assert_eq!(last_positive_squared_vjp(p).0, last_positive_squared(p));
+        assert_eq!(final_assignment_vjp(p).0, final_assignment(p));
+        assert_eq!(
+            final_block_and_inner_loop_vjp(p).0,
+            final_block_and_inner_loop(p)
+        );
+    }
+    type F = fn(V3) -> f64;
+    type R = fn(V3, f64) -> V3;
+    for (name, f, rev) in [
+        (
+            "count_in_a_final_if",
+            count_in_a_final_if as F,
+            count_in_a_final_if_rev as R,
+        ),
+        (
+            "last_positive_squared",
+            last_positive_squared,
+            last_positive_squared_rev,
+        ),
+        (
+            "count_in_a_final_match",
+            count_in_a_final_match,
+            count_in_a_final_match_rev,
+        ),
+        (
+            "index_chosen_by_the_index",
+            index_chosen_by_the_index,
+            index_chosen_by_the_index_rev,
+        ),
+        ("final_assignment", final_assignment, final_assignment_rev),
+        (
+            "final_block_and_inner_loop",
+            final_block_and_inner_loop,
+            final_block_and_inner_loop_rev,
+        ),
+        (
+            "float_flag_in_a_final_if",
+            float_flag_in_a_final_if,
+            float_flag_in_a_final_if_rev,
+        ),
+    ] {
+        for p in [x, y, w] {
+            ok(name, check_gradient(f, rev, p, H));
+        }
+    }
+}
+
+// The same in `para!`: a counter assigned by the loop body's last expression.
+para! {
+    /// `h <- W h` three times, scaled by the number of steps counted in the loop.
+    pub struct CountedSteps {
+        cell: Dense<2, 2, f64>,
+    }
+    fn forward(&self, x: SVector<f64, 2>) -> SVector<f64, 2> {
+        let mut h = x;
+        let mut n = 0.0;
+        for _t in 0..3 {
+            h = self.cell(h);
+            n += 1.0
+        }
+        h * n
+    }
+}
+
+#[test]
+fn a_para_loop_bodys_last_expression_is_run() {
+    let model = CountedSteps { cell: Dense::new() };
+    let p = model.init(5);
+    let x = SVector::<f64, 2>::new(0.3, -0.8);
+    let dy = SVector::<f64, 2>::new(1.0, 0.5);
+    let (y, _) = model.vjp(&p, x);
+    assert_eq!(y, model.forward(&p, x));
+    let (_, dx) = model.changes(&p, x, dy);
+    for i in 0..2 {
+        let (mut a, mut b) = (x, x);
+        a[i] += H;
+        b[i] -= H;
+        let num = (model.forward(&p, a).dot(&dy) - model.forward(&p, b).dot(&dy)) / (2.0 * H);
+        assert!(
+            (num - dx[i]).abs() < 1e-7,
+            "entry {i}: {num} against {}",
+            dx[i]
+        );
+    }
+}

@@ -126,7 +126,7 @@ impl Analyser<'_> {
                     p
                 })
                 .collect();
-            let body = self.block_with(Part::Block(&f.body), pat_names.clone());
+            let body = self.block_with(Part::Body(&f.body), pat_names.clone());
             let finals: BTreeMap<(usize, usize), VarId> = slots
                 .iter()
                 .map(|s| (*s, self.scopes[s.0][s.1].1))

@@ -238,15 +238,18 @@ impl<'e> Analyser<'e> {
         }
         let mut stmts = Vec::new();
         let mut result = Operand::Const(quote!(()));
-        let (body, tail): (&[SynStmt], _) = match part {
-            Part::Block(b) => (&b.stmts, None),
-            Part::Expr(e) => (&[], Some(e)),
-            Part::Empty => (&[], None),
+        let (body, tail, valued): (&[SynStmt], _, _) = match part {
+            Part::Block(b) => (&b.stmts, None, true),
+            Part::Body(b) => (&b.stmts, None, false),
+            Part::Expr(e) => (&[], Some(e), true),
+            Part::Empty => (&[], None, true),
         };
         let n = body.len();
         for (i, stmt) in body.iter().enumerate() {
             match stmt {
-                SynStmt::Expr(e, None) if i + 1 == n => result = self.expr(e, &mut stmts),
+                SynStmt::Expr(e, None) if i + 1 == n && valued => {
+                    result = self.expr(e, &mut stmts);
+                }
                 other => self.stmt(other, &mut stmts),
             }
         }
@@ -283,10 +286,17 @@ impl<'e> Analyser<'e> {
                     Operand::Const(_) if lowered_loop => {}
                     // An assignment that rebinds has already been lowered.
                     Operand::Const(_) if assigns && self.mentions_diff(e.to_token_stream()) => {}
-                    Operand::Const(ts) => out.push(Stmt {
-                        kind: StmtKind::Verbatim(quote!(#ts #semi)),
-                        span,
-                    }),
+                    Operand::Const(ts) => {
+                        // A body's last expression (`Part::Body`) ends with its own `;` here.
+                        let semi = match semi {
+                            None if !block_like(e) => Some(syn::Token![;](span)),
+                            semi => *semi,
+                        };
+                        out.push(Stmt {
+                            kind: StmtKind::Verbatim(quote!(#ts #semi)),
+                            span,
+                        });
+                    }
                     Operand::Var(_) => {}
                 }
             }

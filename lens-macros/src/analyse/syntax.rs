@@ -35,6 +35,9 @@ pub fn compound_op(op: &BinOp) -> Option<BinOp> {
 #[derive(Clone, Copy)]
 pub(super) enum Part<'a> {
     Block(&'a syn::Block),
+    /// A block whose value is dropped (a loop's body, whose value is `()`): its last
+    /// expression is one more statement, run for its effects (`n += 1`, `if c { k = i }`).
+    Body(&'a syn::Block),
     Expr(&'a Expr),
     Empty,
 }
@@ -218,4 +221,21 @@ pub fn any_token(tokens: TokenStream, hit: &dyn Fn(&TokenTree) -> bool) -> bool 
         TokenTree::Group(g) => any_token(g.stream(), hit),
         _ => hit(&t),
     })
+}
+
+/// Whether `e` ends in a block (`if`, `match`, a loop, a block), so that as a statement it
+/// needs no `;`: one after it would be linted as redundant in the user's code.
+pub(super) fn block_like(e: &Expr) -> bool {
+    matches!(
+        e,
+        Expr::If(_)
+            | Expr::Match(_)
+            | Expr::Block(_)
+            | Expr::ForLoop(_)
+            | Expr::While(_)
+            | Expr::Loop(_)
+            | Expr::Unsafe(_)
+            | Expr::TryBlock(_)
+            | Expr::Const(_)
+    )
 }
