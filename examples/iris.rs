@@ -91,9 +91,11 @@ pub fn run(seed: u64, epochs: usize, verbose: bool) -> Report {
         );
     }
 
-    let model = Dense::<4, 16>::new()
-        .then(Relu)
-        .then(Dense::<16, 3>::glorot());
+    // He initialisation before the ReLU, Glorot for the class scores.
+    let model = IrisMlp {
+        l1: Dense::new(),
+        l2: Dense::glorot(),
+    };
     let params = model.init(seed);
     let mut learner = Learner::new(model, params, SoftmaxCrossEntropy, Adam::new(0.01));
 

@@ -2,7 +2,7 @@
 
 use nalgebra::SVector;
 use paralens::prelude::*;
-use paralens::{LabelError, StepError};
+use paralens::{Argmax, LabelError, StepError};
 
 #[allow(dead_code)]
 #[path = "../examples/iris.rs"]
@@ -250,4 +250,25 @@ fn a_step_on_an_owned_input_is_the_same_step() {
     }
     assert_eq!(a.params(), b.params());
     assert!(b.try_step_owned(x(0.0), &7).is_err());
+}
+
+#[test]
+fn an_output_of_nan_only_names_no_class_and_is_a_miss() {
+    let model = mlp();
+    let mut l: Learner<_, X, _, _> =
+        Learner::new(model, model.init(0), SoftmaxCrossEntropy, Adam::new(0.01));
+    // NaN weights in the last layer: every output entry NaN, whatever the input.
+    l.params_mut().1.w.fill(f32::NAN);
+    let xs = [x(0.0), x(1.0)];
+    let out = l.predict(&xs[0]);
+    assert!(out.iter().all(|v| v.is_nan()), "{out}");
+    assert_eq!(out.class(), None);
+    assert_eq!(l.predict_class(&xs[0]), 0);
+    // Not a hit for any label (it was class 2 before, a hit for label 2).
+    for label in 0..3 {
+        assert_eq!(l.accuracy(&xs, &[label, label]), 0.0, "label {label}");
+    }
+    // One NaN entry is never chosen over a number.
+    let some = SVector::<f32, 3>::new(f32::NAN, -1.0, -2.0);
+    assert_eq!((some.class(), Argmax::argmax(&some)), (Some(1), 1));
 }

@@ -307,6 +307,28 @@ fn curves_are_plotted_one_point_per_epoch_and_bad_histories_are_refused() {
     std::fs::remove_file(&path).unwrap();
     assert!(polylines(&svg, "#FF0000").is_empty());
     assert_eq!(polylines(&svg, "#0000FF")[0].len(), 12);
+    // Nor an accuracy (a regression): the losses alone, over the whole width.
+    let mut loss_only = h.clone();
+    for e in &mut loss_only.epochs {
+        e.eval.accuracy = f64::NAN;
+    }
+    loss_only.plot(&path, "t").unwrap();
+    let svg = std::fs::read_to_string(&path).unwrap();
+    std::fs::remove_file(&path).unwrap();
+    assert!(polylines(&svg, "#00FF00").is_empty());
+    let wide = &polylines(&svg, "#FF0000")[0];
+    assert_eq!(wide.len(), 12);
+    assert!(wide[11].0 - wide[0].0 > red[11].0 - red[0].0, "{wide:?}");
+    // An accuracy missing at one epoch only is refused, as a loss is.
+    let mut one_missing = h.clone();
+    one_missing.epochs[5].eval.accuracy = f64::NAN;
+    assert!(matches!(
+        one_missing.plot(&path, "t"),
+        Err(PlotError::NotFinite {
+            epoch: 6,
+            curve: "held-out accuracy"
+        })
+    ));
     let missing = std::env::temp_dir()
         .join("no_such_dir_paralens")
         .join("c.svg");
@@ -384,4 +406,64 @@ fn fewer_examples_than_a_batch_is_an_error() {
     .unwrap();
     assert_eq!(h.epochs.len(), 2);
     assert!(h.epochs[0].train_loss > 0.0);
+}
+
+#[test]
+fn an_evaluation_of_the_loss_alone_keeps_the_best_epoch() {
+    // A regression's evaluation: no accuracy (NaN), the held-out loss best after epoch 3.
+    // Compared as a number, the NaN made every epoch after the first look worse: the loop
+    // stopped after epoch 3 and put back epoch 1.
+    let mut l = learner();
+    let losses = [0.5, 0.4, 0.3, 0.35, 0.36, 0.37];
+    let epoch = RefCell::new(0);
+    let h = fit(
+        &mut l,
+        16,
+        &Fit {
+            patience: Some(2),
+            keep_best: true,
+            ..cfg(6, 4, 1)
+        },
+        |idx| example(idx[0], 16),
+        |_| {
+            let mut e = epoch.borrow_mut();
+            *e += 1;
+            Eval {
+                loss: losses[*e - 1],
+                accuracy: f64::NAN,
+            }
+        },
+        carry_on,
+    )
+    .unwrap();
+    assert_eq!(h.best().unwrap().epoch, 3);
+    assert_eq!(h.epochs.len(), 5);
+    assert!(h.stopped_early);
+}
+
+#[test]
+fn a_refused_label_is_named_by_its_example() {
+    // Example 5 of 8 has a label out of range; its place in a shuffled batch of one is 0.
+    let model = Dense::<2, 3, f64>::new();
+    let mut l = Learner::new(model, model.init(0), SoftmaxCrossEntropy, Adam::new(0.01));
+    let e = fit(
+        &mut l,
+        8,
+        &cfg(1, 1, 3),
+        |idx| {
+            let i = idx[0];
+            (
+                SVector::<f64, 2>::new(i as f64, 1.0),
+                if i == 5 { 9 } else { i % 3 },
+            )
+        },
+        no_eval,
+        carry_on,
+    )
+    .unwrap_err();
+    assert!(matches!(e, StepError::Label { index: 5, .. }), "{e}");
+    assert_eq!(
+        e.to_string(),
+        "example 5: label 9 is out of range: the model has 3 classes (0..3)"
+    );
 }

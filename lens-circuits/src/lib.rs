@@ -23,8 +23,7 @@
 //!
 //! ```
 //! use lens_circuits::{Lanes, Word};
-//! use paralens_doc::*;
-//! # mod paralens_doc { pub use lens_core::rules::{AndRule, XorRule}; }
+//! use lens_core::rules::AndRule; // `paralens::rules::AndRule` through the facade
 //! let x = Lanes::<2>::splat(true);
 //! let y = Lanes::<2>([0b1010, u64::MAX]);
 //! let (z, pullback) = x.and_vjp(y);

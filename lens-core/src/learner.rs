@@ -356,12 +356,14 @@ where
     M::Out: Clone + Argmax,
     O: Optimizer<M::Param, Scalar = T>,
 {
-    /// The predicted class: the index of the largest output.
+    /// The predicted class: the index of the largest output (0 for an output of NaN only,
+    /// which names no class: [`Argmax::class`] of [`Learner::predict`] tells).
     pub fn predict_class(&self, x: &X) -> usize {
         self.predict(x).argmax()
     }
 
-    /// The fraction of examples whose predicted class equals the label.
+    /// The fraction of examples whose predicted class equals the label (an output of NaN
+    /// only is a miss, whatever the label).
     ///
     /// # Panics
     /// If `xs` and `labels` have different lengths.
@@ -373,7 +375,7 @@ where
         let hits = xs
             .iter()
             .zip(labels)
-            .filter(|(x, y)| self.predict_class(x) == **y)
+            .filter(|(x, y)| self.predict(x).class() == Some(**y))
             .count();
         hits as f64 / xs.len() as f64
     }
@@ -421,17 +423,41 @@ fn same_len(inputs: usize, labels: usize) -> Result<(), StepError> {
 }
 
 /// Outputs that name a class: the index of their largest entry.
+///
+/// ```
+/// use lens_core::Argmax;
+/// use nalgebra::SVector;
+///
+/// let out = SVector::<f32, 3>::new(0.2, f32::NAN, 0.7);
+/// assert_eq!(Argmax::argmax(&out), 2);
+/// assert_eq!(out.class(), Some(2));
+/// // An output of NaN only names no class; `argmax` then says 0.
+/// let lost = SVector::<f32, 3>::repeat(f32::NAN);
+/// assert_eq!((lost.class(), Argmax::argmax(&lost)), (None, 0));
+/// ```
 pub trait Argmax {
-    /// The index of the largest entry (the first on ties; NaN entries are never chosen).
+    /// The index of the largest entry (the first on ties; a NaN entry is never chosen over
+    /// a number; 0 when every entry is NaN, see [`Argmax::class`]).
     fn argmax(&self) -> usize;
+
+    /// The class the output names: the index of its largest entry, `None` when it names
+    /// none (every entry NaN). The default is [`Argmax::argmax`], for outputs that always
+    /// name one.
+    fn class(&self) -> Option<usize> {
+        Some(self.argmax())
+    }
 }
 
 impl<T: Real, const N: usize> Argmax for SVector<T, N> {
     fn argmax(&self) -> usize {
-        let mut best = 0;
-        for i in 1..N {
-            if self[i] > self[best] || self[best].is_nan_value() {
-                best = i;
+        self.class().unwrap_or(0)
+    }
+
+    fn class(&self) -> Option<usize> {
+        let mut best: Option<usize> = None;
+        for i in 0..N {
+            if !self[i].is_nan_value() && best.is_none_or(|b| self[i] > self[b]) {
+                best = Some(i);
             }
         }
         best

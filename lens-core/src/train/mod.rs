@@ -26,7 +26,7 @@
 //!         .map(|&x| l.try_loss(&V::new(x), &V::new(2.0 * x - 1.0)).unwrap())
 //!         .sum::<f64>()
 //!         / 64.0;
-//!     Eval { loss, accuracy: -loss }
+//!     Eval { loss, accuracy: f64::NAN } // a regression: the loss alone
 //! };
 //! let history = fit(
 //!     &mut learner,
@@ -71,20 +71,44 @@ pub struct Fit {
 }
 
 /// A held-out evaluation: better is higher accuracy, then lower loss.
+///
+/// Either may be left out as NaN: an evaluation of the loss alone (a regression) compares by
+/// the loss, one of the accuracy alone by the accuracy.
+///
+/// ```
+/// use lens_core::train::Eval;
+///
+/// let e = |loss, accuracy| Eval { loss, accuracy };
+/// assert!(e(0.5, 0.9).better_than(&e(0.1, 0.8)));
+/// assert!(e(0.1, 0.9).better_than(&e(0.5, 0.9)));
+/// // A regression: no accuracy, the lower loss is better.
+/// assert!(e(0.1, f64::NAN).better_than(&e(0.5, f64::NAN)));
+/// assert!(!e(0.5, f64::NAN).better_than(&e(0.1, f64::NAN)));
+/// // Accuracy alone: the higher is better, ties are not.
+/// assert!(e(f64::NAN, 0.9).better_than(&e(f64::NAN, 0.8)));
+/// assert!(!e(f64::NAN, 0.9).better_than(&e(f64::NAN, 0.9)));
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Eval {
-    /// The mean loss.
+    /// The mean loss (NaN when not measured).
     pub loss: f64,
-    /// The share classified right (or any score where higher is better).
+    /// The share classified right, or any score where higher is better (NaN when not
+    /// measured).
     pub accuracy: f64,
 }
 
 impl Eval {
-    /// Whether `self` is better than `other`.
+    /// Whether `self` is better than `other`: a higher accuracy, or at the same accuracy (or
+    /// with an accuracy not measured) a lower loss. A NaN is never better: it was not
+    /// measured, not a score (compared as a number it made every later epoch look worse,
+    /// which stopped [`Fit::patience`] and [`Fit::keep_best`] at the first).
     #[must_use]
     pub fn better_than(&self, other: &Eval) -> bool {
-        self.accuracy > other.accuracy
-            || (self.accuracy == other.accuracy && self.loss < other.loss)
+        let measured = !self.accuracy.is_nan() && !other.accuracy.is_nan();
+        if measured && self.accuracy != other.accuracy {
+            return self.accuracy > other.accuracy;
+        }
+        self.loss < other.loss
     }
 }
 
@@ -138,7 +162,8 @@ impl History {
 ///
 /// # Errors
 /// The first step the learner refuses (a label out of range, a non-finite loss); the
-/// learner keeps the parameters it had before that step. [`StepError::BatchSize`] before
+/// learner keeps the parameters it had before that step. A refused label is named by its
+/// example's index (in `0..examples`), not by its place in the step's batch. [`StepError::BatchSize`] before
 /// anything runs when there are fewer examples than one batch (no epoch could take a step,
 /// and its training loss would be a made-up zero).
 pub fn fit<M, X, L, O, T>(
@@ -183,8 +208,19 @@ where
         let start = Instant::now();
         let mut total = 0.0;
         for k in 0..steps {
-            let (x, label) = batch(&order[k * size..(k + 1) * size]);
-            total += learner.try_step_owned(x, &label)?.to_f64();
+            let chosen = &order[k * size..(k + 1) * size];
+            let (x, label) = batch(chosen);
+            total += learner
+                .try_step_owned(x, &label)
+                .map_err(|e| match e {
+                    // The example's own index, not its place in the shuffled batch.
+                    StepError::Label { index, error } => StepError::Label {
+                        index: chosen.get(index).copied().unwrap_or(index),
+                        error,
+                    },
+                    e => e,
+                })?
+                .to_f64();
             bar.step();
         }
         let seconds = start.elapsed().as_secs_f64();

@@ -42,7 +42,8 @@ impl std::error::Error for PlotError {}
 impl History {
     /// Writes the loss and accuracy curves to `path` as SVG, titled `title`. A held-out
     /// loss that is NaN at every epoch (an evaluation that measures only the accuracy) is
-    /// left out.
+    /// left out; so is an accuracy NaN at every epoch (a regression), the losses then taking
+    /// the whole width and the best epoch marked on the held-out loss.
     ///
     /// ```
     /// use lens_core::train::{EpochReport, Eval, History};
@@ -74,7 +75,11 @@ impl History {
             for (curve, v, drawn) in [
                 ("training loss", e.train_loss, true),
                 ("held-out loss", e.eval.loss, eval_loss),
-                ("held-out accuracy", e.eval.accuracy, true),
+                (
+                    "held-out accuracy",
+                    e.eval.accuracy,
+                    self.measured_accuracy(),
+                ),
             ] {
                 if drawn && !v.is_finite() {
                     return Err(PlotError::NotFinite {
@@ -94,11 +99,21 @@ impl History {
         !self.epochs.iter().all(|e| e.eval.loss.is_nan())
     }
 
+    /// Whether the accuracy was measured (see [`Self::measured_eval_loss`]).
+    fn measured_accuracy(&self) -> bool {
+        !self.epochs.iter().all(|e| e.eval.accuracy.is_nan())
+    }
+
     fn draw(&self, path: &Path, title: &str) -> Result<(), Box<dyn std::error::Error>> {
         let root = SVGBackend::new(path, SIZE).into_drawing_area();
         root.fill(&WHITE)?;
         let root = root.titled(title, ("sans-serif", 20))?;
-        let (left, right) = root.split_horizontally(SIZE.0 / 2);
+        let (left, right) = if self.measured_accuracy() {
+            let (left, right) = root.split_horizontally(SIZE.0 / 2);
+            (left, Some(right))
+        } else {
+            (root.clone(), None)
+        };
         let epochs = self.epochs.len() as f64;
         let x_range = 0.5..epochs + 0.5;
         let at = |f: fn(&super::EpochReport) -> f64| -> Vec<(f64, f64)> {
@@ -132,6 +147,18 @@ impl History {
                 .legend(move |(x, y)| PathElement::new([(x, y), (x + 16, y)], color));
         }
         chart.configure_series_labels().border_style(BLACK).draw()?;
+        let Some(right) = right else {
+            // No accuracy: the best epoch on the held-out loss, which chose it.
+            if let Some(best) = self.best().filter(|_| self.measured_eval_loss()) {
+                chart.draw_series([Circle::new(
+                    (best.epoch as f64, best.eval.loss),
+                    5,
+                    BLACK.filled(),
+                )])?;
+            }
+            root.present()?;
+            return Ok(());
+        };
 
         let accuracy = at(|e| e.eval.accuracy);
         let (low, high) = accuracy
