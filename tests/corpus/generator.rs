@@ -380,6 +380,17 @@ impl Gen<'_> {
             }
             _ => {
                 // A loop over a constant range; the counter scales, and indexes the vector.
+                // Sometimes a forward-only count too, kept by the body's last expression
+                // without `;` (rustfmt's form of a final `if`), which scales the value after
+                // the loop: a body's last expression was once dropped from the reverse.
+                let count = self.rng.chance(40).then(|| {
+                    self.fresh += 1;
+                    format!("n{}", self.fresh)
+                });
+                if let Some(k) = &count {
+                    self.lens_line(format!("let mut {k} = 0.0;"));
+                    self.o(format!("let mut {k} = 0.0;"));
+                }
                 let n = 1 + self.rng.below(4);
                 let c = self.rng.constant();
                 self.lens_line(format!("for i in 0..{n} {{"));
@@ -397,9 +408,23 @@ impl Gen<'_> {
                 self.o(format!(
                     "d_{mutable} = d_{mutable} * {c} + {d} * (i as f64 + 1.0){dentry};"
                 ));
+                if let Some(k) = &count {
+                    let cond = self.condition();
+                    self.lens_line(format!("if {cond} {{"));
+                    self.lens_line(format!("    {k} += 1.0"));
+                    self.lens_line("}".into());
+                    self.o(format!("if {cond} {{"));
+                    self.o(format!("    {k} += 1.0"));
+                    self.o("}".into());
+                }
                 self.indent -= 1;
                 self.lens_line("}".into());
                 self.o("}".into());
+                if let Some(k) = &count {
+                    self.lens_line(format!("{mutable} = {mutable} * (1.0 + {k});"));
+                    self.o(format!("{mutable} = {mutable} * (1.0 + {k});"));
+                    self.o(format!("d_{mutable} = d_{mutable} * (1.0 + {k});"));
+                }
             }
         }
     }
