@@ -313,7 +313,7 @@ impl Analyser<'_> {
         let runtime = |this: &mut Self, node: &Expr| {
             this.errors.at(
                 node,
-                format!("the trip count of a differentiated loop must be bounded by a constant, and `{}` is a value known only when the function runs; {WRITE}", node.to_token_stream()),
+                format!("the trip count of a differentiated loop must be bounded by a constant, and `{}` is a value known only when the function runs; {WRITE}; for a range that depends on another loop's index (`0..i`), run over the constant range and skip the rest with `if j < i {{ .. }}`", node.to_token_stream()),
             );
             None
         };
@@ -377,7 +377,7 @@ impl Analyser<'_> {
             other => {
                 self.errors.at(
                     other,
-                    format!("`{}` is not a bound a differentiated loop can read; the bound is a literal, a constant `N` (a `const` item or const generic parameter), `N - k`, `N / k` or `N + 1`; for anything else declare a `const` item", other.to_token_stream()),
+                    format!("`{}` is not a bound a differentiated loop can read; the bound is a literal, a constant `N` (a `const` item or const generic parameter), `N - k`, `N / k` or `N + 1` (the loop's storage is sized by `N`); for a multiple of a const generic nest two loops (`for j in 0..2 {{ for i in 0..N {{ .. }} }}`), for anything else declare a `const` item", other.to_token_stream()),
                 );
                 None
             }

@@ -39,10 +39,13 @@ impl Analyser<'_> {
             {
                 return unit;
             }
-            self.errors.at(
-                left,
-                "only whole variables and their entries (`v[i]`, `m[(r, c)]`) can be assigned in a `#[lens]` body; build the new value and bind it (`let v = ...;`)",
-            );
+            let message = if matches!(left, Expr::Tuple(_)) {
+                // In a loop a new `let` would not reach the next iteration: assign in turn.
+                "assigning several bindings at once (`(a, b) = (b, a + b)`) is not supported; assign them one by one through a temporary (`let t = a; a = b; b = t + b;`)"
+            } else {
+                "only whole variables and their entries (`v[i]`, `m[(r, c)]`) can be assigned in a `#[lens]` body; build the new value and bind it (`let v = ...;`)"
+            };
+            self.errors.at(left, message);
             return unit;
         };
         let Some((si, ei)) = self.lookup_slot(&name.to_string()) else {
