@@ -417,3 +417,29 @@ fn boolean_circuit_words_round_trip_as_u64_tensors() {
     }
     assert_eq!(f, [[0.0; 4]; 2]);
 }
+
+#[test]
+fn a_file_that_cannot_be_read_or_written_is_named() {
+    use std::error::Error;
+    let model = Mlp::default();
+    let mut params = model.init(0);
+    let before = params.clone();
+    let missing = std::env::temp_dir()
+        .join("paralens_no_such_dir")
+        .join("mlp.safetensors");
+    for e in [
+        load_model(&missing, &model, &mut params).unwrap_err(),
+        load(&missing, &mut params).unwrap_err(),
+        save_model(&missing, &model, &params).unwrap_err(),
+        save(&missing, &params).unwrap_err(),
+    ] {
+        let CheckpointError::Io { path, error } = &e else {
+            panic!("not an I/O error: {e}");
+        };
+        assert_eq!(path, &missing);
+        assert_eq!(error.kind(), std::io::ErrorKind::NotFound);
+        assert!(e.to_string().contains("paralens_no_such_dir"), "{e}");
+        assert!(e.source().is_some());
+    }
+    assert_eq!(params, before);
+}

@@ -272,3 +272,27 @@ fn an_output_of_nan_only_names_no_class_and_is_a_miss() {
     let some = SVector::<f32, 3>::new(f32::NAN, -1.0, -2.0);
     assert_eq!((some.class(), Argmax::argmax(&some)), (Some(1), 1));
 }
+
+#[test]
+fn a_cloned_learner_trains_apart_and_prints() {
+    let model = mlp();
+    let mut a: Learner<_, X, _, _> =
+        Learner::new(model, model.init(0), SoftmaxCrossEntropy, Adam::new(0.01));
+    a.step(&x(0.0), &1);
+    let mut b = a.clone();
+    assert_eq!(a.params(), b.params());
+    // The same step from the same state (Adam's moments cloned too) gives the same result.
+    a.step(&x(1.0), &2);
+    b.step(&x(1.0), &2);
+    assert_eq!(a.params(), b.params());
+    // Apart: a step of one leaves the other.
+    let before = b.params().clone();
+    a.step(&x(2.0), &0);
+    assert_eq!(b.params(), &before);
+    assert_ne!(a.params(), b.params());
+    let shown = format!("{b:?}");
+    assert!(
+        shown.starts_with("Learner {") && shown.contains("Adam"),
+        "{shown}"
+    );
+}

@@ -332,7 +332,9 @@ fn curves_are_plotted_one_point_per_epoch_and_bad_histories_are_refused() {
     let missing = std::env::temp_dir()
         .join("no_such_dir_paralens")
         .join("c.svg");
-    assert!(matches!(h.plot(&missing, "t"), Err(PlotError::Draw(_))));
+    let err = h.plot(&missing, "t").unwrap_err();
+    assert!(matches!(err, PlotError::Draw(_)));
+    assert!(err.to_string().contains("no_such_dir_paralens"), "{err}");
 }
 
 /// The progress bar is silent when standard error is not a terminal (a log file, a pipe, CI):

@@ -96,7 +96,12 @@ impl Stored for f64 {
 #[derive(Debug)]
 pub enum CheckpointError {
     /// The file could not be read or written.
-    Io(std::io::Error),
+    Io {
+        /// The file.
+        path: std::path::PathBuf,
+        /// What the system said.
+        error: std::io::Error,
+    },
     /// The bytes are not a safetensors file.
     Format(String),
     /// The model has a parameter array the file does not.
@@ -136,7 +141,7 @@ pub enum CheckpointError {
 impl fmt::Display for CheckpointError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Self::Io(e) => write!(f, "checkpoint: {e}"),
+            Self::Io { path, error } => write!(f, "checkpoint {}: {error}", path.display()),
             Self::Format(e) => write!(f, "checkpoint: not a safetensors file: {e}"),
             Self::Missing(n) => write!(
                 f,
@@ -170,7 +175,22 @@ impl fmt::Display for CheckpointError {
     }
 }
 
-impl std::error::Error for CheckpointError {}
+impl std::error::Error for CheckpointError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            Self::Io { error, .. } => Some(error),
+            _ => None,
+        }
+    }
+}
+
+/// The error of reading or writing the file at `path`, naming it.
+fn io_at(path: &Path) -> impl FnOnce(std::io::Error) -> CheckpointError + '_ {
+    move |error| CheckpointError::Io {
+        path: path.to_path_buf(),
+        error,
+    }
+}
 
 /// The parameter arrays of a value, by path. Derived with `Tangent` for parameter structs;
 /// implemented for scalars, static matrices, boxes, tuples and arrays.
@@ -656,7 +676,8 @@ pub fn save<T: Stored, P: Tensors<T>>(
     params: &P,
 ) -> Result<(), CheckpointError> {
     let bytes = to_bytes(params)?;
-    std::fs::write(path, bytes).map_err(CheckpointError::Io)
+    let path = path.as_ref();
+    std::fs::write(path, bytes).map_err(io_at(path))
 }
 
 /// Loads `params` from the safetensors file at `path` (see [`from_bytes`]).
@@ -667,7 +688,8 @@ pub fn load<T: Stored, P: Tensors<T> + Clone>(
     path: impl AsRef<Path>,
     params: &mut P,
 ) -> Result<(), CheckpointError> {
-    let bytes = std::fs::read(path).map_err(CheckpointError::Io)?;
+    let path = path.as_ref();
+    let bytes = std::fs::read(path).map_err(io_at(path))?;
     from_bytes(&bytes, params)
 }
 
@@ -685,7 +707,8 @@ where
     M::Param: Tensors<T>,
 {
     let bytes = model_to_bytes(model, params)?;
-    std::fs::write(path, bytes).map_err(CheckpointError::Io)
+    let path = path.as_ref();
+    std::fs::write(path, bytes).map_err(io_at(path))
 }
 
 /// Loads `params`, the parameters of `model`, from the safetensors file at `path` (see
@@ -701,6 +724,7 @@ pub fn load_model<T: Stored, M: crate::Init + ?Sized>(
 where
     M::Param: Tensors<T> + Clone,
 {
-    let bytes = std::fs::read(path).map_err(CheckpointError::Io)?;
+    let path = path.as_ref();
+    let bytes = std::fs::read(path).map_err(io_at(path))?;
     model_from_bytes(&bytes, model, params)
 }

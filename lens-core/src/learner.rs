@@ -50,6 +50,49 @@ where
     _input: PhantomData<fn(X)>,
 }
 
+/// The model, its parameters, the loss, the optimizer and its state (not the buffers).
+impl<M, X, L, O> core::fmt::Debug for Learner<M, X, L, O>
+where
+    M: Para<X> + core::fmt::Debug,
+    M::Param: core::fmt::Debug,
+    L: core::fmt::Debug,
+    O: Optimizer<M::Param> + core::fmt::Debug,
+    O::State: core::fmt::Debug,
+{
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("Learner")
+            .field("model", &self.model)
+            .field("params", &*self.params)
+            .field("loss", &self.loss)
+            .field("optimizer", &self.optimizer)
+            .field("state", &*self.state)
+            .finish_non_exhaustive()
+    }
+}
+
+/// A second learner where the first is, to train apart (its storage allocated anew).
+impl<M, X, L, O> Clone for Learner<M, X, L, O>
+where
+    M: Para<X> + Clone,
+    M::Param: Clone,
+    L: Clone,
+    O: Optimizer<M::Param> + Clone,
+    O::State: Clone,
+{
+    fn clone(&self) -> Self {
+        Self {
+            model: self.model.clone(),
+            params: self.params.clone(),
+            change: self.change.clone(),
+            loss: self.loss.clone(),
+            optimizer: self.optimizer.clone(),
+            state: self.state.clone(),
+            scratch: self.scratch.clone(),
+            _input: PhantomData,
+        }
+    }
+}
+
 impl<M, X, L, O, T> Learner<M, X, L, O>
 where
     T: Real,

@@ -39,6 +39,18 @@ impl<T: Real> Adam<T> {
     }
 }
 
+/// Adam with the step size of its paper, `lr = 0.001` (see [`Adam::new`]).
+///
+/// ```
+/// use lens_core::optim::Adam;
+/// assert_eq!(Adam::<f32>::default(), Adam::new(0.001));
+/// ```
+impl<T: Real> Default for Adam<T> {
+    fn default() -> Self {
+        Self::new(T::cst(0.001))
+    }
+}
+
 /// The state of [`Adam`] and [`AdamW`]: both running averages and the step count.
 #[derive(Clone, Debug, PartialEq)]
 pub struct AdamState<P, T> {

@@ -53,6 +53,15 @@ use rand::seq::SliceRandom;
 use std::time::Instant;
 
 /// How to train.
+///
+/// The default is one epoch of single examples in seed 0's order, without early stopping,
+/// keeping the last parameters, silent: name what differs.
+///
+/// ```
+/// use lens_core::train::Fit;
+/// let cfg = Fit { epochs: 40, patience: Some(5), ..Fit::default() };
+/// assert_eq!((cfg.batch, cfg.seed, cfg.keep_best, cfg.progress), (1, 0, false, false));
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Fit {
     /// Passes over the training examples.
@@ -68,6 +77,19 @@ pub struct Fit {
     pub keep_best: bool,
     /// Show a progress bar (with the `progress` feature, and only on a terminal).
     pub progress: bool,
+}
+
+impl Default for Fit {
+    fn default() -> Self {
+        Self {
+            epochs: 1,
+            batch: 1,
+            seed: 0,
+            patience: None,
+            keep_best: false,
+            progress: false,
+        }
+    }
 }
 
 /// A held-out evaluation: better is higher accuracy, then lower loss.

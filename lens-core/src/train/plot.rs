@@ -90,7 +90,7 @@ impl History {
             }
         }
         self.draw(path, title)
-            .map_err(|e| PlotError::Draw(e.to_string()))
+            .map_err(|e| PlotError::Draw(format!("{}: {e}", path.display())))
     }
 
     /// Whether the held-out loss was measured: an evaluation that gives only an accuracy
