@@ -195,3 +195,39 @@ fn matrices_built_by_from_fn() {
     let r = |(x, s): (SVector<f64, 4>, f64), d: f64| generic_from_fn_rev(x, s, d);
     ok("generic_from_fn", check_gradient(f, r, (x, 1.3), H));
 }
+
+// Through type aliases (`V3::new`, a 2x3 matrix's alias): the constructor is read as
+// nalgebra's, as the alias is (it was "no function `new_vjp`" for the alias's type). Row by
+// row for the matrix, as `Matrix2x3::new` is.
+type V3 = SVector<f64, 3>;
+type M23 = SMatrix<f64, 2, 3>;
+
+#[lens]
+fn through_aliases(x: f64, y: f64) -> f64 {
+    let v = V3::new(x, 2.0 * x, y * y);
+    let m = M23::new(x, y, 1.0, x * y, 0.5, y);
+    (m * v).norm_squared() + v.dot(&v)
+}
+
+#[test]
+fn constructors_through_aliases() {
+    for (x, y) in [(0.3, -0.7), (1.2, 0.4)] {
+        let v = Vector3::new(x, 2.0 * x, y * y);
+        let m = Matrix2x3::new(x, y, 1.0, x * y, 0.5, y);
+        let want = (m * v).norm_squared() + v.dot(&v);
+        assert!((through_aliases(x, y) - want).abs() < 1e-12);
+        assert_eq!(through_aliases_vjp(x, y).0, through_aliases(x, y));
+        ok(
+            "through_aliases",
+            check_gradient(
+                |p: SVector<f64, 2>| through_aliases(p[0], p[1]),
+                |p: SVector<f64, 2>, d| {
+                    let (a, b) = through_aliases_rev(p[0], p[1], d);
+                    SVector::<f64, 2>::new(a, b)
+                },
+                SVector::<f64, 2>::new(x, y),
+                H,
+            ),
+        );
+    }
+}

@@ -95,3 +95,37 @@ impl<X: Tangent, const N: usize> SetRule<usize> for [X; N] {
         )
     }
 }
+
+/// Reverse rule of `V::new(a, b, ..)`, a value built from its entries in a `#[lens]` body:
+/// the change of argument `k` is entry `k` of the value's change, in the constructor's order
+/// (row by row). Implemented for nalgebra's static vectors and matrices, so that a type alias
+/// of one (`type V3 = SVector<f64, 3>`, `V3::new(x, y, z)`) is built the same way.
+///
+/// ```
+/// use lens_core::rules::BuildRule;
+/// use nalgebra::Matrix2x3;
+///
+/// let d = Matrix2x3::new(1.0, 2.0, 3.0, 4.0, 5.0, 6.0);
+/// let by_argument: Vec<f64> = (0..6).map(|k| d.built_entry(k)).collect();
+/// assert_eq!(by_argument, [1.0, 2.0, 3.0, 4.0, 5.0, 6.0]);
+/// ```
+#[diagnostic::on_unimplemented(
+    message = "`#[lens]` cannot differentiate `{Self}`'s `new` through its arguments",
+    label = "built here",
+    note = "`T::new(a, b, ..)` is differentiated for nalgebra vectors and matrices (named through an alias too), entry by entry",
+    note = "build a struct deriving `Tangent` with a struct literal (`P {{ x: a, y: b }}`)"
+)]
+pub trait BuildRule {
+    /// The type of one entry.
+    type Entry;
+    /// Entry `k` of this change in the constructor's order (row by row).
+    fn built_entry(&self, k: usize) -> Self::Entry;
+}
+
+impl<T: Real, const R: usize, const C: usize> BuildRule for SMatrix<T, R, C> {
+    type Entry = T;
+    #[inline]
+    fn built_entry(&self, k: usize) -> T {
+        self[(k / C, k % C)]
+    }
+}

@@ -477,10 +477,34 @@ impl Analyser<'_> {
         {
             return self.build_from_fn(c, &p.path, out);
         }
+        // `V3::from_fn(..)` of a type not known by name (an alias) whose entries read
+        // differentiated values: the loops that fill it need the shape written in the call.
+        if let [.., ty, last] = p.path.segments.iter().collect::<Vec<_>>().as_slice()
+            && last.ident == "from_fn"
+            && ty
+                .ident
+                .to_string()
+                .starts_with(|c: char| c.is_ascii_uppercase())
+            && self.mentions_diff(c.args.to_token_stream())
+        {
+            self.errors.at(
+                &c.func,
+                "write the shape in the call, `SMatrix::<f64, R, C>::from_fn(|r, c| ...)` or `SVector::<f64, N>::from_fn(|i, _| ...)` (not an alias of the type): its entries are filled by loops whose lengths must be constants",
+            );
+            return Operand::Const(c.to_token_stream());
+        }
         // `SVector::new(a, b, c)`, `Vector3::<f64>::new(..)`, `Matrix2::new(..)`: a nalgebra
-        // value built from entries.
-        if p.path.segments.last().is_some_and(|s| s.ident == "new")
-            && p.path.segments.iter().any(|s| is_nalgebra_type(&s.ident))
+        // value built from entries; also `V3::new(..)` of any other type named by a capital,
+        // which may be an alias of one (`rules::BuildRule` tells, with one error if not).
+        let segments: Vec<&syn::PathSegment> = p.path.segments.iter().collect();
+        if let [.., ty, last] = segments.as_slice()
+            && last.ident == "new"
+            && (is_nalgebra_type(&ty.ident)
+                || ty
+                    .ident
+                    .to_string()
+                    .starts_with(|c: char| c.is_ascii_uppercase()))
+            && ty.ident != "Self"
         {
             let args = c.args.iter().map(|a| self.expr(a, out)).collect();
             let callee = c.func.to_token_stream();

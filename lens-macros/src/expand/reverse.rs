@@ -147,13 +147,16 @@ impl Sweep<'_> {
                         }
                     }
                     Op::Build { args, .. } => {
-                        // Entry `k` in the constructor's order (row by row) is entry `k` of
-                        // the transposed change in storage order (column by column).
-                        let t = format_ident!("__g{}_t", target);
-                        self.out
-                            .extend(quote_spanned!(span=> let #t = #d.transpose();));
+                        // Entry `k` in the constructor's order (row by row), through a rule
+                        // that only nalgebra's static matrices have: a type not known by name
+                        // (an alias, or a struct of the user's) is one error saying which.
                         for (k, a) in args.iter().enumerate() {
-                            self.contribute(a, quote!(#t[#k]));
+                            self.contribute(
+                                a,
+                                quote_spanned!(span=>
+                                    ::paralens::__private::rules::BuildRule::built_entry(&#d, #k)
+                                ),
+                            );
                         }
                     }
                     Op::Rule { args, .. } | Op::Call { args, .. } => {
