@@ -129,10 +129,21 @@ impl Analyser<'_> {
         }
         let old = |s: &(usize, usize)| before[s.0][s.1].1;
         for ((blk, changed), hid) in blocks.iter_mut().zip(&changes).zip(&hidden) {
-            let mut elems = vec![std::mem::replace(
-                &mut blk.result,
-                Operand::Const(quote!(())),
-            )];
+            let mut value = std::mem::replace(&mut blk.result, Operand::Const(quote!(())));
+            // A forward-only value is computed before the bindings are read: as the tuple's
+            // first element it ran after the copies of them the tuple takes first, and a last
+            // expression that changed one (`y += 2.0` without `;`) was lost.
+            if let Operand::Const(ts) = &value
+                && ts.to_string() != "()"
+            {
+                let v = quote::format_ident!("__fv{}", self.vars.len());
+                blk.stmts.push(Stmt {
+                    kind: StmtKind::Verbatim(quote!(let #v = #ts;)),
+                    span,
+                });
+                value = Operand::Const(quote!(#v));
+            }
+            let mut elems = vec![value];
             for s in &slots {
                 let mut id = changed.get(s).copied().unwrap_or_else(|| old(s));
                 // Where the block's own `let` or pattern hid the binding, hand on the copy.
