@@ -1542,3 +1542,32 @@ fn a_para_branchs_last_expression_runs() {
         }
     }
 }
+
+// A function whose value reads no differentiated value (a forward-only last expression): its
+// change is zero, but `_rev` runs that expression as the function does (it was dropped, with
+// its effects). Counted through a plain function.
+thread_local! {
+    static VALUE_RUNS: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
+fn one_counted() -> f64 {
+    VALUE_RUNS.with(|r| r.set(r.get() + 1));
+    1.0
+}
+
+#[lens]
+fn forward_only_value(x: V4) -> f64 {
+    let _y = x[0] * 2.0;
+    if x[0] > 0.0 { one_counted() } else { 0.0 }
+}
+
+#[test]
+fn a_forward_only_value_runs_in_every_form() {
+    let x = V4::new(0.7, -0.4, 1.3, -1.1);
+    let before = VALUE_RUNS.with(std::cell::Cell::get);
+    assert_eq!(forward_only_value(x), 1.0);
+    assert_eq!(forward_only_value_vjp(x).0, 1.0);
+    assert_eq!(forward_only_value_rev(x, 1.0), V4::zeros());
+    let runs = VALUE_RUNS.with(std::cell::Cell::get) - before;
+    assert_eq!(runs, 3, "once in each of f, f_vjp and f_rev");
+}

@@ -228,6 +228,8 @@ pub fn block_rev(
             let checked = typed_like_var(w, quote!(#change));
             quote!(let #change = #checked;)
         }
+        // Not needed by the sweep, but run as the function runs it (its effects, a panic).
+        crate::analyse::Operand::Const(ts) if ts.to_string() != "()" => quote!(let _ = #ts;),
         crate::analyse::Operand::Const(_) => TokenStream::new(),
     };
     let traits = guard_traits();
