@@ -270,3 +270,42 @@ fn heap_matrix_entries_read_and_written() {
         ),
     );
 }
+
+// An index computed by `%` and `<<` from forward-only data read from differentiated values
+// (a rounded value, a comparison): forward-only data too, like the cast it starts from (it
+// was refused as a `%` or a shift of differentiated values).
+#[lens]
+fn index_by_remainder_and_shift(x: SVector<f64, 4>) -> f64 {
+    let k = (x[0].abs().floor() as usize) % 4;
+    let j = ((x[1] > 0.0) as usize) << 1;
+    let mut n = 0;
+    for i in 0..4 {
+        n += (x[i] > 0.0) as usize % 2;
+    }
+    x[k] * x[j] + x[3] * n as f64
+}
+
+#[test]
+fn indices_from_remainders_and_shifts_of_forward_only_data() {
+    for x in [
+        SVector::<f64, 4>::new(2.3, 0.5, -0.7, 1.9),
+        SVector::<f64, 4>::new(-5.4, -0.2, 0.6, -1.3),
+    ] {
+        let k = (x[0].abs().floor() as usize) % 4;
+        let j = usize::from(x[1] > 0.0) << 1;
+        let n = x.iter().filter(|v| **v > 0.0).count();
+        assert_eq!(
+            index_by_remainder_and_shift(x),
+            x[k] * x[j] + x[3] * n as f64
+        );
+        ok(
+            "index_by_remainder_and_shift",
+            check_gradient(
+                index_by_remainder_and_shift,
+                index_by_remainder_and_shift_rev,
+                x,
+                H,
+            ),
+        );
+    }
+}

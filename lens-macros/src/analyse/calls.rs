@@ -42,18 +42,20 @@ impl Analyser<'_> {
                 self.check_read(b);
                 return Operand::Const(b.to_token_stream());
             }
-            BinOp::Rem(_) => {
-                self.errors.at(
-                    b,
-                    "`%` has no reverse rule; write the operation as a `#[lens]` function",
-                );
-                return Operand::Const(b.to_token_stream());
-            }
-            BinOp::Shl(_) | BinOp::Shr(_) => {
-                self.errors.at(
-                    b,
-                    "shifts of differentiated words are not supported; shift non-differentiated values",
-                );
+            BinOp::Rem(_) | BinOp::Shl(_) | BinOp::Shr(_) => {
+                // Of forward-only data read from differentiated values (`(x.floor() as
+                // usize) % 4`, `((x > 0.0) as u32) << 1`): forward-only data too.
+                let l = self.expr(left, out);
+                let r = self.expr(right, out);
+                if matches!((&l, &r), (Operand::Const(_), Operand::Const(_))) {
+                    return Operand::Const(b.to_token_stream());
+                }
+                let message = if matches!(b.op, BinOp::Rem(_)) {
+                    "`%` has no reverse rule; write the operation as a `#[lens]` function"
+                } else {
+                    "shifts of differentiated words are not supported; shift non-differentiated values"
+                };
+                self.errors.at(b, message);
                 return Operand::Const(b.to_token_stream());
             }
             _ => unreachable!("compound assignments are lowered by `assign`"),
