@@ -231,3 +231,24 @@ fn constructors_through_aliases() {
         );
     }
 }
+
+// `repeat` and `from_element` of a differentiated value: every entry is it, so its change is
+// the sum of the entries' (it was rustc's "no function `repeat_vjp`").
+#[lens]
+fn repeated(x: f64, y: f64) -> f64 {
+    let v = SVector::<f64, 3>::repeat(x * y);
+    let m = SMatrix::<f64, 2, 2>::from_element(y);
+    let w = Vector3::new(1.0, 2.0, 3.0);
+    v.dot(&w) * x + m.sum() * m[(0, 1)]
+}
+
+#[test]
+fn repeated_entries() {
+    for (x, y) in [(0.3, -0.7), (1.2, 0.4)] {
+        // 6 x^2 y + 4 y^2: d/dx = 12 x y, d/dy = 6 x^2 + 8 y.
+        assert!((repeated(x, y) - (6.0 * x * x * y + 4.0 * y * y)).abs() < 1e-12);
+        let (dx, dy) = repeated_rev(x, y, 1.0);
+        assert!((dx - 12.0 * x * y).abs() < 1e-12, "{dx}");
+        assert!((dy - (6.0 * x * x + 8.0 * y)).abs() < 1e-12, "{dy}");
+    }
+}

@@ -1191,7 +1191,7 @@ fn a_loop_bodys_last_expression_is_run() {
     let d = index_chosen_by_the_index_rev(x, 1.0);
     assert!((d - V3::new(x[2], x[2], x[2] + s)).amax() < 1e-12, "{d}");
     assert_eq!(final_assignment_rev(x, 1.0), V3::new(3.0, 3.0, 3.0));
-    // The flag is set after x[2] > 1 is read, so only x[0] and x[1] (before it) see c = 0.
+    // The flag is set once x[1] > 1 is read: x[0] and x[1] are added with c = 0, x[2] with 1.
     let w = V3::new(0.5, 1.5, 0.25);
     assert_eq!(float_flag_in_a_final_if_rev(w, 1.0), V3::new(0.0, 0.0, 1.0));
     // The values of `_vjp` are the functions' own.
@@ -1561,8 +1561,18 @@ fn forward_only_value(x: V4) -> f64 {
     if x[0] > 0.0 { one_counted() } else { 0.0 }
 }
 
+// A forward-only value whose type only the return type gives (`sum`): `_rev` runs it at
+// that type.
+#[lens]
+fn forward_only_step(x: V4) -> f64 {
+    let _y = x[0] * 2.0;
+    (0..4).map(|i| i as f64 * 0.25).sum()
+}
+
 #[test]
 fn a_forward_only_value_runs_in_every_form() {
+    assert_eq!(forward_only_step_rev(V4::repeat(0.5), 1.0), V4::zeros());
+    assert_eq!(forward_only_step(V4::repeat(0.5)), 1.5);
     let x = V4::new(0.7, -0.4, 1.3, -1.1);
     let before = VALUE_RUNS.with(std::cell::Cell::get);
     assert_eq!(forward_only_value(x), 1.0);

@@ -94,8 +94,9 @@ impl Default for Fit {
 
 /// A held-out evaluation: better is higher accuracy, then lower loss.
 ///
-/// Either may be left out as NaN: an evaluation of the loss alone (a regression) compares by
-/// the loss, one of the accuracy alone by the accuracy.
+/// Either may be left out as NaN, at every epoch (mixing measured and not measured
+/// accuracies makes the comparison circular): an evaluation of the loss alone (a regression)
+/// compares by the loss, one of the accuracy alone by the accuracy.
 ///
 /// ```
 /// use lens_core::train::Eval;
@@ -106,6 +107,8 @@ impl Default for Fit {
 /// // A regression: no accuracy, the lower loss is better.
 /// assert!(e(0.1, f64::NAN).better_than(&e(0.5, f64::NAN)));
 /// assert!(!e(0.5, f64::NAN).better_than(&e(0.1, f64::NAN)));
+/// // A loss after a NaN one (a first epoch that diverged) is better.
+/// assert!(e(0.5, f64::NAN).better_than(&e(f64::NAN, f64::NAN)));
 /// // Accuracy alone: the higher is better, ties are not.
 /// assert!(e(f64::NAN, 0.9).better_than(&e(f64::NAN, 0.8)));
 /// assert!(!e(f64::NAN, 0.9).better_than(&e(f64::NAN, 0.9)));
@@ -121,16 +124,17 @@ pub struct Eval {
 
 impl Eval {
     /// Whether `self` is better than `other`: a higher accuracy, or at the same accuracy (or
-    /// with an accuracy not measured) a lower loss. A NaN is never better: it was not
-    /// measured, not a score (compared as a number it made every later epoch look worse,
-    /// which stopped [`Fit::patience`] and [`Fit::keep_best`] at the first).
+    /// with an accuracy not measured) a lower loss, a loss being better than a NaN one. A
+    /// NaN is never better: it was not measured, not a score (compared as a number it made
+    /// every later epoch look worse, which stopped [`Fit::patience`] and [`Fit::keep_best`]
+    /// at the first).
     #[must_use]
     pub fn better_than(&self, other: &Eval) -> bool {
         let measured = !self.accuracy.is_nan() && !other.accuracy.is_nan();
         if measured && self.accuracy != other.accuracy {
             return self.accuracy > other.accuracy;
         }
-        self.loss < other.loss
+        self.loss < other.loss || (other.loss.is_nan() && !self.loss.is_nan())
     }
 }
 
@@ -185,7 +189,8 @@ impl History {
 /// # Errors
 /// The first step the learner refuses (a label out of range, a non-finite loss); the
 /// learner keeps the parameters it had before that step. A refused label is named by its
-/// example's index (in `0..examples`), not by its place in the step's batch. [`StepError::BatchSize`] before
+/// example's index (in `0..examples`) where the loss names its place in the step's batch (a
+/// loss of one example, or [`crate::PerColumn`] over a batch of examples). [`StepError::BatchSize`] before
 /// anything runs when there are fewer examples than one batch (no epoch could take a step,
 /// and its training loss would be a made-up zero).
 pub fn fit<M, X, L, O, T>(

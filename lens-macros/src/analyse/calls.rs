@@ -479,6 +479,26 @@ impl Analyser<'_> {
         {
             return self.build_from_fn(c, &p.path, out);
         }
+        // `SVector::<f64, 3>::repeat(x)` (or `from_element`) of a differentiated `x`: every
+        // entry is `x`, built as `from_fn(|_, _| x)` is, so `x`'s change is the entries' sum.
+        if let [.., ty, last] = p.path.segments.iter().collect::<Vec<_>>().as_slice()
+            && (last.ident == "repeat" || last.ident == "from_element")
+            && is_nalgebra_type(&ty.ident)
+            && let [value] = c.args.iter().collect::<Vec<_>>().as_slice()
+            && self.mentions_diff(value.to_token_stream())
+        {
+            if !matches!(ty.arguments, syn::PathArguments::AngleBracketed(_)) {
+                self.errors.at(
+                    &c.func,
+                    format!("write the shape in the call, `SVector::<f64, N>::{0}(x)` or `SMatrix::<f64, R, C>::{0}(x)`: its entries are filled by loops whose lengths must be constants", last.ident),
+                );
+                return Operand::Const(c.to_token_stream());
+            }
+            let mut filled = c.clone();
+            let closure: Expr = syn::parse_quote_spanned!(value.span()=> |_, _| #value);
+            filled.args = std::iter::once(closure).collect();
+            return self.build_from_fn(&filled, &p.path, out);
+        }
         // `V3::from_fn(..)` of a type not known by name (an alias) whose entries read
         // differentiated values: the loops that fill it need the shape written in the call.
         if let [.., ty, last] = p.path.segments.iter().collect::<Vec<_>>().as_slice()
@@ -506,7 +526,10 @@ impl Analyser<'_> {
                     .ident
                     .to_string()
                     .starts_with(|c: char| c.is_ascii_uppercase()))
-            && ty.ident != "Self"
+            && ![
+                "Self", "Box", "Rc", "Arc", "Cell", "RefCell", "Vec", "String",
+            ]
+            .contains(&ty.ident.to_string().as_str())
         {
             let args = c.args.iter().map(|a| self.expr(a, out)).collect();
             let callee = c.func.to_token_stream();

@@ -229,7 +229,10 @@ pub fn block_rev(
             quote!(let #change = #checked;)
         }
         // Not needed by the sweep, but run as the function runs it (its effects, a panic).
-        crate::analyse::Operand::Const(ts) if ts.to_string() != "()" => quote!(let _ = #ts;),
+        // At the declared type, which may be what gives it one (`(x > 0.0).into()`).
+        crate::analyse::Operand::Const(ts) if ts.to_string() != "()" => {
+            quote!(let _: #d_type = #ts;)
+        }
         crate::analyse::Operand::Const(_) => TokenStream::new(),
     };
     let traits = guard_traits();

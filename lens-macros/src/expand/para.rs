@@ -288,8 +288,8 @@ pub fn without_markers(item: &syn::ItemStruct) -> TokenStream {
 
 /// `self.field(args)` in one of a `para!` model's bodies: the sub-model's `method` (`forward`,
 /// `vjp`, `vjp_params`) on its input, checked first by `sub_model_input` with each argument
-/// spread over its first and last token as written (`(a,).0`). The check has the same tokens
-/// and spans in the three bodies, and rustc reports a mistake in it once, at the argument;
+/// spread over its first and last token as written (`(a,).0`). The check has the same spans
+/// in the three bodies, and rustc reports a mistake in it once, at the argument;
 /// the call after it has the check's span, so an unmet `Para` bound is that one error too.
 pub fn sub_model_call(
     field: &Ident,
