@@ -472,26 +472,28 @@ impl Analyser<'_> {
             );
             return Operand::Const(c.to_token_stream());
         }
+        // `Type::method(..)`: the type's and the method's segments, for the constructors below.
+        let segments: Vec<&syn::PathSegment> = p.path.segments.iter().collect();
+        let (ty, method) = match segments.as_slice() {
+            [.., ty, last] => (Some(*ty), last.ident.to_string()),
+            _ => (None, String::new()),
+        };
+        let nalgebra = ty.is_some_and(|t| is_nalgebra_type(&t.ident));
+        let capital = ty.is_some_and(|t| capitalised(&t.ident));
         // `SMatrix::<T, R, C>::from_fn(|r, c| e)`: filled entry by entry, by the loop a user
         // would write.
-        if p.path.segments.last().is_some_and(|s| s.ident == "from_fn")
-            && p.path.segments.iter().any(|s| is_nalgebra_type(&s.ident))
-        {
+        if method == "from_fn" && nalgebra {
             return self.build_from_fn(c, &p.path, out);
         }
         // `SVector::<f64, 3>::repeat(x)` (or `from_element`) of a differentiated `x`: every
         // entry is `x`, built as `from_fn(|_, _| x)` is, so `x`'s change is the entries' sum.
-        if let [.., ty, last] = p.path.segments.iter().collect::<Vec<_>>().as_slice()
-            && (last.ident == "repeat" || last.ident == "from_element")
-            && is_nalgebra_type(&ty.ident)
+        if (method == "repeat" || method == "from_element")
+            && nalgebra
             && let [value] = c.args.iter().collect::<Vec<_>>().as_slice()
             && self.mentions_diff(value.to_token_stream())
         {
-            if !matches!(ty.arguments, syn::PathArguments::AngleBracketed(_)) {
-                self.errors.at(
-                    &c.func,
-                    format!("write the shape in the call, `SVector::<f64, N>::{0}(x)` or `SMatrix::<f64, R, C>::{0}(x)`: its entries are filled by loops whose lengths must be constants", last.ident),
-                );
+            if ty.is_some_and(|t| !matches!(t.arguments, syn::PathArguments::AngleBracketed(_))) {
+                self.errors.at(&c.func, shape_in_call(&method));
                 return Operand::Const(c.to_token_stream());
             }
             let mut filled = c.clone();
@@ -501,35 +503,21 @@ impl Analyser<'_> {
         }
         // `V3::from_fn(..)` of a type not known by name (an alias) whose entries read
         // differentiated values: the loops that fill it need the shape written in the call.
-        if let [.., ty, last] = p.path.segments.iter().collect::<Vec<_>>().as_slice()
-            && last.ident == "from_fn"
-            && ty
-                .ident
-                .to_string()
-                .starts_with(|c: char| c.is_ascii_uppercase())
-            && self.mentions_diff(c.args.to_token_stream())
-        {
-            self.errors.at(
-                &c.func,
-                "write the shape in the call, `SMatrix::<f64, R, C>::from_fn(|r, c| ...)` or `SVector::<f64, N>::from_fn(|i, _| ...)` (not an alias of the type): its entries are filled by loops whose lengths must be constants",
-            );
+        if method == "from_fn" && capital && self.mentions_diff(c.args.to_token_stream()) {
+            self.errors.at(&c.func, shape_in_call(&method));
             return Operand::Const(c.to_token_stream());
         }
         // `SVector::new(a, b, c)`, `Vector3::<f64>::new(..)`, `Matrix2::new(..)`: a nalgebra
         // value built from entries; also `V3::new(..)` of any other type named by a capital,
         // which may be an alias of one (`rules::BuildRule` tells, with one error if not).
-        let segments: Vec<&syn::PathSegment> = p.path.segments.iter().collect();
-        if let [.., ty, last] = segments.as_slice()
-            && last.ident == "new"
-            && (is_nalgebra_type(&ty.ident)
-                || ty
-                    .ident
-                    .to_string()
-                    .starts_with(|c: char| c.is_ascii_uppercase()))
-            && ![
-                "Self", "Box", "Rc", "Arc", "Cell", "RefCell", "Vec", "String",
-            ]
-            .contains(&ty.ident.to_string().as_str())
+        if method == "new"
+            && (nalgebra || capital)
+            && ty.is_some_and(|t| {
+                ![
+                    "Self", "Box", "Rc", "Arc", "Cell", "RefCell", "Vec", "String",
+                ]
+                .contains(&t.ident.to_string().as_str())
+            })
         {
             let args = c.args.iter().map(|a| self.expr(a, out)).collect();
             let callee = c.func.to_token_stream();
@@ -537,10 +525,7 @@ impl Analyser<'_> {
         }
         // `W(a, b)`: a tuple struct (deriving `Tangent`) built from values, as `W { 0: a, 1: b }`.
         if let Some(last) = p.path.segments.last()
-            && last
-                .ident
-                .to_string()
-                .starts_with(|c: char| c.is_ascii_uppercase())
+            && capitalised(&last.ident)
             && !["Some", "Ok", "Err"].contains(&last.ident.to_string().as_str())
             && p.path.segments.len() == 1
         {
@@ -625,10 +610,9 @@ impl Analyser<'_> {
             ("SMatrix", [_, r, c]) => (r.clone(), c.clone()),
             ("SVector", [_, n]) => (n.clone(), quote!(1)),
             _ => {
-                self.errors.at(
-                    path,
-                    "write the shape in the call, `SMatrix::<f64, R, C>::from_fn(|r, c| ...)` or `SVector::<f64, N>::from_fn(|i, _| ...)`: its entries are filled by loops whose lengths must be constants",
-                );
+                let method = path.segments.last().map(|s| s.ident.to_string());
+                self.errors
+                    .at(path, shape_in_call(method.as_deref().unwrap_or("from_fn")));
                 return Operand::Const(c.to_token_stream());
             }
         };
@@ -691,6 +675,31 @@ fn written_span(e: &Expr) -> Option<ArgAt> {
         Expr::Paren(p) => whole(written_span(&p.expr).map_or(p.span(), |a| a.point), e),
         _ => None,
     }
+}
+
+/// A type named by a capital (a struct, an alias, a nalgebra type), not a function.
+fn capitalised(ident: &Ident) -> bool {
+    ident
+        .to_string()
+        .starts_with(|c: char| c.is_ascii_uppercase())
+}
+
+/// The error for a constructor filled by loops (`from_fn`, `repeat`) whose shape the call
+/// does not write (left to inference, or behind an alias).
+fn shape_in_call(method: &str) -> String {
+    let example = if method == "from_fn" {
+        "|r, c| ..."
+    } else {
+        "x"
+    };
+    format!(
+        "write the shape in the call, `SMatrix::<f64, R, C>::{method}({example})` or `SVector::<f64, N>::{method}({})`, not through an alias: its entries are filled by loops whose lengths must be constants",
+        if method == "from_fn" {
+            "|i, _| ..."
+        } else {
+            "x"
+        }
+    )
 }
 
 /// The spans of an expression's first and last token as written: an expression spread from
