@@ -12,7 +12,7 @@ use nalgebra::SMatrix;
 #[diagnostic::on_unimplemented(
     message = "no reverse rule for `{Self} + {Rhs}`",
     label = "this sum is differentiated, and no rule takes a `{Self}` and a `{Rhs}`",
-    note = "a differentiated `+` takes two values of one precision: two scalars, a scalar and a matrix, or matrices of fitting shapes; convert one operand so that the types agree"
+    note = "a differentiated `+` takes two values of one precision: two scalars or two matrices of one shape (a scalar is not added to every entry); convert one operand so that the types agree"
 )]
 pub trait AddRule<Rhs = Self>: Sized {
     /// The sum's type.
@@ -39,7 +39,7 @@ pub trait AddRule<Rhs = Self>: Sized {
 #[diagnostic::on_unimplemented(
     message = "no reverse rule for `{Self} - {Rhs}`",
     label = "this difference is differentiated, and no rule takes a `{Self}` and a `{Rhs}`",
-    note = "a differentiated `-` takes two values of one precision: two scalars, a scalar and a matrix, or matrices of fitting shapes; convert one operand so that the types agree"
+    note = "a differentiated `-` takes two values of one precision: two scalars or two matrices of one shape (a scalar is not subtracted from every entry); convert one operand so that the types agree"
 )]
 pub trait SubRule<Rhs = Self>: Sized {
     /// The difference's type.
@@ -93,7 +93,7 @@ pub trait MulRule<Rhs = Self>: Sized {
 #[diagnostic::on_unimplemented(
     message = "no reverse rule for `{Self} / {Rhs}`",
     label = "this quotient is differentiated, and no rule takes a `{Self}` and a `{Rhs}`",
-    note = "a differentiated `/` takes two values of one precision: two scalars, a scalar and a matrix, or matrices of fitting shapes; convert one operand so that the types agree"
+    note = "a differentiated `/` takes two values of one precision: two scalars or a matrix and a scalar (`v / s`); convert one operand so that the types agree"
 )]
 pub trait DivRule<Rhs = Self>: Sized {
     /// The quotient's type.

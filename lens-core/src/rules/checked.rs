@@ -30,6 +30,22 @@ pub mod tag {
     pub enum Mul {}
     /// `/`.
     pub enum Div {}
+    /// `+=`: as `+`, and without a rule the left operand's type, which the assignment keeps.
+    pub enum AddAssign {}
+    /// `-=`.
+    pub enum SubAssign {}
+    /// `*=`.
+    pub enum MulAssign {}
+    /// `/=`.
+    pub enum DivAssign {}
+
+    /// The operators of an expression (not of an assignment), whose value without a rule
+    /// may take the other operand's type (`PickMatrix`).
+    pub trait Expression {}
+    impl Expression for Add {}
+    impl Expression for Sub {}
+    impl Expression for Mul {}
+    impl Expression for Div {}
 }
 
 /// Markers of the types `R`, `A` and `B`, with no value.
@@ -87,7 +103,11 @@ rules!(
     Add AddRule add_vjp add_vjp_left add_vjp_right,
     Sub SubRule sub_vjp sub_vjp_left sub_vjp_right,
     Mul MulRule mul_vjp mul_vjp_left mul_vjp_right,
-    Div DivRule div_vjp div_vjp_left div_vjp_right
+    Div DivRule div_vjp div_vjp_left div_vjp_right,
+    AddAssign AddRule add_vjp add_vjp_left add_vjp_right,
+    SubAssign SubRule sub_vjp sub_vjp_left sub_vjp_right,
+    MulAssign MulRule mul_vjp mul_vjp_left mul_vjp_right,
+    DivAssign DivRule div_vjp div_vjp_left div_vjp_right
 );
 
 /// No rule takes the operand types: the function as written reports it.
@@ -106,7 +126,8 @@ impl<R, A, B> Mismatch<R, A, B> for &Binary<R, A, B> {
 /// The type the sweep gives the value of an operation `R` with no rule, so that what follows
 /// it finds the type it would most likely have had: the matrix operand's of a scalar and a
 /// matrix (`x * v` of two precisions), the product's shape of two matrices (`m * v` whose
-/// inner sizes differ), and otherwise the left operand's. Its `lens_rule` is never built.
+/// inner sizes differ), and otherwise, and always for a compound assignment (`s += v`, whose
+/// binding keeps its type), the left operand's. Its `lens_rule` is never built.
 pub struct Pick<R, A, B>(Types<R, A, B>);
 
 /// A scalar and a matrix: the matrix's type.
@@ -120,7 +141,7 @@ pub trait PickMatrix<A, B> {
     fn lens_rule_right(self, a: A, b: B) -> (B, fn(B) -> B);
 }
 
-impl<R, A: crate::Real, B: MatrixOperand> PickMatrix<A, B> for Pick<R, A, B> {
+impl<R: tag::Expression, A: crate::Real, B: MatrixOperand> PickMatrix<A, B> for Pick<R, A, B> {
     fn lens_rule(self, _: A, _: B) -> (B, fn(B) -> (A, B)) {
         mismatch::<A, B>()
     }

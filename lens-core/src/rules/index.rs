@@ -38,6 +38,91 @@ pub trait SetRule<I>: Sized {
     ) -> (Self, impl FnOnce(Self) -> (Self, Self::Entry));
 }
 
+/// `v[i] = e` in the reverse sweep `#[lens]` generates (`set_checked!(v, e, i)`): the
+/// types of `v`, `e` and `i`, for [`SetDispatch`] to pick [`SetRule::set_at_vjp`] when `e`
+/// has the entries' type. When it has another (`v[0] = x * 2.0` of a vector `x`), the
+/// function as written reports the error once at `e`, and method resolution picks
+/// [`SetMismatch`] one autoref step later, whose value has `v`'s type and whose pullback
+/// hands `e` a change of `e`'s type, so the sweep reports nothing more.
+#[doc(hidden)]
+pub struct SetOf<V, E, I>(core::marker::PhantomData<(fn() -> V, fn() -> E, fn() -> I)>);
+
+impl<V, E, I> SetOf<V, E, I> {
+    /// The types of `v`, `e` and `i`.
+    #[inline(always)]
+    pub fn of(_v: &V, _e: &E, _i: &I) -> Self {
+        SetOf(core::marker::PhantomData)
+    }
+}
+
+/// `e` has the entries' type: [`SetRule::set_at_vjp`] runs.
+#[doc(hidden)]
+pub struct SetAt<V, E, I>(core::marker::PhantomData<(fn() -> V, fn() -> E, fn() -> I)>);
+
+impl<V: SetRule<I, Entry = E>, E, I> SetAt<V, E, I> {
+    /// [`SetRule::set_at_vjp`].
+    #[inline(always)]
+    pub fn lens_set(self, v: V, e: E, i: I) -> (V, impl FnOnce(V) -> (V, E)) {
+        v.set_at_vjp(e, i)
+    }
+}
+
+/// [`SetOf`] whose entry has the entries' type.
+#[doc(hidden)]
+pub trait SetDispatch<V, E, I> {
+    /// [`SetAt`].
+    fn lens_dispatch(self) -> SetAt<V, E, I>;
+}
+
+impl<V: SetRule<I, Entry = E>, E, I> SetDispatch<V, E, I> for SetOf<V, E, I> {
+    #[inline(always)]
+    fn lens_dispatch(self) -> SetAt<V, E, I> {
+        SetAt(core::marker::PhantomData)
+    }
+}
+
+/// [`SetOf`] whose entry has another type: never built (see [`SetOf`]).
+#[doc(hidden)]
+pub trait SetMismatch<V, E, I> {
+    /// [`SetPick`].
+    fn lens_dispatch(self) -> SetPick<V, E, I>;
+}
+
+impl<V, E, I> SetMismatch<V, E, I> for &SetOf<V, E, I> {
+    #[inline(always)]
+    fn lens_dispatch(self) -> SetPick<V, E, I> {
+        SetPick(core::marker::PhantomData)
+    }
+}
+
+/// `v`'s type, for an entry of another type (see [`SetOf`]).
+#[doc(hidden)]
+pub struct SetPick<V, E, I>(core::marker::PhantomData<(fn() -> V, fn() -> E, fn() -> I)>);
+
+impl<V, E, I> SetPick<V, E, I> {
+    /// Never returns.
+    pub fn lens_set(self, _v: V, _e: E, _i: I) -> (V, fn(V) -> (V, E)) {
+        #[allow(clippy::let_unit_value)]
+        let () = crate::guard::Typed::<V, E>::MISMATCH;
+        unreachable!()
+    }
+}
+
+/// `v[i] = e` in the reverse sweep (see [`SetOf`]).
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __set_checked {
+    ($v:expr, $e:expr, $i:expr $(,)?) => {{
+        use $crate::__private::rules::{SetDispatch as _, SetMismatch as _};
+        let (v, e, i) = ($v, $e, $i);
+        $crate::__private::rules::SetOf::of(&v, &e, &i)
+            .lens_dispatch()
+            .lens_set(v, e, i)
+    }};
+}
+#[doc(hidden)]
+pub use crate::__set_checked as set_checked;
+
 /// Reading and writing an entry of a static or a heap matrix (`$m<T, R, C>`), by position in
 /// column-major order or at `(row, column)`: the adjoint has the matrix's type, added into in
 /// place (a heap matrix is indexed through its static view).

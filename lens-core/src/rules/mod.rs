@@ -75,7 +75,9 @@ macro_rules! unmatched {
 unmatched!(AddRule::add_vjp, SubRule::sub_vjp, DivRule::div_vjp);
 
 pub use float::{Atan2Rule, ClampRule, HypotRule, MulAddRule};
-pub use index::{BuildRule, IndexRule, SetRule};
+pub use index::{
+    BuildRule, IndexRule, SetAt, SetDispatch, SetMismatch, SetOf, SetPick, SetRule, set_checked,
+};
 pub use matrix::{
     ComponentOperand, ComponentProduct, Dot, Owned, Reduce, Transpose, component_div,
     component_mul, component_square, dot, dot_self, max_entry, mean, min_entry, norm, norm_squared,

@@ -5,14 +5,15 @@ use super::*;
 
 impl Analyser<'_> {
     pub(super) fn binary(&mut self, b: &syn::ExprBinary, out: &mut Vec<Stmt>) -> Operand {
-        self.binary_of(b, &b.left, &b.right, node_key(b), out)
+        self.binary_of(b, false, &b.left, &b.right, node_key(b), out)
     }
 
     /// `b` with the operands `left` and `right`, read in place (`b` is a copy for `x += e`,
-    /// read as `x + (e)`), the node found at `key` in the function as written.
+    /// read as `x + (e)`, `assign`), the node found at `key` in the function as written.
     pub(super) fn binary_of(
         &mut self,
         b: &syn::ExprBinary,
+        assign: bool,
         left: &Expr,
         right: &Expr,
         key: usize,
@@ -22,11 +23,15 @@ impl Analyser<'_> {
         let span = b.op.span();
         // The sweep runs `+ - * /` through `rules::checked` (`Some(tag)`); the Z2 rules take
         // both words at one type (tied).
+        // A compound assignment's own tag: with no rule, the sweep goes on at the binding's
+        // type, which the assignment keeps (not the other operand's, a second error).
+        let tag =
+            |op: &'static str, assign_op: &'static str| Some(if assign { assign_op } else { op });
         let (rule, checked) = match b.op {
-            BinOp::Add(_) => (quote!(AddRule::add_vjp), Some("Add")),
-            BinOp::Sub(_) => (quote!(SubRule::sub_vjp), Some("Sub")),
-            BinOp::Mul(_) => (quote!(MulRule::mul_vjp), Some("Mul")),
-            BinOp::Div(_) => (quote!(DivRule::div_vjp), Some("Div")),
+            BinOp::Add(_) => (quote!(AddRule::add_vjp), tag("Add", "AddAssign")),
+            BinOp::Sub(_) => (quote!(SubRule::sub_vjp), tag("Sub", "SubAssign")),
+            BinOp::Mul(_) => (quote!(MulRule::mul_vjp), tag("Mul", "MulAssign")),
+            BinOp::Div(_) => (quote!(DivRule::div_vjp), tag("Div", "DivAssign")),
             BinOp::BitXor(_) => (quote!(XorRule::xor_vjp), None),
             BinOp::BitAnd(_) => (quote!(AndRule::and_vjp), None),
             BinOp::BitOr(_) => (quote!(OrRule::or_vjp), None),
@@ -714,8 +719,8 @@ pub fn token_ends(e: &Expr) -> Option<(Span, Span)> {
 /// differentiated, with what it takes.
 pub fn infer_operand(checked: Option<&str>, args: &[Operand]) -> Option<(usize, Infer)> {
     let kind = match checked? {
-        "Add" | "Sub" => Infer::Same,
-        "Mul" | "Div" => Infer::Scalar,
+        "Add" | "Sub" | "AddAssign" | "SubAssign" => Infer::Same,
+        "Mul" | "Div" | "MulAssign" | "DivAssign" => Infer::Scalar,
         _ => return None,
     };
     match args {

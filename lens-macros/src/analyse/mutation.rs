@@ -94,7 +94,7 @@ impl Analyser<'_> {
                 expr: b.right.clone(),
             })),
         };
-        self.binary_of(&combined, &b.left, &b.right, node_key(b), out)
+        self.binary_of(&combined, true, &b.left, &b.right, node_key(b), out)
     }
 
     /// `v[i] = e` and `v[i] op= e` (the binding and its mutability checked): `v` is rebound
@@ -164,7 +164,7 @@ impl Analyser<'_> {
         let index = ix.index.to_token_stream();
         let set = self.push_op(
             Op::Rule {
-                func: quote!(::paralens::__private::rules::SetRule::set_at_vjp),
+                func: quote!(::paralens::__private::rules::set_checked!),
                 args: vec![base, value],
                 extra: vec![index],
                 tied: false,
