@@ -441,3 +441,78 @@ fn data_chosen_by_a_comparison_is_not_differentiated() {
         );
     }
 }
+
+// A branch that rebinds a differentiated binding and whose value is forward-only data (a
+// length, a count): the value is data after the branch (it was taken for a differentiated
+// value, and `n as f64` refused as a cast of one), whatever its type (no change needed).
+#[lens]
+fn data_valued_match(x: f64, #[nodiff] label: Option<String>) -> f64 {
+    let mut y = x;
+    let n = match label {
+        Some(s) => {
+            y = y * s.len() as f64;
+            s.len()
+        }
+        None => {
+            y = y * y;
+            0
+        }
+    };
+    y + n as f64 * x
+}
+
+#[lens]
+fn data_valued_if_in_a_loop(x: nalgebra::SVector<f64, 4>) -> f64 {
+    let mut acc = 0.0;
+    let mut seen = 0usize;
+    for i in 0..4 {
+        let step = if x[i] > 0.0 {
+            acc += x[i] * x[i];
+            2usize
+        } else {
+            acc -= x[i];
+            1
+        };
+        seen += step;
+        acc = acc * (seen as f64).sqrt();
+    }
+    acc
+}
+
+#[test]
+fn a_branch_valued_in_forward_only_data_is_data_after_it() {
+    // y = 2x (label "ab"), + 2x: 4x; y = x^2 (no label): 2x.
+    assert!((data_valued_match(1.5, Some("ab".into())) - 6.0).abs() < 1e-12);
+    assert!((data_valued_match_rev(1.5, Some("ab".into()), 1.0) - 4.0).abs() < 1e-12);
+    assert!((data_valued_match_rev(1.5, None, 1.0) - 3.0).abs() < 1e-12);
+    for label in [Some("abc".to_string()), None] {
+        ok(
+            "data_valued_match",
+            check_gradient(
+                |x| data_valued_match(x, label.clone()),
+                |x, d| data_valued_match_rev(x, label.clone(), d),
+                0.8,
+                H,
+            ),
+        );
+    }
+    let x = nalgebra::SVector::<f64, 4>::new(0.5, -1.25, 2.0, -0.75);
+    ok(
+        "data_valued_if_in_a_loop",
+        check_gradient(data_valued_if_in_a_loop, data_valued_if_in_a_loop_rev, x, H),
+    );
+    // The same loop in plain Rust: the value as written.
+    let (mut acc, mut seen) = (0.0f64, 0usize);
+    for i in 0..4 {
+        let step = if x[i] > 0.0 {
+            acc += x[i] * x[i];
+            2
+        } else {
+            acc -= x[i];
+            1
+        };
+        seen += step;
+        acc *= (seen as f64).sqrt();
+    }
+    assert!((data_valued_if_in_a_loop(x) - acc).abs() < 1e-12);
+}

@@ -128,8 +128,35 @@ impl Analyser<'_> {
             return self.branch(head, blocks, span, out);
         }
         let old = |s: &(usize, usize)| before[s.0][s.1].1;
+        // Forward-only data from every block (`let n = match o { Some(s) => { y *= 2.0;
+        // s.len() } None => 0 };`) is so after the branch too. It has no change, so it does
+        // not ride in the tuple the blocks hand on (whose change has the tuple's type): it is
+        // declared before the branch and assigned in each block.
+        let forward_only = blocks
+            .iter()
+            .all(|b| matches!(&b.result, Operand::Const(_)))
+            && blocks
+                .iter()
+                .any(|b| !matches!(&b.result, Operand::Const(ts) if ts.to_string() == "()"));
+        let data = forward_only.then(|| {
+            let v = self.temp(span);
+            self.vars[v].diff = false;
+            let name = self.vars[v].ident.clone();
+            out.push(Stmt {
+                kind: StmtKind::Verbatim(quote!(let #name;)),
+                span,
+            });
+            name
+        });
         for ((blk, changed), hid) in blocks.iter_mut().zip(&changes).zip(&hidden) {
             let mut value = std::mem::replace(&mut blk.result, Operand::Const(quote!(())));
+            if let (Some(name), Operand::Const(ts)) = (&data, &value) {
+                blk.stmts.push(Stmt {
+                    kind: StmtKind::Verbatim(quote!(#name = #ts;)),
+                    span,
+                });
+                value = Operand::Const(quote!(()));
+            }
             // A forward-only value is computed before the bindings are read: as the tuple's
             // first element it ran after the copies of them the tuple takes first, and a last
             // expression that changed one (`y += 2.0` without `;`) was lost.
@@ -176,8 +203,8 @@ impl Analyser<'_> {
         let Operand::Var(joined) = self.branch(head, blocks, span, out) else {
             unreachable!("a branch is bound to a temporary")
         };
-        let value = self.temp(span);
-        let mut targets = vec![Some(value)];
+        let value = data.is_none().then(|| self.temp(span));
+        let mut targets = vec![value];
         for s in &slots {
             let diff = changes
                 .iter()
@@ -201,7 +228,14 @@ impl Analyser<'_> {
             },
             span,
         });
-        Operand::Var(value)
+        match data {
+            // Read by its name, as forward-only data is.
+            Some(name) => {
+                self.branch_data.insert(name.to_string());
+                Operand::Const(quote!(#name))
+            }
+            None => Operand::Var(value.expect("a differentiated value has a temporary")),
+        }
     }
 
     /// Before a `let` of this block hides an outer `let mut` binding named `ident`, takes a

@@ -72,6 +72,9 @@ pub struct Analyser<'e> {
     /// Names declared by a `let` without a value, already refused: assigning them later is
     /// the same mistake, not a second error.
     unvalued: BTreeSet<String>,
+    /// The names of branches' values that are forward-only data (`Analyser::branches`):
+    /// as a statement, such a branch has run already.
+    branch_data: BTreeSet<String>,
 }
 
 /// The one-sided form of the rule at `func` for the differentiated operand `side`
@@ -111,6 +114,7 @@ impl<'e> Analyser<'e> {
             borrowed_data: BTreeSet::new(),
             probes: BTreeMap::new(),
             unvalued: BTreeSet::new(),
+            branch_data: BTreeSet::new(),
         }
     }
 
@@ -286,6 +290,8 @@ impl<'e> Analyser<'e> {
                     Operand::Const(_) if lowered_loop => {}
                     // An assignment that rebinds has already been lowered.
                     Operand::Const(_) if assigns && self.mentions_diff(e.to_token_stream()) => {}
+                    // A lowered branch valued in forward-only data has run.
+                    Operand::Const(ts) if self.branch_data.contains(&ts.to_string()) => {}
                     Operand::Const(ts) => {
                         // A body's last expression (`Part::Body`) ends with its own `;` here.
                         let semi = match semi {
