@@ -41,6 +41,38 @@ pub(crate) fn respan(
         .collect()
 }
 
+/// `tokens` with the names the generated code declares itself (`__pb1`, `__cl6_5`, `self`)
+/// resolved in the hygiene context of `body` (a token of the body as written), wherever they
+/// are placed. The code places some of them at the user's expressions (so that a type error
+/// is reported there, once) and declares them at the macro's call site: the two resolve alike
+/// when the function is written at the top level, but not inside a `macro_rules!` macro, whose
+/// tokens come from another context than the `#[lens]` it writes ("cannot find `__pb1`").
+fn in_context(
+    tokens: proc_macro2::TokenStream,
+    body: proc_macro2::Span,
+) -> proc_macro2::TokenStream {
+    use proc_macro2::TokenTree;
+    tokens
+        .into_iter()
+        .map(|tt| match tt {
+            TokenTree::Group(g) => {
+                let mut group =
+                    proc_macro2::Group::new(g.delimiter(), in_context(g.stream(), body));
+                group.set_span(g.span());
+                TokenTree::Group(group)
+            }
+            TokenTree::Ident(mut i) => {
+                let name = i.to_string();
+                if name.starts_with("__") || name == "self" {
+                    i.set_span(i.span().resolved_at(body));
+                }
+                TokenTree::Ident(i)
+            }
+            other => other,
+        })
+        .collect()
+}
+
 /// Makes a function a lens: keeps it as written and generates `name_vjp`, `name_rev` and a
 /// zero-sized type `Name` implementing `Lens` (or `Para` when arguments are `#[param]`);
 /// `#[lens(name = Other)]` names that type `Other` instead, and `#[lens(init = f)]` gives the
@@ -63,6 +95,7 @@ pub fn lens(attr: TokenStream, item: TokenStream) -> TokenStream {
     // (run even after a signature error, so that one build reports both).
     let analysed = analyse::lens_fn(&f, &mut errors);
     // Expand, unless something was refused.
+    let body = f.original.block.brace_token.span.open();
     let mut out = if errors.is_empty() {
         // A lens type with parameters and differentiated inputs also gets `vjp_params`, from
         // the body analysed with the inputs as data. Should that analysis refuse something
@@ -83,7 +116,7 @@ pub fn lens(attr: TokenStream, item: TokenStream) -> TokenStream {
         *original.block = f.body;
         let mut out = original.to_token_stream();
         out.extend(generated);
-        out
+        in_context(out, body)
     } else {
         // Keep the signature for the callers, but not the body, whose mistakes rustc would
         // report a second time.
@@ -142,7 +175,8 @@ pub fn para(input: TokenStream) -> TokenStream {
                 &analysed.probes,
                 &fields,
             );
-            out.extend(expand::para(model, analysed, k == 0));
+            let body = model.forward.block.brace_token.span.open();
+            out.extend(in_context(expand::para(model, analysed, k == 0), body));
         }
         out
     } else {
