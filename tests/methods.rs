@@ -61,6 +61,25 @@ fn two_and_three_operand_methods() {
 }
 
 #[lens]
+fn clamped(x: f64, lo: f64, hi: f64) -> f64 {
+    x.clamp(lo, hi)
+}
+
+// As Rust's own `clamp`, in the function as written and in the reverse: bounds that cross
+// are a panic, not a value (it was `lo`).
+#[test]
+#[should_panic(expected = "min > max")]
+fn clamp_with_crossed_bounds_panics_as_written() {
+    let _ = clamped(0.0, 1.0, -1.0);
+}
+
+#[test]
+#[should_panic(expected = "min > max")]
+fn clamp_with_crossed_bounds_panics_in_the_reverse() {
+    let _ = clamped_rev(0.0, 1.0, -1.0, 1.0);
+}
+
+#[lens]
 fn reductions(v: SVector<f64, 4>, w: SVector<f64, 4>) -> f64 {
     let q = v.component_div(&w);
     v.norm() + w.norm_squared() + q.mean() + v.max() - w.min() + v.abs().sum()

@@ -69,6 +69,12 @@ several_operands!(
 
 #[inline(always)]
 fn clamp_rule<T: Real>(this: T, lo: T, hi: T) -> (T, impl FnOnce(T) -> (T, T, T)) {
+    // As `f64::clamp`: the function as written runs this rule, and must panic where Rust's
+    // own `clamp` does.
+    assert!(
+        lo <= hi,
+        "min > max, or either was NaN. min = {lo:?}, max = {hi:?}"
+    );
     let z = T::zero();
     let (value, which) = if this < lo {
         (lo, 1)

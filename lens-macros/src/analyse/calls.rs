@@ -564,6 +564,18 @@ impl Analyser<'_> {
             let args = c.args.iter().skip(1).collect();
             return self.method_of(&call, receiver, args, node_key(c), out);
         }
+        // `f(x)` of a local binding (a closure): no `f_vjp` to call.
+        if let Some(name) = p.path.get_ident()
+            && self.lookup(&name.to_string()).is_some()
+        {
+            self.errors.at(
+                &c.func,
+                format!(
+                    "`{name}` is a local binding (a closure?), and calling one is not differentiated; write it as a `#[lens]` function outside this one and call that"
+                ),
+            );
+            return Operand::Const(c.to_token_stream());
+        }
         let args = c.args.iter().map(|a| self.expr(a, out)).collect();
         let spans = c.args.iter().map(written_span).collect();
         let path = suffixed(&p.path, "_vjp");
