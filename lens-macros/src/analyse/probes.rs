@@ -168,6 +168,20 @@ impl<'a> Visit<'a> for FirstUse<'a, '_> {
                 self.found = Some(Use::Receiver(m));
             }
             Expr::Assign(a) if self.is_name(&a.left) => self.visit_expr(&a.right),
+            // `s + x[i] * s.cos()`, `s += s.cos()`: rustc checks both operands before it gives
+            // a number literal's binding the other operand's type, so a method called on the
+            // name inside the other operand comes first.
+            Expr::Binary(b) if self.is_name(&b.left) || self.is_name(&b.right) => {
+                let other = if self.is_name(&b.left) {
+                    &b.right
+                } else {
+                    &b.left
+                };
+                self.visit_expr(other);
+                if self.found.is_none() {
+                    self.found = Some(Use::Other);
+                }
+            }
             Expr::Path(p) if p.qself.is_none() && p.path.is_ident(self.name) => {
                 self.found = Some(Use::Other);
             }
