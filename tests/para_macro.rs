@@ -884,3 +884,50 @@ fn generic_models_scale_by_their_scalar_type() {
     );
     ok("ScaledGeneric", r);
 }
+
+// A branch that rebinds a differentiated value and whose value is data (a count): data after
+// it, in `forward`, `vjp` and `vjp_params` (it was refused as a cast of a differentiated value).
+para! {
+    pub struct CountedBranch { l: Dense<2, 2, f64> }
+    fn forward(&self, x: SVector<f64, 2>) -> f64 {
+        let mut h = self.l(x);
+        let n = if h.sum() > 0.0 {
+            h = h * 2.0;
+            2usize
+        } else {
+            h = h * h.sum();
+            1
+        };
+        h.sum() * n as f64
+    }
+}
+
+#[test]
+fn a_branch_valued_in_data_in_a_model() {
+    let m = CountedBranch::default();
+    let p = m.init(9);
+    let xs = [
+        SVector::<f64, 2>::new(3.0, -1.0),
+        SVector::<f64, 2>::new(-3.0, 1.0),
+    ];
+    // Both branches are taken.
+    let sums = xs.map(|x| (*p.l.w * x + p.l.b).sum());
+    assert!(sums[0] * sums[1] < 0.0, "{sums:?}");
+    for x in xs {
+        ok(
+            "CountedBranch",
+            check_gradient(
+                |(p, x): (CountedBranchParams, SVector<f64, 2>)| m.forward(&p, x),
+                |(p, x), d| m.changes(&p, x, d),
+                (p.clone(), x),
+                H,
+            ),
+        );
+        let (y, pb) = Para::vjp_params(&m, &p, x);
+        let mut dp = CountedBranchParams::zeros();
+        pb(1.0, &mut dp);
+        assert_eq!(y, m.forward(&p, x));
+        let (want, _) = m.changes(&p, x, 1.0);
+        assert!((*dp.l.w - *want.l.w).norm() < 1e-12);
+    }
+}
