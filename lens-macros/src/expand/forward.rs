@@ -495,13 +495,17 @@ fn loop_expr(cx: &Cx, target: VarId, l: &Loop, witness: &TokenStream) -> TokenSt
             let mut __n: usize = 0;
             #tape
             let mut __carry = (#(#init,)*);
+            let __wcarry = ::paralens::__private::witness(&__carry);
             for __item in ::core::clone::Clone::clone(&__r) {
                 __n += 1;
                 let #pat = __item;
                 let (#(#carried,)*) = __carry;
                 #push
                 let (__v, _) = #body;
-                __carry = __v;
+                // At the carried values' types: a body that changes one (`h = w * h` of
+                // another shape) is the function as written's one error, not two more here.
+                __carry = ::paralens::__private::guard::Types::like(__wcarry, &__v)
+                    .lens_typed_move(__v);
             }
             let __pb = ::paralens::__private::#helper(
                 &__carry,
@@ -513,8 +517,13 @@ fn loop_expr(cx: &Cx, target: VarId, l: &Loop, witness: &TokenStream) -> TokenSt
                         let #pat = __item;
                         #pop
                         let (#(#carried,)*) = (#(#starts,)*);
-                        let (_, __b) = #body;
-                        __dc = __b(__dc, (#(&mut *#slots,)*) #buf);
+                        let (__vb, __b) = #body;
+                        let __db = ::paralens::__private::guard::Types::like(
+                            ::paralens::__private::witness(&__vb),
+                            &__dc,
+                        )
+                        .lens_typed_move(__dc);
+                        __dc = __b(__db, (#(&mut *#slots,)*) #buf);
                     }
                     __dc
                 }
@@ -525,11 +534,16 @@ fn loop_expr(cx: &Cx, target: VarId, l: &Loop, witness: &TokenStream) -> TokenSt
     quote!({
         let __wc = (#(::paralens::__private::witness(&#init),)*);
         let mut __carry = (#(#init,)*);
+        let __wcarry = ::paralens::__private::witness(&__carry);
+        // The body's value's type, for its changes (see the recomputed form).
+        let mut __wbody = ::core::marker::PhantomData;
         let mut __tape = ::paralens::__private::Tape::<_, #bound>::new();
         for #pat in #range {
             let (#(#carried,)*) = __carry;
             let (__v, __b) = #body;
-            __carry = __v;
+            __wbody = ::paralens::__private::witness(&__v);
+            __carry = ::paralens::__private::guard::Types::like(__wcarry, &__v)
+                .lens_typed_move(__v);
             __tape.push(__b);
         }
         let __pb = ::paralens::__private::#helper(
@@ -539,7 +553,9 @@ fn loop_expr(cx: &Cx, target: VarId, l: &Loop, witness: &TokenStream) -> TokenSt
                 let (#(#slots,)*) = __acc;
                 let mut __dc = __d;
                 while let ::core::option::Option::Some(__b) = __tape.pop() {
-                    __dc = __b(__dc, (#(&mut *#slots,)*) #buf);
+                    let __db = ::paralens::__private::guard::Types::like(__wbody, &__dc)
+                        .lens_typed_move(__dc);
+                    __dc = __b(__db, (#(&mut *#slots,)*) #buf);
                 }
                 __dc
             }
