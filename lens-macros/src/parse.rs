@@ -73,6 +73,17 @@ pub fn nodiff_type(ty: &Type) -> bool {
     }
 }
 
+/// `#[param]` and `#[nodiff]` take nothing: `#[nodiff(true)]` is a mistake, not a variant.
+pub fn plain_marker(marker: &Attribute, errors: &mut Errors) {
+    if !matches!(marker.meta, syn::Meta::Path(_)) {
+        let name = quote::ToTokens::to_token_stream(marker.path());
+        errors.at(
+            &marker.meta,
+            format!("`#[{name}]` takes no arguments; write `#[{name}]`"),
+        );
+    }
+}
+
 fn take_marker(attrs: &mut Vec<Attribute>, name: &str) -> Option<Attribute> {
     let i = attrs.iter().position(|a| a.path().is_ident(name))?;
     Some(attrs.remove(i))
@@ -91,6 +102,9 @@ pub fn lens_fn(mut item: ItemFn, errors: &mut Errors) -> LensFn {
             FnArg::Typed(pt) => {
                 let param = take_marker(&mut pt.attrs, "param");
                 let nodiff = take_marker(&mut pt.attrs, "nodiff");
+                for marker in param.iter().chain(&nodiff) {
+                    plain_marker(marker, errors);
+                }
                 let (ident, mutable) = match &*pt.pat {
                     Pat::Ident(pi) if pi.by_ref.is_none() && pi.subpat.is_none() => {
                         (pi.ident.clone(), pi.mutability.is_some())

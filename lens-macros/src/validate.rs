@@ -70,6 +70,11 @@ pub fn para_struct(item: &syn::ItemStruct, errors: &mut Errors) {
     // `#[nodiff]` was some seventy errors about `Init` and the parameter struct. Scalars are
     // `f32`, `f64`, a `u64` (a Z2 word) and the model's own scalar type parameters.
     let scalars = crate::analyse::scalar_type_params(&item.generics);
+    for a in item.fields.iter().flat_map(|f| &f.attrs) {
+        if a.path().is_ident("nodiff") {
+            crate::parse::plain_marker(a, errors);
+        }
+    }
     for f in &item.fields {
         let is_scalar = matches!(&f.ty, Type::Path(p) if p.qself.is_none()
         && p.path.get_ident().is_some_and(|i| {
@@ -184,6 +189,20 @@ impl<'ast> Visit<'ast> for Reserved<'_> {
             );
         }
         syn::visit::visit_pat_ident(self, p);
+    }
+
+    // `#[nodiff]` or `#[param]` inside the body (on a `let`): they mark arguments only.
+    fn visit_attribute(&mut self, a: &'ast syn::Attribute) {
+        for name in ["nodiff", "param"] {
+            if a.path().is_ident(name) {
+                self.errors.at(
+                    a,
+                    format!(
+                        "`#[{name}]` marks an argument of the function (or a field of a `para!` model), not a value in its body; a value computed only from data is data already: remove the marker"
+                    ),
+                );
+            }
+        }
     }
 
     // Items declared inside the body are not expanded: their names are their own.

@@ -425,6 +425,22 @@ impl Analyser<'_> {
             self.check_read(ix);
             return Operand::Const(ix.to_token_stream());
         }
+        // `v[1.0]`: a float literal is no index (rustc's own message comes with several more
+        // about the rule's index types).
+        let parts: Vec<&Expr> = match &*ix.index {
+            Expr::Tuple(t) => t.elems.iter().collect(),
+            e => vec![e],
+        };
+        if let Some(float) = parts
+            .into_iter()
+            .find(|e| matches!(e, Expr::Lit(l) if matches!(l.lit, syn::Lit::Float(_))))
+        {
+            self.errors.at(
+                float,
+                "an index is a `usize` (`v[1]`, `m[(0, 2)]`, a loop counter), not a float",
+            );
+            return Operand::Const(ix.to_token_stream());
+        }
         let index = ix.index.to_token_stream();
         self.push_op(Op::Index { base, index }, ix.span(), out)
     }
