@@ -542,7 +542,16 @@ impl Analyser<'_> {
         {
             let args = c.args.iter().map(|a| self.expr(a, out)).collect();
             let callee = c.func.to_token_stream();
-            return self.push_op(Op::Build { callee, args }, c.span(), out);
+            let places = c.args.iter().map(Spanned::span).collect();
+            return self.push_op(
+                Op::Build {
+                    callee,
+                    args,
+                    places,
+                },
+                c.span(),
+                out,
+            );
         }
         // `W(a, b)`: a tuple struct (deriving `Tangent`) built from values, as `W { 0: a, 1: b }`.
         if let Some(last) = p.path.segments.last()
@@ -557,7 +566,16 @@ impl Analyser<'_> {
                 .map(|(i, a)| (syn::Member::Unnamed(syn::Index::from(i)), self.expr(a, out)))
                 .collect();
             let path = p.path.to_token_stream();
-            return self.push_op(Op::Struct { path, fields }, c.span(), out);
+            let places = c.args.iter().map(Spanned::span).collect();
+            return self.push_op(
+                Op::Struct {
+                    path,
+                    fields,
+                    places,
+                },
+                c.span(),
+                out,
+            );
         }
         // `f64::max(x, y)`, `T::exp(x)`: the method of a scalar type, called as a function.
         if let [ty, method] = p.path.segments.iter().collect::<Vec<_>>().as_slice()

@@ -16,7 +16,7 @@ pub struct Var {
     /// Declared `let mut` (or a rebinding of such a variable): assignments rebind it.
     pub mutable: bool,
     /// Fresh temporary created by the analysis (may be renamed to a user binding).
-    pub(super) temp: bool,
+    pub temp: bool,
 }
 
 /// An operand of an operation: a differentiated variable or a forward-only expression.
@@ -96,8 +96,9 @@ pub enum Op {
     },
     /// `(a, b, ...)`
     Tuple(Vec<Operand>),
-    /// `[a, b, ...]`
-    Array(Vec<Operand>),
+    /// `[a, b, ...]`, with each element's span as written (where a type error in it is
+    /// reported, as in the function as written).
+    Array(Vec<Operand>, Vec<proc_macro2::Span>),
     /// `base.field` (a named field of a struct, `.0` of a tuple): the reverse adds the change
     /// into that field of `base`'s adjoint, in place.
     Field { base: Operand, member: syn::Member },
@@ -106,12 +107,16 @@ pub enum Op {
     Struct {
         path: TokenStream,
         fields: Vec<(syn::Member, Operand)>,
+        /// Each field's value's span as written.
+        places: Vec<proc_macro2::Span>,
     },
     /// `SVector::new(a, b, ...)` (any nalgebra constructor `new` from entries): the callee
     /// as written and the entries in its order (row by row for a matrix).
     Build {
         callee: TokenStream,
         args: Vec<Operand>,
+        /// Each entry's span as written.
+        places: Vec<proc_macro2::Span>,
     },
     /// `self.field(args)` inside `para!`, with each argument's first and last token as
     /// written: the three bodies give the sub-model its input spread over those, so that a
@@ -140,7 +145,7 @@ impl Op {
             Op::Rule { args, .. }
             | Op::Call { args, .. }
             | Op::Tuple(args)
-            | Op::Array(args)
+            | Op::Array(args, _)
             | Op::Build { args, .. }
             | Op::Sub { args, .. } => args.iter().collect(),
             Op::Struct { fields, .. } => fields.iter().map(|(_, o)| o).collect(),

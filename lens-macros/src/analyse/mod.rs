@@ -476,7 +476,7 @@ impl<'e> Analyser<'e> {
         // name (`a * { a = 2.0 * a; a }`) would be read after the rebinding: refuse it.
         let operands: &[Operand] = match &op {
             Op::Rule { args, .. } | Op::Call { args, .. } | Op::Sub { args, .. } => args,
-            Op::Tuple(elems) | Op::Array(elems) | Op::Build { args: elems, .. } => elems,
+            Op::Tuple(elems) | Op::Array(elems, _) | Op::Build { args: elems, .. } => elems,
             Op::Alias(o) | Op::Index { base: o, .. } | Op::Field { base: o, .. } => {
                 core::slice::from_ref(o)
             }
@@ -567,7 +567,8 @@ impl<'e> Analyser<'e> {
                     self.check_read(a);
                     return Operand::Const(e.to_token_stream());
                 }
-                self.push_op(Op::Array(elems), span, out)
+                let places = a.elems.iter().map(Spanned::span).collect();
+                self.push_op(Op::Array(elems, places), span, out)
             }
             Expr::Block(b) if b.label.is_none() && !self.needs_lowering(b.to_token_stream()) => {
                 // A block that never names a differentiated value is forward-only data.
@@ -620,7 +621,16 @@ impl<'e> Analyser<'e> {
                     return Operand::Const(e.to_token_stream());
                 }
                 let path = st.path.to_token_stream();
-                self.push_op(Op::Struct { path, fields }, span, out)
+                let places = st.fields.iter().map(|fv| fv.expr.span()).collect();
+                self.push_op(
+                    Op::Struct {
+                        path,
+                        fields,
+                        places,
+                    },
+                    span,
+                    out,
+                )
             }
             Expr::Index(ix) => self.index(ix, out),
             Expr::Cast(c) if matches!(self.expr(&c.expr, out), Operand::Const(_)) => {

@@ -186,7 +186,7 @@ impl Walk<'_> {
                 let from = self.operands(std::slice::from_ref(o));
                 self.edges.push((target, from));
             }
-            Op::Tuple(xs) | Op::Array(xs) | Op::Build { args: xs, .. } => {
+            Op::Tuple(xs) | Op::Array(xs, _) | Op::Build { args: xs, .. } => {
                 let from = self.operands(xs);
                 self.edges.push((target, from));
             }

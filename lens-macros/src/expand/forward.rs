@@ -35,6 +35,18 @@ fn at(tokens: TokenStream, o: &Operand, span: proc_macro2::Span) -> TokenStream 
     }
 }
 
+/// An element of a value built from parts (an array, a struct, a nalgebra `new`) at its place
+/// as written when it reads a binding by name: an element of another type is then the
+/// function as written's one error, not a second at the binding's declaration. A computed
+/// element (a temporary) stays where it is: its own operation reports a mismatch there.
+fn part(cx: &Cx, target: VarId, o: &Operand, place: proc_macro2::Span) -> TokenStream {
+    let tokens = moved(cx, target, o);
+    match o {
+        Operand::Var(id) if !cx.vars[*id].temp => at(tokens, o, place),
+        _ => tokens,
+    }
+}
+
 /// An operand given away to the operation defining `target`.
 fn moved(cx: &Cx, target: VarId, o: &Operand) -> TokenStream {
     match o {
@@ -188,8 +200,11 @@ pub fn stmt(cx: &Cx, s: &Stmt) -> TokenStream {
                     let elems = elems.iter().map(|e| moved(cx, *target, e));
                     quote_spanned!(span=> let #x #ann = (#(#elems,)*);)
                 }
-                Op::Array(elems) => {
-                    let elems = elems.iter().map(|e| moved(cx, *target, e));
+                Op::Array(elems, places) => {
+                    let elems = elems
+                        .iter()
+                        .zip(places)
+                        .map(|(e, p)| part(cx, *target, e, *p));
                     quote_spanned!(span=> let #x #ann = [#(#elems,)*];)
                 }
                 Op::Field { base, member } => {
@@ -201,15 +216,26 @@ pub fn stmt(cx: &Cx, s: &Stmt) -> TokenStream {
                         let #x #ann = ::core::clone::Clone::clone(&#base.#member);
                     )
                 }
-                Op::Struct { path, fields } => {
-                    let fields = fields.iter().map(|(m, o)| {
-                        let o = moved(cx, *target, o);
+                Op::Struct {
+                    path,
+                    fields,
+                    places,
+                } => {
+                    let fields = fields.iter().zip(places).map(|((m, o), p)| {
+                        let o = part(cx, *target, o, *p);
                         quote!(#m: #o)
                     });
                     quote_spanned!(span=> let #x #ann = #path { #(#fields,)* };)
                 }
-                Op::Build { callee, args } => {
-                    let args = args.iter().map(|e| moved(cx, *target, e));
+                Op::Build {
+                    callee,
+                    args,
+                    places,
+                } => {
+                    let args = args
+                        .iter()
+                        .zip(places)
+                        .map(|(e, p)| part(cx, *target, e, *p));
                     quote_spanned!(span=> let #x #ann = #callee(#(#args),*);)
                 }
                 Op::Rule {

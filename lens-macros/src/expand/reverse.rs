@@ -126,7 +126,7 @@ impl Sweep<'_> {
                         self.out.extend(quote!(let (#(#names,)*) = #d;));
                         self.spread(*target, elems);
                     }
-                    Op::Array(elems) => {
+                    Op::Array(elems, _) => {
                         let names = self.names(*target, elems);
                         self.out.extend(quote!(let [#(#names,)*] = #d;));
                         self.spread(*target, elems);
