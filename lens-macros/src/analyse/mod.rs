@@ -447,13 +447,15 @@ impl<'e> Analyser<'e> {
                 let Operand::Var(src) = src_op else {
                     unreachable!()
                 };
+                // At the pattern: a pattern that does not fit the value is then the function
+                // as written's one error there.
                 out.push(Stmt {
                     kind: StmtKind::Destructure {
                         src,
                         targets,
                         array,
                     },
-                    span,
+                    span: pat.span(),
                 });
                 for (p, tmp) in nested {
                     self.bind_pattern(&p, None, tmp, out, span);
