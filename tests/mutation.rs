@@ -516,3 +516,46 @@ fn a_branch_valued_in_forward_only_data_is_data_after_it() {
     }
     assert!((data_valued_if_in_a_loop(x) - acc).abs() < 1e-12);
 }
+
+// The same in a loop whose body has no other effect, valued in a float: the loop is
+// recomputed in the reverse (the declaration and the assignments of the value are pure).
+#[lens]
+fn float_valued_if_in_a_loop(x: nalgebra::SVector<f64, 4>) -> f64 {
+    let mut acc = 0.0;
+    for i in 0..4 {
+        let mut t = x[i];
+        let k = if t > 0.0 {
+            t = t * t;
+            2.0
+        } else {
+            t = t * 3.0;
+            1.0
+        };
+        acc = acc * t + k;
+    }
+    acc
+}
+
+#[test]
+fn a_float_valued_data_branch_in_a_recomputed_loop() {
+    let x = nalgebra::SVector::<f64, 4>::new(0.5, -1.25, 2.0, -0.75);
+    let mut acc = 0.0f64;
+    for i in 0..4 {
+        let (t, k) = if x[i] > 0.0 {
+            (x[i] * x[i], 2.0)
+        } else {
+            (x[i] * 3.0, 1.0)
+        };
+        acc = acc * t + k;
+    }
+    assert!((float_valued_if_in_a_loop(x) - acc).abs() < 1e-12);
+    ok(
+        "float_valued_if_in_a_loop",
+        check_gradient(
+            float_valued_if_in_a_loop,
+            float_valued_if_in_a_loop_rev,
+            x,
+            H,
+        ),
+    );
+}

@@ -164,13 +164,20 @@ pub fn para_forward(m: &ParaModel, errors: &mut Errors) {
 /// so, and a user binding of one of those names, read by the reverse sweep in its place, could
 /// change a gradient without any error.
 pub fn reserved_names(f: &syn::ItemFn, errors: &mut Errors) {
-    let mut v = Reserved { errors };
+    let mut v = Reserved {
+        errors,
+        in_signature: true,
+    };
     v.visit_signature(&f.sig);
+    v.in_signature = false;
     v.visit_block(&f.block);
 }
 
 struct Reserved<'e> {
     errors: &'e mut Errors,
+    /// Visiting the signature: a marker there is on an input of a `para!` forward function
+    /// (a `#[lens]` function's arguments have theirs taken off by then).
+    in_signature: bool,
 }
 
 impl<'ast> Visit<'ast> for Reserved<'_> {
@@ -195,12 +202,16 @@ impl<'ast> Visit<'ast> for Reserved<'_> {
     fn visit_attribute(&mut self, a: &'ast syn::Attribute) {
         for name in ["nodiff", "param"] {
             if a.path().is_ident(name) {
-                self.errors.at(
-                    a,
+                let message = if self.in_signature {
+                    format!(
+                        "the inputs of a `para!` forward function are all differentiated, and `#[{name}]` is not read here; put a configuration value in a `#[nodiff]` field of the model, and a learned value in a sub-model"
+                    )
+                } else {
                     format!(
                         "`#[{name}]` marks an argument of the function (or a field of a `para!` model), not a value in its body; a value computed only from data is data already: remove the marker"
-                    ),
-                );
+                    )
+                };
+                self.errors.at(a, message);
             }
         }
     }

@@ -135,10 +135,9 @@ impl Analyser<'_> {
         let forward_only = blocks
             .iter()
             .all(|b| matches!(&b.result, Operand::Const(_)))
-            && blocks
-                .iter()
-                .any(|b| !matches!(&b.result, Operand::Const(ts) if ts.to_string() == "()"));
+            && blocks.iter().any(|b| !is_unit(&b.result));
         let data = forward_only.then(|| {
+            // A variable for a name nothing else uses (it is never differentiated).
             let v = self.temp(span);
             self.vars[v].diff = false;
             let name = self.vars[v].ident.clone();
@@ -161,7 +160,7 @@ impl Analyser<'_> {
             // first element it ran after the copies of them the tuple takes first, and a last
             // expression that changed one (`y += 2.0` without `;`) was lost.
             if let Operand::Const(ts) = &value
-                && ts.to_string() != "()"
+                && !is_unit(&value)
             {
                 let v = quote::format_ident!("__fv{}", self.vars.len());
                 blk.stmts.push(Stmt {
@@ -299,4 +298,9 @@ impl Analyser<'_> {
         }
         self.push_op(Op::Branch(Branch { head, blocks, free }), span, out)
     }
+}
+
+/// A block's value that is `()`, as written or as the analysis leaves a block without one.
+fn is_unit(o: &Operand) -> bool {
+    matches!(o, Operand::Const(ts) if ts.to_string() == "()")
 }

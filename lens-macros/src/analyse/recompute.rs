@@ -277,9 +277,32 @@ impl Walk<'_> {
         }
     }
 
-    /// A forward-only statement: only `let pattern = expression;` is allowed.
+    /// A forward-only statement: only `let pattern = expression;` is allowed, and the two
+    /// statements of a branch valued in forward-only data (`Analyser::branches`): `let __tN;`
+    /// before it and `__tN = expression;` in each block.
     fn verbatim(&mut self, ts: &TokenStream) {
         let toks: Vec<TokenTree> = ts.clone().into_iter().collect();
+        let generated = |t: Option<&TokenTree>| match t {
+            Some(TokenTree::Ident(i)) => i.to_string().starts_with("__t").then(|| i.to_string()),
+            _ => None,
+        };
+        let lone = |t: Option<&TokenTree>, c: char| matches!(t, Some(TokenTree::Punct(p)) if p.as_char() == c && p.spacing() == Spacing::Alone);
+        if toks.len() == 3
+            && matches!(&toks[0], TokenTree::Ident(i) if i == "let")
+            && lone(toks.get(2), ';')
+            && let Some(name) = generated(toks.get(1))
+        {
+            self.known.insert(name);
+            return;
+        }
+        if let Some(name) = generated(toks.first())
+            && self.known.contains(&name)
+            && lone(toks.get(1), '=')
+        {
+            let init: TokenStream = toks[2..].iter().cloned().collect();
+            self.tokens(&init);
+            return;
+        }
         // Attributes first (`#[...]`), then `let`.
         let mut k = 0;
         while k + 1 < toks.len()
