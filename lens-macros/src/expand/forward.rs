@@ -365,12 +365,16 @@ pub fn stmt(cx: &Cx, s: &Stmt) -> TokenStream {
                     let k = b.blocks.len();
                     let free = cx.wanted(&b.free);
                     let (bind, w) = super::witnesses(cx, *target, &free);
+                    // The type the blocks share (see `block`).
+                    let wb = format_ident!("__wb{}", target);
+                    let like = (k > 1).then(|| quote!(#wb));
                     let arms: Vec<TokenStream> = b
                         .blocks
                         .iter()
                         .enumerate()
                         .map(|(i, blk)| {
-                            let body = block(cx, blk, &[], Some((&free, &w)), None, true);
+                            let body =
+                                block(cx, blk, &[], Some((&free, &w)), None, like.as_ref(), true);
                             let wrapped = wrap(i, k, quote!(__b));
                             quote!({ let (__v, __b) = #body; (__v, #wrapped) })
                         })
@@ -388,7 +392,10 @@ pub fn stmt(cx: &Cx, s: &Stmt) -> TokenStream {
                             quote!(match #scrutinee { #(#pats => #arms)* })
                         }
                     };
-                    quote_spanned!(span=> #bind let (#x, #pb) #pair_ann = #value;)
+                    let shared = like
+                        .is_some()
+                        .then(|| quote!(let #wb = ::core::marker::PhantomData;));
+                    quote_spanned!(span=> #bind #shared let (#x, #pb) #pair_ann = #value;)
                 }
             };
             quote!(#clones #op_tokens)
@@ -460,7 +467,7 @@ fn loop_expr(cx: &Cx, target: VarId, l: &Loop, witness: &TokenStream) -> TokenSt
     };
     let inner = cx.reading_through(&refs);
     let cx = &inner;
-    let body = block(cx, &l.body, &rets, Some((&free, witness)), None, true);
+    let body = block(cx, &l.body, &rets, Some((&free, witness)), None, None, true);
     let (pat, range, bound) = (&l.pat, &l.range, &l.bound);
     let slots: Vec<syn::Ident> = (0..free.len()).map(|k| format_ident!("__a{}", k)).collect();
     let helper = super::adjoints_helper(free.len(), cx.params.is_some());

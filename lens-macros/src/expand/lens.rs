@@ -163,7 +163,7 @@ fn generate(f: &LensFn, sweeps: Option<(&Analysed, Option<&Analysed>)>) -> Token
             let frame = super::frame_bound(ids, body, &again);
             let cx_rev = Cx::new(vars, None, None, &again, Some(&frame), &after);
             (
-                block(&cx, body, &returns, None, Some(ret), args.len() != 1),
+                block(&cx, body, &returns, None, Some(ret), None, args.len() != 1),
                 Some(block_rev(
                     &cx_rev,
                     body,
@@ -355,7 +355,15 @@ fn generate(f: &LensFn, sweeps: Option<(&Analysed, Option<&Analysed>)>) -> Token
                 })
                 .collect();
             let p_slots_ty = slots_where(&|k| k == ArgKind::Param);
-            let p_body = block(&pcx, &pa.body, &p_returns, None, Some(ret), args.len() != 1);
+            let p_body = block(
+                &pcx,
+                &pa.body,
+                &p_returns,
+                None,
+                Some(ret),
+                None,
+                args.len() != 1,
+            );
             let func = quote! {
                 #[doc(hidden)]
                 #[inline]

@@ -253,12 +253,18 @@ pub fn block_rev(
 /// A nested block (a branch, a loop body) also takes the adjoints of `external`, the values
 /// from outside it that it reads, as a tuple of `&mut`, and adds their changes in place; the
 /// tokens beside them name their witnesses (see [`witnesses`]).
+///
+/// A branch's block also takes `like`, the witness of the type all the branch's blocks share
+/// (the first block's): its value is read as that type, and its change as its own (see
+/// `typed_as`). Blocks of two types are the function as written's error, once; without this
+/// the sweep's blocks disagreed too, reported at `#[lens]` naming `Either`.
 pub fn block(
     cx: &Cx,
     b: &Block,
     returns: &[Ret],
     external: Option<(&[VarId], &TokenStream)>,
     d_type: Option<&Type>,
+    like: Option<&TokenStream>,
     tuple: bool,
 ) -> TokenStream {
     let Parts {
@@ -286,6 +292,20 @@ pub fn block(
                 quote!(let __d = #d; #reverse),
             )
         }
+        (Some(_), None) => match like {
+            Some(wb) => {
+                let v = typed_like_var(wb.clone(), quote!(__v));
+                let d = typed_like_var(quote!(__wo), quote!(__d));
+                (
+                    quote!(
+                        let __wo = ::paralens::__private::witness(&__v);
+                        let __v = #v;
+                    ),
+                    quote!(let __d = #d; #reverse),
+                )
+            }
+            None => (TokenStream::new(), reverse),
+        },
         _ => (TokenStream::new(), reverse),
     };
     let private = quote!(::paralens::__private);

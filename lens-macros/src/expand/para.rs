@@ -87,8 +87,8 @@ pub fn para(m: &ParaModel, analysed: &Analysed, with_items: bool) -> TokenStream
             returns.push(Ret::Var(*id, Some(t)));
         }
     }
-    let body_tokens = block(&cx, body, &returns, None, Some(ret), true);
-    let params_body_tokens = block(&cx_params, body, &[], None, Some(ret), true);
+    let body_tokens = block(&cx, body, &returns, None, Some(ret), None, true);
+    let params_body_tokens = block(&cx_params, body, &[], None, Some(ret), None, true);
 
     let arg_names: Vec<&Ident> = args.iter().map(|(i, _)| i).collect();
     let arg_types: Vec<&Type> = args.iter().map(|(_, t)| t).collect();
