@@ -49,6 +49,11 @@ pub trait Tangent: Clone {
 ///
 /// Optimizers walk all parameters through this view, one slice per stored array (one slice
 /// for a matrix, one per field for a struct), so they never need to know a model's shape.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` does not hold `{T}` scalars",
+    label = "parameters of another scalar type than `{T}`",
+    note = "a model's parameters, its loss and its optimizer share one scalar type: an optimizer built at one (`Adam::new(0.01f32)`, `Sgd::<f64>::new(0.1)`) updates parameters of that scalar only, and a layer written without its scalar (`Dense<4, 8>`) is `f32` (`Dense<4, 8, f64>` for `f64`)"
+)]
 pub trait Flat<T: Copy + 'static>: Tangent {
     /// The scalars of `self`, as consecutive slices in a fixed order.
     fn slices(&self) -> impl Iterator<Item = &[T]>;
