@@ -540,6 +540,18 @@ impl Analyser<'_> {
                 .contains(&t.ident.to_string().as_str())
             })
         {
+            // A shape written in the call that the entries do not fill: one error at them,
+            // where rustc gave it twice (the function as written and the sweep), each with a
+            // suggestion built from rewritten operands (`new(x, *, /* f64 */)`).
+            if let Some((rows, cols)) = ty.and_then(super::syntax::written_shape)
+                && rows * cols != c.args.len()
+            {
+                self.errors.push(syn::Error::new(
+                    c.paren_token.span.join(),
+                    entries_mismatch(rows, cols, c.args.len()),
+                ));
+                return Operand::Const(c.to_token_stream());
+            }
             let args = c.args.iter().map(|a| self.expr(a, out)).collect();
             let callee = c.func.to_token_stream();
             let places = c.args.iter().map(Spanned::span).collect();
@@ -737,6 +749,20 @@ fn capitalised(ident: &Ident) -> bool {
 
 /// The error for a constructor filled by loops (`from_fn`, `repeat`) whose shape the call
 /// does not write (left to inference, or behind an alias).
+/// The error of `new` given `given` entries for a `rows` x `cols` value.
+fn entries_mismatch(rows: usize, cols: usize, given: usize) -> String {
+    let value = match (rows, cols) {
+        (n, 1) => format!("a vector of {n} entries"),
+        (1, n) => format!("a row vector of {n} entries"),
+        (r, c) => format!("a {r}x{c} matrix ({} entries, row by row)", r * c),
+    };
+    let given = match given {
+        1 => "1 value is given".to_string(),
+        n => format!("{n} values are given"),
+    };
+    format!("`new` builds {value} from one value per entry, and {given}")
+}
+
 fn shape_in_call(method: &str) -> String {
     let example = if method == "from_fn" {
         "|r, c| ..."

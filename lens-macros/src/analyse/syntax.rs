@@ -126,6 +126,50 @@ pub(super) fn strip_ref(e: &Expr) -> &Expr {
 
 /// Whether `ident` names a static nalgebra matrix or vector type (`SVector`, `SMatrix`,
 /// `Vector3`, `Matrix2x3`, `RowVector4`, ...).
+/// The shape (rows, columns) a nalgebra type names with literal sizes: `SVector<T, 3>`,
+/// `SMatrix<T, 2, 3>`, `RowSVector<T, 4>`, `Vector3`, `RowVector2`, `Matrix2`, `Matrix2x3`.
+/// `None` for a shape given by a constant or a generic parameter, or another type.
+pub(super) fn written_shape(ty: &syn::PathSegment) -> Option<(usize, usize)> {
+    let name = ty.ident.to_string();
+    let sizes: Vec<Option<usize>> = match &ty.arguments {
+        syn::PathArguments::AngleBracketed(a) => a
+            .args
+            .iter()
+            .skip(1)
+            .map(|g| match g {
+                syn::GenericArgument::Const(syn::Expr::Lit(syn::ExprLit {
+                    lit: syn::Lit::Int(n),
+                    ..
+                })) => n.base10_parse().ok(),
+                // `3` in type position parses as a type path only if it is not a literal.
+                _ => None,
+            })
+            .collect(),
+        _ => Vec::new(),
+    };
+    let literal = |k: usize| sizes.get(k).copied().flatten();
+    let number = |s: &str| s.parse::<usize>().ok().filter(|n| (1..=6).contains(n));
+    match name.as_str() {
+        "SVector" => Some((literal(0)?, 1)),
+        "RowSVector" => Some((1, literal(0)?)),
+        "SMatrix" => Some((literal(0)?, literal(1)?)),
+        _ => {
+            if let Some(n) = name.strip_prefix("RowVector") {
+                Some((1, number(n)?))
+            } else if let Some(n) = name.strip_prefix("Vector") {
+                Some((number(n)?, 1))
+            } else if let Some(rest) = name.strip_prefix("Matrix") {
+                match rest.split_once('x') {
+                    Some((r, c)) => Some((number(r)?, number(c)?)),
+                    None => number(rest).map(|n| (n, n)),
+                }
+            } else {
+                None
+            }
+        }
+    }
+}
+
 pub(super) fn is_nalgebra_type(ident: &Ident) -> bool {
     let s = ident.to_string();
     [
