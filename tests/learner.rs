@@ -296,3 +296,83 @@ fn a_cloned_learner_trains_apart_and_prints() {
         "{shown}"
     );
 }
+
+/// Runs one step of `mlp()` with optimizer `o` and returns its error, checking that nothing
+/// changed; then checks that the learner trains again once the setting is mended by `mend`.
+fn refused<O>(o: O, mend: impl FnOnce(&mut O)) -> StepError
+where
+    O: paralens::optim::Optimizer<
+            <paralens::Then<paralens::Then<Dense<4, 8>, Relu>, Dense<8, 3>> as Para<X>>::Param,
+            Scalar = f32,
+        >,
+{
+    let model = mlp();
+    let mut l = Learner::new(model, model.init(0), SoftmaxCrossEntropy, o);
+    let before = l.params().clone();
+    let e = l.try_step(&x(0.0), &1).unwrap_err();
+    assert_eq!(l.params(), &before, "{e}");
+    let e2 = l
+        .try_step_batch::<2>(&[x(0.0), x(1.0)], &[1, 2])
+        .unwrap_err();
+    assert_eq!(e.to_string(), e2.to_string()); // NaN is not equal to itself
+    assert_eq!(l.params(), &before);
+    mend(l.optimizer_mut());
+    l.try_step(&x(0.0), &1).unwrap();
+    assert_ne!(l.params(), &before);
+    e
+}
+
+fn setting(e: StepError) -> (&'static str, f64) {
+    match e {
+        StepError::Setting(bad) => (bad.name, bad.value),
+        other => panic!("expected a setting error, got {other}"),
+    }
+}
+
+// Adaptive optimizers apply their step size inside the update, where the learner's check of
+// the change does not see it: a NaN one made every parameter NaN and the step returned `Ok`.
+#[test]
+fn an_optimizer_setting_out_of_range_refuses_the_step_and_changes_nothing() {
+    let (name, v) = setting(refused(Adam::new(f32::NAN), |o| o.lr = 0.01));
+    assert_eq!(name, "lr");
+    assert!(v.is_nan());
+    assert_eq!(
+        setting(refused(Adam::new(f32::INFINITY), |o| o.lr = 0.01)).0,
+        "lr"
+    );
+    let mut adam = Adam::new(0.01);
+    adam.beta2 = 1.0;
+    assert_eq!(setting(refused(adam, |o| o.beta2 = 0.999)), ("beta2", 1.0));
+    adam = Adam::new(0.01);
+    adam.beta1 = -0.5;
+    assert_eq!(setting(refused(adam, |o| o.beta1 = 0.9)), ("beta1", -0.5));
+    adam = Adam::new(0.01);
+    adam.eps = 0.0;
+    assert_eq!(setting(refused(adam, |o| o.eps = 1e-8)), ("eps", 0.0));
+    assert_eq!(
+        setting(refused(AdamW::new(0.01, f32::NAN), |o| o.weight_decay = 0.01)).0,
+        "weight_decay"
+    );
+    assert_eq!(
+        setting(refused(RmsProp::new(f32::NAN), |o| o.lr = 0.01)).0,
+        "lr"
+    );
+    assert_eq!(
+        setting(refused(AdaGrad::new(f32::NAN), |o| o.lr = 0.01)).0,
+        "lr"
+    );
+    assert_eq!(
+        setting(refused(Momentum::new(0.1, f32::NAN), |o| o.gamma = 0.9)).0,
+        "gamma"
+    );
+    assert_eq!(
+        setting(refused(Nesterov::new(0.1, 1.0), |o| o.gamma = 0.9)),
+        ("gamma", 1.0)
+    );
+    // A negative rate is ascent, not descent.
+    let e = refused(Sgd::new(-0.1), |o| o.lr = 0.1);
+    assert_eq!(
+        e.to_string(),
+        "the optimizer's `lr` is -0.10000000149011612; it must be a finite number, 0 or more: the step was not applied"
+    );
+}

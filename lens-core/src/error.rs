@@ -54,6 +54,11 @@ pub enum StepError {
     },
     /// A parameter change came out NaN or infinite.
     NonFiniteGradient,
+    /// A setting of the optimizer with which it cannot train (a learning rate that is NaN or
+    /// negative, a decay outside `[0, 1)`, a zero `eps`): checked before every step, since
+    /// the adaptive optimizers apply their step size inside the update, where the check of
+    /// the change does not see it.
+    Setting(BadSetting),
     /// The batch does not have the size the step was compiled for.
     BatchSize {
         /// The batch size `B` of the step.
@@ -77,6 +82,7 @@ impl fmt::Display for StepError {
                 f,
                 "a parameter change is not finite: the step was not applied (lower the learning rate or check the inputs for NaN)"
             ),
+            Self::Setting(bad) => write!(f, "{bad}: the step was not applied"),
             Self::BatchSize {
                 expected,
                 inputs,
@@ -90,3 +96,34 @@ impl fmt::Display for StepError {
 }
 
 impl core::error::Error for StepError {}
+
+/// A setting of an optimizer with which it cannot train (see
+/// [`crate::optim::Optimizer::check`]).
+///
+/// ```
+/// use lens_core::optim::{Adam, Optimizer};
+/// let bad = <Adam<f64> as Optimizer<f64>>::check(&Adam::new(f64::NAN)).unwrap_err();
+/// assert_eq!(bad.name, "lr");
+/// assert_eq!(bad.to_string(), "the optimizer's `lr` is NaN; it must be a finite number, 0 or more");
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct BadSetting {
+    /// The setting's field name (`lr`, `beta1`, `eps`, ...).
+    pub name: &'static str,
+    /// Its value.
+    pub value: f64,
+    /// The values it may take, in words.
+    pub expected: &'static str,
+}
+
+impl fmt::Display for BadSetting {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "the optimizer's `{}` is {}; it must be {}",
+            self.name, self.value, self.expected
+        )
+    }
+}
+
+impl core::error::Error for BadSetting {}

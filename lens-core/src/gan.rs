@@ -252,7 +252,9 @@ where
         // the gradient of W for both parameters.
         let (w, pull) = self.model.vjp(&self.params, (z, real));
         pull(T::cst(1.0), &mut self.change);
-        let refused = if !w.finite() {
+        let refused = if let Err(bad) = self.og.check().and_then(|()| self.od.check()) {
+            Some(StepError::Setting(bad))
+        } else if !w.finite() {
             Some(StepError::NonFiniteLoss { loss: w.to_f64() })
         } else if !self.change.0.0.all_finite() || !self.change.1.all_finite() {
             Some(StepError::NonFiniteGradient)

@@ -339,6 +339,7 @@ where
         O2: Optimizer<X, Scalar = T>,
     {
         check(&self.loss, 0, label)?;
+        optimizer.check().map_err(StepError::Setting)?;
         let mut x = x;
         let mut state = optimizer.init_state(&x);
         let mut scratch = x.clone();
@@ -367,7 +368,9 @@ where
     /// Lets the optimizer put the step's change (in `self.change`) onto the parameters, and
     /// leaves the change buffer at zero for the next step (on a refused step too).
     fn put(&mut self, loss: T) -> Result<(), StepError> {
-        let refused = if !loss.finite() {
+        let refused = if let Err(bad) = self.optimizer.check() {
+            Some(StepError::Setting(bad))
+        } else if !loss.finite() {
             Some(StepError::NonFiniteLoss {
                 loss: loss.to_f64(),
             })

@@ -84,7 +84,7 @@ pub mod train;
 
 pub use activation::{Gelu, LeakyRelu, LogSoftmax, Relu, Sigmoid, Softmax, Softplus, Tanh};
 pub use compose::{Batch, Par, ParaExt, Reparam, Share, Then};
-pub use error::{LabelError, StepError};
+pub use error::{BadSetting, LabelError, StepError};
 #[cfg(feature = "alloc")]
 pub use gradcheck::{GradCheck, check_gradient};
 #[cfg(feature = "alloc")]

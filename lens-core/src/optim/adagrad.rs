@@ -27,6 +27,11 @@ impl<T: Real, P: Flat<T>> Optimizer<P> for AdaGrad<T> {
     type Scalar = T;
     type State = P;
 
+    fn check(&self) -> Result<(), crate::BadSetting> {
+        super::step_size("lr", self.lr)?;
+        super::positive("eps", self.eps)
+    }
+
     fn init_state(&self, _p: &P) -> P {
         P::zeros()
     }

@@ -65,6 +65,14 @@ pub struct AdamState<P, T> {
 }
 
 impl<T: Real> Adam<T> {
+    /// [`Optimizer::check`] of Adam's settings (AdamW's and the Riemannian Adam's too).
+    pub(crate) fn settings(&self) -> Result<(), crate::BadSetting> {
+        super::step_size("lr", self.lr)?;
+        super::decay("beta1", self.beta1)?;
+        super::decay("beta2", self.beta2)?;
+        super::positive("eps", self.eps)
+    }
+
     fn state<P: Flat<T>>(&self) -> AdamState<P, T> {
         AdamState {
             m: P::zeros(),
@@ -123,6 +131,10 @@ impl<T: Real, P: Flat<T>> Optimizer<P> for Adam<T> {
     type Scalar = T;
     type State = AdamState<P, T>;
 
+    fn check(&self) -> Result<(), crate::BadSetting> {
+        self.settings()
+    }
+
     fn init_state(&self, _p: &P) -> Self::State {
         self.state()
     }
@@ -166,6 +178,23 @@ impl<T: Real> AdamW<T> {
 impl<T: Real, P: Flat<T>> Optimizer<P> for AdamW<T> {
     type Scalar = T;
     type State = AdamState<P, T>;
+
+    fn check(&self) -> Result<(), crate::BadSetting> {
+        self.adam.settings()?;
+        // `p <- p (1 - lr wd)`: a factor in (0, 1], or the decay grows or flips the weights.
+        let ok = self.weight_decay.finite()
+            && self.weight_decay >= T::zero()
+            && self.adam.lr * self.weight_decay <= T::one();
+        if ok {
+            Ok(())
+        } else {
+            Err(crate::BadSetting {
+                name: "weight_decay",
+                value: self.weight_decay.to_f64(),
+                expected: "a finite number, 0 or more, at most 1 / lr",
+            })
+        }
+    }
 
     fn init_state(&self, _p: &P) -> Self::State {
         self.adam.state()

@@ -24,7 +24,7 @@ pub use riemannian::{RiemannianAdam, RiemannianAdamState, RiemannianSgd};
 pub use rmsprop::RmsProp;
 pub use sgd::Sgd;
 
-use crate::{Flat, LearningRate, Real};
+use crate::{BadSetting, Flat, LearningRate, Real};
 
 /// An optimizer for parameters of type `P`.
 pub trait Optimizer<P> {
@@ -35,6 +35,18 @@ pub trait Optimizer<P> {
 
     /// The state before the first step.
     fn init_state(&self, p: &P) -> Self::State;
+
+    /// A setting with which the optimizer cannot train (a NaN or negative learning rate, a
+    /// decay outside `[0, 1)`, a zero `eps`), or `Ok`. The learner asks before every step
+    /// and refuses the step ([`crate::StepError::Setting`]): an adaptive optimizer applies
+    /// its step size inside [`Optimizer::update`], where a NaN one would turn every parameter
+    /// NaN without showing in the change the learner checks. The default accepts everything.
+    ///
+    /// # Errors
+    /// The first setting found out of its range.
+    fn check(&self) -> Result<(), BadSetting> {
+        Ok(())
+    }
 
     /// The learning-rate lens placed after the loss.
     fn rate(&self) -> LearningRate<Self::Scalar>;
@@ -65,6 +77,48 @@ pub trait Optimizer<P> {
         for s in dp.slices_mut() {
             s.fill(Self::Scalar::cst(0.0));
         }
+    }
+}
+
+/// A step size or learning rate: a finite number, 0 or more.
+pub(crate) fn step_size<T: Real>(name: &'static str, v: T) -> Result<(), BadSetting> {
+    within(
+        name,
+        v,
+        v.finite() && v >= T::zero(),
+        "a finite number, 0 or more",
+    )
+}
+
+/// A decay or momentum coefficient: in `[0, 1)`.
+pub(crate) fn decay<T: Real>(name: &'static str, v: T) -> Result<(), BadSetting> {
+    within(name, v, v >= T::zero() && v < T::one(), "in [0, 1)")
+}
+
+/// A term that keeps a denominator away from zero: a finite number above 0.
+pub(crate) fn positive<T: Real>(name: &'static str, v: T) -> Result<(), BadSetting> {
+    within(
+        name,
+        v,
+        v.finite() && v > T::zero(),
+        "a finite number above 0",
+    )
+}
+
+fn within<T: Real>(
+    name: &'static str,
+    v: T,
+    ok: bool,
+    expected: &'static str,
+) -> Result<(), BadSetting> {
+    if ok {
+        Ok(())
+    } else {
+        Err(BadSetting {
+            name,
+            value: v.to_f64(),
+            expected,
+        })
     }
 }
 

@@ -24,6 +24,11 @@ impl<T: Real, P: Flat<T>> Optimizer<P> for Momentum<T> {
     type Scalar = T;
     type State = P;
 
+    fn check(&self) -> Result<(), crate::BadSetting> {
+        super::step_size("lr", self.lr)?;
+        super::decay("gamma", self.gamma)
+    }
+
     fn init_state(&self, _p: &P) -> P {
         P::zeros()
     }
@@ -63,6 +68,11 @@ impl<T> Nesterov<T> {
 impl<T: Real, P: Flat<T>> Optimizer<P> for Nesterov<T> {
     type Scalar = T;
     type State = P;
+
+    fn check(&self) -> Result<(), crate::BadSetting> {
+        super::step_size("lr", self.lr)?;
+        super::decay("gamma", self.gamma)
+    }
 
     fn init_state(&self, _p: &P) -> P {
         P::zeros()

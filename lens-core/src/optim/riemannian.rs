@@ -41,6 +41,10 @@ impl<T: Real, P: Manifold<T>> Optimizer<P> for RiemannianSgd<T> {
     type Scalar = T;
     type State = ();
 
+    fn check(&self) -> Result<(), crate::BadSetting> {
+        super::step_size("lr", self.lr)
+    }
+
     fn init_state(&self, _p: &P) {}
 
     fn rate(&self) -> LearningRate<T> {
@@ -100,6 +104,13 @@ pub struct RiemannianAdamState<P, T> {
 impl<T: Real, P: Manifold<T> + crate::Tangent> Optimizer<P> for RiemannianAdam<T> {
     type Scalar = T;
     type State = RiemannianAdamState<P, T>;
+
+    fn check(&self) -> Result<(), crate::BadSetting> {
+        super::step_size("lr", self.lr)?;
+        super::decay("beta1", self.beta1)?;
+        super::decay("beta2", self.beta2)?;
+        super::positive("eps", self.eps)
+    }
 
     fn init_state(&self, _p: &P) -> Self::State {
         RiemannianAdamState {

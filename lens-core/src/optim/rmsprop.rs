@@ -30,6 +30,12 @@ impl<T: Real, P: Flat<T>> Optimizer<P> for RmsProp<T> {
     type Scalar = T;
     type State = P;
 
+    fn check(&self) -> Result<(), crate::BadSetting> {
+        super::step_size("lr", self.lr)?;
+        super::decay("rho", self.rho)?;
+        super::positive("eps", self.eps)
+    }
+
     fn init_state(&self, _p: &P) -> P {
         P::zeros()
     }

@@ -31,6 +31,10 @@ impl<T: Real, P: Flat<T>> Optimizer<P> for Sgd<T> {
     type Scalar = T;
     type State = ();
 
+    fn check(&self) -> Result<(), crate::BadSetting> {
+        super::step_size("lr", self.lr)
+    }
+
     fn init_state(&self, _p: &P) {}
 
     fn rate(&self) -> LearningRate<T> {
