@@ -469,3 +469,53 @@ fn a_refused_label_is_named_by_its_example() {
         "example 5: label 9 is out of range: the model has 3 classes (0..3)"
     );
 }
+
+// `--epochs 18446744073709551615` (run until the callback stops) reserved a history of that
+// many epochs up front and panicked with "capacity overflow" before the first step.
+#[test]
+fn as_many_epochs_as_there_are_numbers_runs_until_stopped() {
+    let mut l = learner();
+    let h = fit(
+        &mut l,
+        8,
+        &cfg(usize::MAX, 2, 0),
+        |idx| example(idx[0], 8),
+        no_eval,
+        |_, e| {
+            if e.epoch == 2 {
+                Control::Stop
+            } else {
+                Control::Continue
+            }
+        },
+    )
+    .unwrap();
+    assert_eq!(h.epochs.len(), 2);
+}
+
+// Classes are the labels that occur: a label of `usize::MAX` overflowed `max + 1`, and one of
+// 300 million scanned the labels once per number below it.
+#[test]
+fn a_stratified_split_takes_any_labels() {
+    let labels = [
+        7,
+        usize::MAX,
+        300_000_000,
+        7,
+        usize::MAX,
+        7,
+        7,
+        7,
+        300_000_000,
+        7,
+    ];
+    let (train, test) = paralens::data::stratified_split(&labels, 0.5, 3);
+    let mut all: Vec<usize> = train.iter().chain(&test).copied().collect();
+    all.sort_unstable();
+    assert_eq!(all, (0..labels.len()).collect::<Vec<_>>());
+    // Half of each class, rounded: 3 of the six 7s, 1 of each pair.
+    let count = |set: &[usize], c: usize| set.iter().filter(|&&i| labels[i] == c).count();
+    assert_eq!(count(&test, 7), 3);
+    assert_eq!(count(&test, usize::MAX), 1);
+    assert_eq!(count(&test, 300_000_000), 1);
+}

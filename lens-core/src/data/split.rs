@@ -26,9 +26,13 @@ pub fn stratified_split(
         "test_fraction must be in [0, 1], got {test_fraction}"
     );
     let mut rng = StdRng::seed_from_u64(seed);
-    let classes = labels.iter().copied().max().map_or(0, |m| m + 1);
+    // The classes that occur, in increasing order (not `0..=max`: a label of 300 million
+    // made that loop scan the labels 300 million times, and `usize::MAX` overflowed).
+    let mut classes = labels.to_vec();
+    classes.sort_unstable();
+    classes.dedup();
     let (mut train, mut test) = (Vec::new(), Vec::new());
-    for c in 0..classes {
+    for c in classes {
         let mut idx: Vec<usize> = (0..labels.len()).filter(|&i| labels[i] == c).collect();
         idx.shuffle(&mut rng);
         let n_test = (idx.len() as f64 * test_fraction).round() as usize;

@@ -222,7 +222,9 @@ where
     let mut order: Vec<usize> = (0..examples).collect();
     let mut rng = StdRng::seed_from_u64(cfg.seed);
     let mut history = History {
-        epochs: Vec::with_capacity(cfg.epochs),
+        // Not more up front than a run could fill: `--epochs 18446744073709551615` (until
+        // stopped) overflowed the capacity before the first step.
+        epochs: Vec::with_capacity(cfg.epochs.min(1 << 12)),
         stopped_early: false,
     };
     let mut best: Option<Eval> = None;
