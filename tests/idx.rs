@@ -70,19 +70,48 @@ fn temp_dir(tag: &str) -> PathBuf {
 #[test]
 fn folders_in_the_mnist_layout_gzip_or_plain() {
     let d = temp_dir("ok");
+    let pixels = |n: usize| (0..n * 784).map(|i| (i % 251) as u8).collect::<Vec<u8>>();
     write(
         &d,
         "train-images-idx3-ubyte",
-        &images(2, 1, 1, &[0, 255]),
+        &images(2, 28, 28, &pixels(2)),
         true,
     );
     write(&d, "train-labels-idx1-ubyte", &labels(&[3, 9]), false);
-    write(&d, "t10k-images-idx3-ubyte", &images(1, 1, 1, &[7]), true);
+    write(
+        &d,
+        "t10k-images-idx3-ubyte",
+        &images(1, 28, 28, &pixels(1)),
+        true,
+    );
     write(&d, "t10k-labels-idx1-ubyte", &labels(&[0]), true);
     let m = load_mnist(&d).unwrap();
     assert_eq!(
         (m.train_images.count, m.train_labels, m.test_labels),
         (2, vec![3, 9], vec![0])
+    );
+    assert_eq!(m.train_images.image(1), &pixels(2)[784..]);
+
+    // Images of another size: a model of 784 pixels would cut them or run short.
+    write(
+        &d,
+        "t10k-images-idx3-ubyte",
+        &images(1, 27, 27, &[5; 729]),
+        false,
+    );
+    std::fs::remove_file(d.join("t10k-images-idx3-ubyte.gz")).unwrap();
+    let e = load_mnist(&d).unwrap_err();
+    assert!(
+        e.to_string().contains(
+            "t10k-images-idx3-ubyte: the images are 27x27; MNIST and Fashion-MNIST images are 28x28"
+        ),
+        "{e}"
+    );
+    write(
+        &d,
+        "t10k-images-idx3-ubyte",
+        &images(1, 28, 28, &pixels(1)),
+        false,
     );
 
     // A label that is not a digit, and a count mismatch.
@@ -96,6 +125,17 @@ fn folders_in_the_mnist_layout_gzip_or_plain() {
     write(&d, "t10k-labels-idx1-ubyte", &labels(&[1, 2]), true);
     let e = load_mnist(&d).unwrap_err();
     assert!(e.to_string().contains("2 labels for 1 images"), "{e}");
+
+    // A folder that is not there, or a file given for the folder.
+    let e = load_mnist(&d.join("nowhere")).unwrap_err();
+    assert!(
+        e.to_string().contains(
+            "nowhere: does not exist; give the folder holding train-images-idx3-ubyte.gz"
+        ),
+        "{e}"
+    );
+    let e = load_mnist(&d.join("train-labels-idx1-ubyte")).unwrap_err();
+    assert!(e.to_string().contains("is not a folder"), "{e}");
 
     // A missing file names what is expected.
     let empty = temp_dir("empty");

@@ -268,12 +268,30 @@ fn find(dir: &Path, name: &str) -> Result<PathBuf, DataError> {
     ))
 }
 
+/// The side of an MNIST or Fashion-MNIST image, in pixels.
+pub const MNIST_SIDE: usize = 28;
+
 /// Loads MNIST or Fashion-MNIST from a folder holding the four standard files.
 ///
 /// # Errors
-/// A missing file (the message names the four expected files), a malformed file, image and
-/// label counts that differ, or a label outside `0..10`.
+/// A folder that does not exist, a missing file (the message names the four expected
+/// files), a malformed file, images that are not 28x28, image and label counts that differ,
+/// or a label outside `0..10`.
 pub fn load_mnist(dir: &Path) -> Result<Mnist, DataError> {
+    if !dir.is_dir() {
+        let what = if dir.exists() {
+            "is not a folder"
+        } else {
+            "does not exist"
+        };
+        return Err(DataError::whole(
+            &dir.display().to_string(),
+            format!(
+                "{what}; give the folder holding {}",
+                MNIST_FILES.map(|f| format!("{f}.gz")).join(", ")
+            ),
+        ));
+    }
     let mut files = Vec::new();
     for name in MNIST_FILES {
         files.push(find(dir, name)?);
@@ -283,6 +301,18 @@ pub fn load_mnist(dir: &Path) -> Result<Mnist, DataError> {
     let train_labels = parse_idx_labels(&read_maybe_gzip(&files[1])?, &src(1))?;
     let test_images = parse_idx_images(&read_maybe_gzip(&files[2])?, &src(2))?;
     let test_labels = parse_idx_labels(&read_maybe_gzip(&files[3])?, &src(3))?;
+    for (images, i) in [(&train_images, 0), (&test_images, 2)] {
+        // A model of MNIST takes 784 pixels: other images would be cut or run short.
+        if (images.rows, images.cols) != (MNIST_SIDE, MNIST_SIDE) {
+            return Err(DataError::whole(
+                &src(i),
+                format!(
+                    "the images are {}x{}; MNIST and Fashion-MNIST images are {MNIST_SIDE}x{MNIST_SIDE}",
+                    images.rows, images.cols
+                ),
+            ));
+        }
+    }
     for (images, labels, i) in [
         (&train_images, &train_labels, 1),
         (&test_images, &test_labels, 3),
