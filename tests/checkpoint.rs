@@ -443,3 +443,34 @@ fn a_file_that_cannot_be_read_or_written_is_named() {
     }
     assert_eq!(params, before);
 }
+
+// The MNIST examples' command line: a malformed or missing value is refused, not replaced by
+// the default (`--epochs abc` ran 9 epochs, `--save` alone saved nothing).
+#[test]
+fn the_mnist_examples_refuse_a_bad_command_line() {
+    use mnist_mlp::shared::parse_args;
+    let parse = |line: &str| parse_args(line.split_whitespace().map(String::from), 9);
+    let ok = parse("--data d --epochs 3 --plot p.svg").unwrap();
+    assert_eq!((ok.dir.to_str(), ok.epochs), (Some("d"), 3));
+    assert_eq!(parse("--data d").unwrap().epochs, 9);
+    for (line, says) in [
+        (
+            "--data d --epochs abc",
+            "`--epochs abc`: the number of epochs is a whole number",
+        ),
+        ("--data d --epochs -2", "`--epochs -2`"),
+        ("--data d --save", "`--save` takes a value"),
+        ("--data", "`--data` takes a value"),
+        ("--epochs 2", "give the data folder with --data DIR"),
+        ("--data d --bogus 1", "unknown argument `--bogus`"),
+        (
+            "--data d --save /no/such/folder/p.st",
+            "its folder does not exist",
+        ),
+    ] {
+        let e = parse(line)
+            .err()
+            .unwrap_or_else(|| panic!("{line} was accepted"));
+        assert!(e.contains(says), "{line}: {e}");
+    }
+}

@@ -20,50 +20,65 @@ pub struct Args {
 }
 
 /// `--data DIR`, `--epochs N`, `--save PATH`, `--load PATH` and `--plot PATH` from the
-/// command line; exits
-/// with `usage` on a bad argument.
+/// command line; exits with `usage` on a bad argument.
 pub fn args(usage: &str, default_epochs: usize) -> Args {
+    parse_args(std::env::args().skip(1), default_epochs).unwrap_or_else(|e| {
+        eprintln!("error: {e}\nusage: {usage}");
+        std::process::exit(2);
+    })
+}
+
+/// [`args`] from the arguments `it` (after the program's name).
+///
+/// # Errors
+/// An unknown flag, a flag without its value or with a malformed one (`--epochs abc` ran the
+/// default number of epochs, `--save` alone saved nothing), no `--data`, or a file to write
+/// in a folder that does not exist (refused now, not after training).
+pub fn parse_args(
+    it: impl IntoIterator<Item = String>,
+    default_epochs: usize,
+) -> Result<Args, String> {
     let mut data = None;
     let mut epochs = default_epochs;
     let (mut save, mut load, mut plot) = (None, None, None);
-    let mut it = std::env::args().skip(1);
+    let mut it = it.into_iter();
     while let Some(a) = it.next() {
-        match a.as_str() {
-            "--data" => data = it.next().map(PathBuf::from),
-            "--epochs" => epochs = it.next().and_then(|v| v.parse().ok()).unwrap_or(epochs),
-            "--save" => save = it.next().map(PathBuf::from),
-            "--load" => load = it.next().map(PathBuf::from),
-            "--plot" => plot = it.next().map(PathBuf::from),
-            other => {
-                eprintln!("error: unknown argument `{other}`\nusage: {usage}");
-                std::process::exit(2);
+        let flag = a.as_str();
+        if !["--data", "--epochs", "--save", "--load", "--plot"].contains(&flag) {
+            return Err(format!("unknown argument `{flag}`"));
+        }
+        let Some(v) = it.next() else {
+            return Err(format!("`{flag}` takes a value"));
+        };
+        match flag {
+            "--data" => data = Some(PathBuf::from(v)),
+            "--epochs" => {
+                epochs = v.parse().map_err(|_| {
+                    format!("`--epochs {v}`: the number of epochs is a whole number, 0 or more")
+                })?;
             }
+            "--save" => save = Some(PathBuf::from(v)),
+            "--load" => load = Some(PathBuf::from(v)),
+            _ => plot = Some(PathBuf::from(v)),
         }
     }
-    let Some(dir) = data else {
-        eprintln!(
-            "error: give the data folder with --data DIR (in this project: ../shared/data/mnist or ../shared/data/fashion-mnist)\nusage: {usage}"
-        );
-        std::process::exit(2);
-    };
-    // A file to write in a folder that does not exist is refused now, not after training.
+    let dir = data.ok_or("give the data folder with --data DIR (in this project: ../shared/data/mnist or ../shared/data/fashion-mnist)")?;
     for path in [&save, &plot].into_iter().flatten() {
         let parent = path.parent().filter(|p| !p.as_os_str().is_empty());
         if parent.is_some_and(|p| !p.is_dir()) {
-            eprintln!(
-                "error: cannot write {}: its folder does not exist\nusage: {usage}",
+            return Err(format!(
+                "cannot write {}: its folder does not exist",
                 path.display()
-            );
-            std::process::exit(2);
+            ));
         }
     }
-    Args {
+    Ok(Args {
         dir,
         epochs,
         save,
         load,
         plot,
-    }
+    })
 }
 
 /// Pixels scaled to `0..=1`.
