@@ -409,3 +409,47 @@ fn counted_flip_requests_equal_the_oracle_and_skipped_gates_lose_nothing() {
         }
     }
 }
+
+// Found by a bad-input prober: each was a panic deep inside (a random range of no wires, an
+// overflowing sum, `k - 1` with no parameters, a shift past 63) where an error or a stated
+// panic belongs.
+#[test]
+fn gate_networks_refuse_widths_they_cannot_wire() {
+    use paralens::circuits::models::gate_network;
+    // A layer of one gate feeding another layer: the next gate has no second wire to read.
+    let e = gate_network(8, &[1, 2], 1, 0).expect_err("refused");
+    assert!(e.to_string().contains("at least two"), "{e}");
+    // The last layer may be one gate (one output).
+    assert!(gate_network(8, &[4, 1], 1, 0).is_ok());
+    for layers in [
+        &[usize::MAX, 2][..],
+        &[usize::MAX / 2],
+        &[usize::MAX / 4 + 1],
+    ] {
+        let e = gate_network(8, layers, 1, 0).expect_err("refused");
+        assert!(
+            matches!(e, paralens::circuits::NetlistError::TooLarge),
+            "{e}"
+        );
+    }
+}
+
+#[test]
+fn top_k_with_no_parameters_flips_nothing() {
+    use paralens::circuits::NetlistBuilder;
+    use paralens::circuits::netlist::NetlistLearner;
+    let mut b = NetlistBuilder::new(2);
+    let y = b.and(0, 1);
+    b.output(y);
+    let rule = paralens::circuits::UpdateRule::TopK(3);
+    let mut l = NetlistLearner::<u64>::new(b.build().unwrap(), 0, rule).unwrap();
+    let r = l.step(&[u64::MAX, 0], &[u64::MAX], u64::MAX).unwrap();
+    assert_eq!(r.flipped, 0);
+}
+
+#[test]
+#[should_panic(expected = "a midpoint code of 65 bits does not fit a u64")]
+fn a_midpoint_code_wider_than_a_word_is_refused() {
+    let b = paralens::circuits::binarise::Midpoint::<65>::fit(&[[0.0; 65], [1.0; 65]]);
+    let _ = b.encode(&[0.7; 65]);
+}

@@ -33,8 +33,12 @@ impl<const N: usize> Midpoint<N> {
 
     /// The bits of one row: bit `j` is feature `j` above the middle of its range (a constant
     /// feature gives 0).
+    ///
+    /// # Panics
+    /// If `N > 64`.
     #[must_use]
     pub fn encode(&self, row: &[f64; N]) -> u64 {
+        assert!(N <= 64, "a midpoint code of {N} bits does not fit a u64");
         (0..N).fold(0, |bits, j| {
             let span = self.max[j] - self.min[j];
             let on = span > 0.0 && (row[j] - self.min[j]) / span > 0.5;

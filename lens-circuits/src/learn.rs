@@ -199,6 +199,8 @@ impl Decision {
             UpdateRule::Xor | UpdateRule::LocalMajority | UpdateRule::LocalSignificant(_) => (0, 0),
             UpdateRule::Majority => (n_valid / 2 + 1, 0),
             UpdateRule::Threshold(t) => (t.max(1), 0),
+            // No parameters to pick from: no flips.
+            UpdateRule::TopK(_) if counts.is_empty() => (u32::MAX, 0),
             UpdateRule::TopK(0) => (u32::MAX, 0),
             UpdateRule::TopK(k) => {
                 let k = k.min(counts.len());

@@ -30,8 +30,9 @@ pub struct GateNetwork {
 /// ```
 ///
 /// # Errors
-/// No layers, a layer of zero gates, fewer than two wires to choose from, or more outputs
-/// than the last layer has gates.
+/// No layers, a layer of zero gates, fewer than two wires to choose from (fewer than two data
+/// inputs, a layer of one gate before another layer), more outputs than the last layer has
+/// gates, or more wires than a netlist holds ([`NetlistError::TooLarge`]).
 pub fn gate_network(
     inputs: usize,
     layers: &[usize],
@@ -57,8 +58,22 @@ pub fn gate_network(
     if inputs < 2 {
         return Err(bad("data inputs (at least two)", 2, inputs));
     }
-    let gates: usize = layers.iter().sum();
-    let params = 4 * gates;
+    // Each gate reads two distinct wires of the layer before: a layer of one gate cannot feed
+    // another layer.
+    if let Some(&one) = layers[..layers.len() - 1].iter().find(|&&g| g < 2) {
+        return Err(bad(
+            "gates in a layer that feeds another (at least two)",
+            2,
+            one,
+        ));
+    }
+    let params = layers
+        .iter()
+        .try_fold(inputs, |n, &g| {
+            g.checked_mul(4).and_then(|p| n.checked_add(p))
+        })
+        .ok_or(NetlistError::TooLarge)?
+        - inputs;
     let total = u32::try_from(params + inputs).map_err(|_| NetlistError::TooLarge)?;
     let mut b = NetlistBuilder::new(total);
     let mut rng = StdRng::seed_from_u64(seed);
