@@ -200,3 +200,23 @@ fn the_real_mnist_files_read_with_their_published_counts() {
         [980, 1135, 1032, 1010, 982, 892, 958, 1028, 974, 1009]
     );
 }
+
+// A file of two concatenated gzip members is one valid gzip file (as `gzip -d` reads it); the
+// reader stopped after the first member and reported the file as truncated.
+#[test]
+fn a_gzip_file_of_several_members_reads_whole() {
+    let bytes = images(2, 28, 28, &[9; 2 * 784]);
+    let (a, b) = bytes.split_at(900);
+    let mut file = Vec::new();
+    for part in [a, b] {
+        let mut enc = GzEncoder::new(Vec::new(), Compression::fast());
+        enc.write_all(part).unwrap();
+        file.extend(enc.finish().unwrap());
+    }
+    let raw = paralens::data::gunzip(&file, "two.gz").unwrap();
+    assert_eq!(raw, bytes);
+    // Bytes after the last member that are not another member: an error, not ignored.
+    file.extend_from_slice(b"junk");
+    let e = paralens::data::gunzip(&file, "junk.gz").unwrap_err();
+    assert!(e.to_string().contains("corrupt gzip stream"), "{e}");
+}

@@ -5,7 +5,7 @@
 //! (count, rows, columns), labels 1.
 
 use super::DataError;
-use flate2::read::GzDecoder;
+use flate2::read::MultiGzDecoder;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
@@ -80,7 +80,9 @@ pub const MAX_DEFLATE_RATIO: u64 = 1032;
 pub fn gunzip(raw: &[u8], src: &str) -> Result<Vec<u8>, DataError> {
     let corrupt = |e: std::io::Error| DataError::whole(src, format!("corrupt gzip stream: {e}"));
     let bound = (raw.len() as u64).saturating_mul(MAX_DEFLATE_RATIO);
-    let mut dec = GzDecoder::new(raw);
+    // All members: a file of several concatenated gzip members is one valid gzip file
+    // (`GzDecoder` stopped after the first and reported the rest as truncated).
+    let mut dec = MultiGzDecoder::new(raw);
     let mut out = Vec::new();
     // The IDX header first (magic `00 00 08 DD`, then `DD` sizes): it says how much follows.
     (&mut dec).take(4).read_to_end(&mut out).map_err(corrupt)?;
