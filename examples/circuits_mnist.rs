@@ -267,6 +267,23 @@ fn vote_accuracy(l: &mut NetlistLearner<L16>, vote: &mut GroupVote<L16>, batches
     hits as f64 / seen as f64
 }
 
+/// Training images the ten-digit network holds out to choose its best epoch.
+const HELD_OUT: usize = 5000;
+
+/// Training zeros and ones the 0-vs-1 experiment holds out to choose its threshold.
+const VALIDATION: usize = 1000;
+
+/// The error of a data folder with `n` training images (of the digits used) when the
+/// experiment holds `held` of them out: it trains on the rest, so it needs more.
+fn too_few(dir: &std::path::Path, n: usize, held: usize) -> paralens::data::DataError {
+    paralens::data::DataError::whole(
+        &dir.display().to_string(),
+        format!(
+            "{n} training images of the digits used; the experiment holds out {held} and trains on the rest, so it needs more than {held}"
+        ),
+    )
+}
+
 /// The ten-digit gate network of size `size`: returns the test accuracy of the epoch that
 /// did best on the 5000 held-out training images.
 ///
@@ -279,15 +296,18 @@ pub fn ten_digits(
 ) -> Result<f64, paralens::data::DataError> {
     let m = load_mnist(dir)?;
     let n = m.train_labels.len();
-    let pixels = informative_pixels(&m.train_images, 0..n - 5000);
+    if n <= HELD_OUT {
+        return Err(too_few(dir, n, HELD_OUT));
+    }
+    let pixels = informative_pixels(&m.train_images, 0..n - HELD_OUT);
     if verbose {
         println!(
             "ten digits: {} pixels on in 10-90% of the training images",
             pixels.len()
         );
     }
-    let train = lane_batches(&m.train_images, &m.train_labels, 0..n - 5000, &pixels);
-    let val = lane_batches(&m.train_images, &m.train_labels, n - 5000..n, &pixels);
+    let train = lane_batches(&m.train_images, &m.train_labels, 0..n - HELD_OUT, &pixels);
+    let val = lane_batches(&m.train_images, &m.train_labels, n - HELD_OUT..n, &pixels);
     let test = lane_batches(
         &m.test_images,
         &m.test_labels,
@@ -355,7 +375,10 @@ pub fn zero_vs_one(dir: &std::path::Path, verbose: bool) -> Result<f64, paralens
     let mnist = load_mnist(dir)?;
     let (xs, ys) = zeros_and_ones(&mnist.train_images, &mnist.train_labels);
     let (tx, ty) = zeros_and_ones(&mnist.test_images, &mnist.test_labels);
-    let split = xs.len() - 1000;
+    if xs.len() <= VALIDATION {
+        return Err(too_few(dir, xs.len(), VALIDATION));
+    }
+    let split = xs.len() - VALIDATION;
     let (train_x, val_x) = xs.split_at(split);
     let (train_y, val_y) = ys.split_at(split);
     if verbose {

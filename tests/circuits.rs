@@ -453,3 +453,41 @@ fn a_midpoint_code_wider_than_a_word_is_refused() {
     let b = paralens::circuits::binarise::Midpoint::<65>::fit(&[[0.0; 65], [1.0; 65]]);
     let _ = b.encode(&[0.7; 65]);
 }
+
+// A data folder with fewer training images than the experiments hold out: an error naming the
+// folder, where `n - 5000` and `len - 1000` underflowed into a panic inside the image reader.
+#[test]
+fn mnist_circuits_on_too_few_images_is_an_error() {
+    use flate2::{Compression, write::GzEncoder};
+    use std::io::Write;
+    let dir = std::env::temp_dir().join(format!("paralens-small-mnist-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let n = 64u32;
+    let mut images = vec![0, 0, 8, 3];
+    for d in [n, 28, 28] {
+        images.extend_from_slice(&d.to_be_bytes());
+    }
+    images.extend((0..n as usize * 784).map(|i| (i % 256) as u8));
+    let mut labels = vec![0, 0, 8, 1];
+    labels.extend_from_slice(&n.to_be_bytes());
+    labels.extend((0..n).map(|i| (i % 2) as u8));
+    for (name, bytes) in [
+        ("train-images-idx3-ubyte", &images),
+        ("train-labels-idx1-ubyte", &labels),
+        ("t10k-images-idx3-ubyte", &images),
+        ("t10k-labels-idx1-ubyte", &labels),
+    ] {
+        let mut z = GzEncoder::new(Vec::new(), Compression::fast());
+        z.write_all(bytes).unwrap();
+        std::fs::write(dir.join(format!("{name}.gz")), z.finish().unwrap()).unwrap();
+    }
+    let e = circuits_mnist::zero_vs_one(&dir, false).unwrap_err();
+    assert!(
+        e.to_string()
+            .contains("64 training images of the digits used; the experiment holds out 1000"),
+        "{e}"
+    );
+    let e = circuits_mnist::ten_digits(&dir, circuits_mnist::TenDigits::HALF, false).unwrap_err();
+    assert!(e.to_string().contains("holds out 5000"), "{e}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
