@@ -111,9 +111,13 @@ fn mis_sized_batches_are_refused() {
     let e = l.try_step_batch::<4>(&[x(0.0); 3], &[0; 3]).unwrap_err();
     assert_eq!(
         e.to_string(),
-        "batch size mismatch: the step takes 4 examples, got 3 inputs and 3 labels"
+        "batch size mismatch: a step takes 4 examples, and 3 are given"
     );
-    assert!(l.try_step_batch::<2>(&[x(0.0); 2], &[0; 3]).is_err());
+    let e = l.try_step_batch::<2>(&[x(0.0); 2], &[0; 3]).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "2 inputs and 3 labels: each input takes one label"
+    );
     assert!(l.try_mean_loss(&[x(0.0); 2], &[0; 1]).is_err());
 }
 

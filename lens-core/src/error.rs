@@ -83,13 +83,15 @@ impl fmt::Display for StepError {
                 "a parameter change is not finite: the step was not applied (lower the learning rate or check the inputs for NaN)"
             ),
             Self::Setting(bad) => write!(f, "{bad}: the step was not applied"),
+            Self::BatchSize { inputs, labels, .. } if inputs != labels => write!(
+                f,
+                "{inputs} inputs and {labels} labels: each input takes one label"
+            ),
             Self::BatchSize {
-                expected,
-                inputs,
-                labels,
+                expected, inputs, ..
             } => write!(
                 f,
-                "batch size mismatch: the step takes {expected} examples, got {inputs} inputs and {labels} labels"
+                "batch size mismatch: a step takes {expected} examples, and {inputs} are given"
             ),
         }
     }
