@@ -131,7 +131,7 @@ impl Analyser<'_> {
     /// written, which runs the same rule on the first `args.len()` of its operands (those
     /// flagged in `owned` read through `rules::owned`, see `InPlace::owned`; those after the
     /// receiver of a float method of several operands through `guard::Tie` when `tie`).
-    fn push_rule(
+    pub(super) fn push_rule(
         &mut self,
         key: usize,
         rule: Op,

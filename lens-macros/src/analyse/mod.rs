@@ -540,18 +540,22 @@ impl<'e> Analyser<'e> {
                     return Operand::Const(e.to_token_stream());
                 }
                 let func = rules_path(span, rule);
-                self.push_op(
-                    Op::Rule {
-                        func,
-                        args: vec![arg],
-                        extra: vec![],
-                        tied: false,
-                        checked: None,
-                        sided: false,
-                    },
-                    span,
-                    out,
-                )
+                let op = Op::Rule {
+                    func,
+                    args: vec![arg],
+                    extra: vec![],
+                    tied: false,
+                    checked: None,
+                    sided: false,
+                };
+                // `!x` runs through its rule in the function as written too: of a type the
+                // rule does not take (a float) it is the rule's one error, where rustc's own
+                // for the operator came beside it. `-x` stays as written (every type it
+                // differentiates has the operator).
+                if let UnOp::Not(_) = u.op {
+                    return self.push_rule(node_key(u), op, Vec::new(), false, span, out);
+                }
+                self.push_op(op, span, out)
             }
             Expr::MethodCall(m) => self.method(m, out),
             Expr::Call(c) => self.call(c, out),

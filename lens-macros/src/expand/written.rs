@@ -132,6 +132,7 @@ impl VisitMut for Rewrite<'_> {
             Expr::Binary(b) => node_key(b),
             Expr::MethodCall(m) => node_key(m),
             Expr::Call(c) => node_key(c),
+            Expr::Unary(u) => node_key(u),
             _ => return syn::visit_mut::visit_expr_mut(self, e),
         };
         // A sub-model's arguments as written, before they are rewritten.
@@ -183,6 +184,8 @@ impl VisitMut for Rewrite<'_> {
             // `x.f(a)`, and `f64::f(x, a)` as `x.f(a)`.
             Expr::MethodCall(m) => method_operands(&m.receiver, m.args.iter(), owned, span),
             Expr::Call(c) => method_operands(&c.args[0], c.args.iter().skip(1), owned, span),
+            // `!x` (only `!` is rewritten: see `Analysis::expr`).
+            Expr::Unary(u) => vec![bare(&u.expr).to_token_stream()],
             _ => return,
         };
         operands.truncate(*taken);
