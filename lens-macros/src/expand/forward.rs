@@ -168,6 +168,9 @@ pub fn stmt(cx: &Cx, s: &Stmt) -> TokenStream {
             targets,
             array,
         } => {
+            // The value's type, for the change the sweep gathers from the parts (a pattern
+            // of another arity is the function as written's error, once: see `reverse.rs`).
+            let w = format_ident!("__wd{}", src);
             let src = cx.read(*src);
             let pats = targets.iter().map(|t| match t {
                 Some(id) => {
@@ -179,10 +182,11 @@ pub fn stmt(cx: &Cx, s: &Stmt) -> TokenStream {
                 }
                 None => quote!(_),
             });
+            let witness = quote!(let #w = ::paralens::__private::witness(&#src););
             if *array {
-                quote_spanned!(span=> let [#(#pats,)*] = #src;)
+                quote_spanned!(span=> #witness let [#(#pats,)*] = #src;)
             } else {
-                quote_spanned!(span=> let (#(#pats,)*) = #src;)
+                quote_spanned!(span=> #witness let (#(#pats,)*) = #src;)
             }
         }
         StmtKind::Let { target, ty, op } => {
@@ -193,8 +197,15 @@ pub fn stmt(cx: &Cx, s: &Stmt) -> TokenStream {
             let clones = clones(cx, *target, op);
             let op_tokens = match &**op {
                 Op::Alias(o) => {
-                    let o = moved(cx, *target, o);
-                    quote_spanned!(span=> let #x #ann = #o;)
+                    let read = moved(cx, *target, o);
+                    // `let s: f64 = b;` of a binding of another type: read as the declared
+                    // type (`guard::Types`), so that the mismatch is the function as written's
+                    // one error, not a second at `b`'s declaration.
+                    let read = match (o, ty) {
+                        (Operand::Var(_), Some(t)) => super::typed_as(&t.to_token_stream(), read),
+                        _ => read,
+                    };
+                    quote_spanned!(span=> let #x #ann = #read;)
                 }
                 Op::Tuple(elems) => {
                     let elems = elems.iter().map(|e| moved(cx, *target, e));

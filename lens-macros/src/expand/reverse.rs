@@ -111,7 +111,11 @@ impl Sweep<'_> {
                 } else {
                     quote!((#(#parts,)*))
                 };
-                self.contribute(&Operand::Var(*src), g);
+                // Read as the value's type (`guard::Typed`): a pattern of another arity is
+                // the function as written's error, where this gathered change disagreed too,
+                // a second error at `#[lens]`.
+                let w = format_ident!("__wd{}", src);
+                self.contribute(&Operand::Var(*src), super::typed_like(quote!(#w), g));
             }
             StmtKind::Let { target, op, .. } => {
                 if !self.have.contains(target) {
