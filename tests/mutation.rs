@@ -559,3 +559,35 @@ fn a_float_valued_data_branch_in_a_recomputed_loop() {
         ),
     );
 }
+
+// A lowered branch with a block that diverges (`None => panic!()`): the sweeps pair each
+// block's value with its pullback after it, which tripped `unreachable_code` at `#[lens]` (an
+// error under `#![deny(warnings)]`). The lint is denied here, so the warning fails the build.
+#[deny(unreachable_code)]
+mod diverging_block {
+    use paralens::prelude::*;
+
+    #[lens]
+    pub fn scaled(x: f64, #[nodiff] scale: Option<f64>) -> f64 {
+        let mut y = x;
+        let k = match scale {
+            Some(s) => {
+                y = y * s;
+                1.5
+            }
+            None => panic!("no scale"),
+        };
+        y * k * x
+    }
+}
+
+#[test]
+fn a_diverging_block_in_a_lowered_branch_is_differentiated_without_a_warning() {
+    use diverging_block::{scaled, scaled_rev};
+    let s = Some(3.0);
+    ok(
+        "diverging",
+        check_gradient(|x| scaled(x, s), |x, d| scaled_rev(x, s, d), 0.8, H),
+    );
+    assert!(std::panic::catch_unwind(|| scaled_rev(0.8, None, 1.0)).is_err());
+}

@@ -101,6 +101,7 @@ fn generate(f: &LensFn, sweeps: Option<(&Analysed, Option<&Analysed>)>) -> Token
         quote!(<#(#decl),*>)
     };
     let allow = allows();
+    let sweep_allow = super::sweep_allows();
 
     let idents: Vec<&Ident> = args.iter().map(|a| &a.ident).collect();
     // `mut x` where the body may change forward-only data in place.
@@ -367,7 +368,7 @@ fn generate(f: &LensFn, sweeps: Option<(&Analysed, Option<&Analysed>)>) -> Token
             let func = quote! {
                 #[doc(hidden)]
                 #[inline]
-                #allow
+                #sweep_allow
                 #vis fn #vjp_params_name #generics (#(#arg_pats: #types),*) -> (#ret, impl FnOnce(#ret) -> #p_slots_ty) #where_clause
                     #p_body
             };
@@ -661,13 +662,13 @@ fn generate(f: &LensFn, sweeps: Option<(&Analysed, Option<&Analysed>)>) -> Token
     quote! {
         #[doc = #doc_vjp]
         #[inline]
-        #allow
+        #sweep_allow
         #vis fn #vjp #generics (#(#arg_pats: #types),*) -> (#ret, impl FnOnce(#ret) -> #slots_ty #captures) #where_clause
             #body_tokens
 
         #[doc = #doc_rev]
         #[inline]
-        #allow
+        #sweep_allow
         #vis fn #rev #generics (#(#arg_pats: #types,)* #d_name: #ret) -> #rev_ty #where_clause
             #rev_body
 

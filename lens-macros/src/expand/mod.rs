@@ -445,6 +445,24 @@ pub fn adjoints_helper(n: usize, buffered: bool) -> Ident {
     }
 }
 
+/// [`allows`] for the generated sweeps (`name_vjp`, `name_rev`, a model's `vjp`): also
+/// `unreachable_code`, which a block that diverges (`None => panic!()`) trips where the sweep
+/// pairs its value with its pullback. Not for the function as written, whose own unreachable
+/// code is the user's to hear about.
+pub fn sweep_allows() -> TokenStream {
+    quote!(#[allow(
+        dead_code,
+        unused_variables,
+        unused_mut,
+        unused_parens,
+        unused_braces,
+        unused_assignments,
+        unreachable_code,
+        clippy::all,
+        clippy::pedantic
+    )])
+}
+
 /// Lints that generated code may trip without a fault of the user's.
 pub fn allows() -> TokenStream {
     quote!(#[allow(

@@ -127,6 +127,7 @@ pub fn para(m: &ParaModel, analysed: &Analysed, with_items: bool) -> TokenStream
     // sub-model calls as forwards).
     let forward_body = &forward.block;
     let allow = allows();
+    let sweep_allow = super::sweep_allows();
     let field_vis: Vec<&syn::Visibility> = subs.iter().map(|f| &f.vis).collect();
     let field_attrs: Vec<&Vec<syn::Attribute>> = subs.iter().map(|f| &f.attrs).collect();
     // The names the derived `Tensors` gives the fields (raw identifiers unraw'd).
@@ -188,7 +189,7 @@ pub fn para(m: &ParaModel, analysed: &Analysed, with_items: bool) -> TokenStream
             }
 
             #[inline]
-            #allow
+            #sweep_allow
             fn vjp(&self, __p: &#params, __x: #in_ty) -> (#ret, impl FnOnce(#ret, &mut #params) -> #in_ty) {
                 let #in_pat = __x;
                 let (__y, __pb) = #body_tokens;
@@ -199,7 +200,7 @@ pub fn para(m: &ParaModel, analysed: &Analysed, with_items: bool) -> TokenStream
             }
 
             #[inline]
-            #allow
+            #sweep_allow
             fn vjp_params(&self, __p: &#params, __x: #in_ty) -> (#ret, impl FnOnce(#ret, &mut #params)) {
                 let #in_pat = __x;
                 let (__y, __pb) = #params_body_tokens;
