@@ -5,7 +5,7 @@
 //! (count, rows, columns), labels 1.
 
 use super::DataError;
-use flate2::read::MultiGzDecoder;
+use flate2::bufread::GzDecoder;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
@@ -60,6 +60,47 @@ pub fn read_maybe_gzip(path: &Path) -> Result<Vec<u8>, DataError> {
 /// valid gzip stream decompresses to more than this many times its size.
 pub const MAX_DEFLATE_RATIO: u64 = 1032;
 
+/// The data of every member of a gzip file, as gzip reads it: a file of several concatenated
+/// members is one valid file (one `GzDecoder` stopped after the first member and reported
+/// the rest as truncated), and zero bytes after the last member are padding. Other bytes after
+/// it are an error (`MultiGzDecoder` took zero padding for a corrupt member header).
+struct Members<'a> {
+    member: Option<GzDecoder<&'a [u8]>>,
+}
+
+impl<'a> Members<'a> {
+    fn new(raw: &'a [u8]) -> Self {
+        Self {
+            member: Some(GzDecoder::new(raw)),
+        }
+    }
+}
+
+impl Read for Members<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        while let Some(member) = &mut self.member {
+            let n = member.read(buf)?;
+            if n > 0 || buf.is_empty() {
+                return Ok(n);
+            }
+            // This member is done: what follows is another member, padding or garbage.
+            let rest = self.member.take().map_or(&[][..], GzDecoder::into_inner);
+            if rest.starts_with(&[0x1f, 0x8b]) {
+                self.member = Some(GzDecoder::new(rest));
+            } else if rest.iter().any(|&b| b != 0) {
+                return Err(std::io::Error::new(
+                    std::io::ErrorKind::InvalidData,
+                    format!(
+                        "{} bytes after the last gzip member that are neither a member nor zero padding",
+                        rest.len()
+                    ),
+                ));
+            }
+        }
+        Ok(0)
+    }
+}
+
 /// Decompresses a gzipped IDX file within the bounds of [`read_maybe_gzip`].
 ///
 /// ```
@@ -80,9 +121,7 @@ pub const MAX_DEFLATE_RATIO: u64 = 1032;
 pub fn gunzip(raw: &[u8], src: &str) -> Result<Vec<u8>, DataError> {
     let corrupt = |e: std::io::Error| DataError::whole(src, format!("corrupt gzip stream: {e}"));
     let bound = (raw.len() as u64).saturating_mul(MAX_DEFLATE_RATIO);
-    // All members: a file of several concatenated gzip members is one valid gzip file
-    // (`GzDecoder` stopped after the first and reported the rest as truncated).
-    let mut dec = MultiGzDecoder::new(raw);
+    let mut dec = Members::new(raw);
     let mut out = Vec::new();
     // The IDX header first (magic `00 00 08 DD`, then `DD` sizes): it says how much follows.
     (&mut dec).take(4).read_to_end(&mut out).map_err(corrupt)?;
