@@ -516,3 +516,37 @@ fn flatten_is_a_column_major_reshape_whose_reverse_is_its_adjoint() {
     let p = model.init(0);
     assert_eq!(model.forward(&p, x).len(), 2);
 }
+
+// A slice shorter than the span reads is refused at the call, naming it (a short `x` was an
+// index out of bounds inside the kernel; a short `y` was filled in part, silently).
+#[test]
+fn compiled_kernels_refuse_short_slices_by_name() {
+    let span = instances::dense(3, 2);
+    let c = CompiledSpan::<f64>::new(&span);
+    let (x, w, dy) = (
+        vals(span.inputs, 0.1),
+        vals(span.params, 0.2),
+        vals(span.outputs, 0.3),
+    );
+    let message = |f: &mut dyn FnMut()| {
+        let e = std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).unwrap_err();
+        e.downcast_ref::<String>().cloned().unwrap_or_default()
+    };
+    let mut y = vec![0.0; span.outputs - 1];
+    assert_eq!(
+        message(&mut || c.forward(&x, &w, &mut y)),
+        format!(
+            "CompiledSpan::forward: `y` has {} entries, and the span reads {}",
+            span.outputs - 1,
+            span.outputs
+        )
+    );
+    let mut y = vec![0.0; span.outputs];
+    assert!(message(&mut || c.forward(&x[1..], &w, &mut y)).contains("`x` has 2 entries"));
+    let mut dx = vec![0.0; span.inputs];
+    assert!(
+        message(&mut || c.reverse_input(&w, &dy[1..], &mut dx)).contains("reverse_input: `dy`")
+    );
+    let mut dw = vec![0.0; span.params - 1];
+    assert!(message(&mut || c.reverse_param(&x, &dy, &mut dw)).contains("reverse_param: `dw`"));
+}

@@ -57,6 +57,17 @@ fn group<T: Real>(
     Rows { start, a, b, mu }
 }
 
+/// Checks that the slice `name` of `method` holds at least the `n` entries it reads: a short
+/// one panicked deep inside (an index out of bounds), a short output was filled in part.
+#[inline]
+#[track_caller]
+fn need(method: &str, name: &str, len: usize, n: usize) {
+    assert!(
+        len >= n,
+        "CompiledSpan::{method}: `{name}` has {len} entries, and the span reads {n}"
+    );
+}
+
 #[inline]
 fn at<T: Real>(v: &[T], i: u32) -> T {
     if i == NONE { T::one() } else { v[i as usize] }
@@ -105,8 +116,16 @@ impl<T: Real> CompiledSpan<T> {
     }
 
     /// `y[t] = sum over cells of t of mu x[s] w[p]`.
+    ///
+    /// # Panics
+    /// If `x`, `w` or `y` is shorter than the span's inputs, parameters or outputs (entries
+    /// past them are not read or written).
     #[inline]
+    #[track_caller]
     pub fn forward(&self, x: &[T], w: &[T], y: &mut [T]) {
+        need("forward", "x", x.len(), self.inputs);
+        need("forward", "w", w.len(), self.params);
+        need("forward", "y", y.len(), self.outputs);
         let r = &self.by_t;
         for (t, out) in y.iter_mut().enumerate().take(self.outputs) {
             let mut acc = T::zero();
@@ -118,8 +137,15 @@ impl<T: Real> CompiledSpan<T> {
     }
 
     /// `dx[s] = sum over cells of s of mu dy[t] w[p]` (the transposed layer).
+    ///
+    /// # Panics
+    /// If `w`, `dy` or `dx` is shorter than the span's parameters, outputs or inputs.
     #[inline]
+    #[track_caller]
     pub fn reverse_input(&self, w: &[T], dy: &[T], dx: &mut [T]) {
+        need("reverse_input", "w", w.len(), self.params);
+        need("reverse_input", "dy", dy.len(), self.outputs);
+        need("reverse_input", "dx", dx.len(), self.inputs);
         let r = &self.by_s;
         for (s, out) in dx.iter_mut().enumerate().take(self.inputs) {
             let mut acc = T::zero();
@@ -131,15 +157,27 @@ impl<T: Real> CompiledSpan<T> {
     }
 
     /// `dw[p] = sum over cells of p of mu x[s] dy[t]`.
+    ///
+    /// # Panics
+    /// If `x`, `dy` or `dw` is shorter than the span's inputs, outputs or parameters.
     #[inline]
+    #[track_caller]
     pub fn reverse_param(&self, x: &[T], dy: &[T], dw: &mut [T]) {
+        need("reverse_param", "dw", dw.len(), self.params);
         dw.iter_mut().take(self.params).for_each(|v| *v = T::zero());
         self.add_reverse_param(x, dy, dw);
     }
 
     /// `dw[p] += sum over cells of p of mu x[s] dy[t]` (for sums over a batch).
+    ///
+    /// # Panics
+    /// If `x`, `dy` or `dw` is shorter than the span's inputs, outputs or parameters.
     #[inline]
+    #[track_caller]
     pub fn add_reverse_param(&self, x: &[T], dy: &[T], dw: &mut [T]) {
+        need("add_reverse_param", "x", x.len(), self.inputs);
+        need("add_reverse_param", "dy", dy.len(), self.outputs);
+        need("add_reverse_param", "dw", dw.len(), self.params);
         let r = &self.by_p;
         for (p, out) in dw.iter_mut().enumerate().take(self.params) {
             let mut acc = T::zero();
