@@ -450,21 +450,16 @@ pub fn adjoints_helper(n: usize, buffered: bool) -> Ident {
 /// pairs its value with its pullback. Not for the function as written, whose own unreachable
 /// code is the user's to hear about.
 pub fn sweep_allows() -> TokenStream {
-    quote!(#[allow(
-        dead_code,
-        unused_variables,
-        unused_mut,
-        unused_parens,
-        unused_braces,
-        unused_assignments,
-        unreachable_code,
-        clippy::all,
-        clippy::pedantic
-    )])
+    allowing(quote!(unreachable_code,))
 }
 
 /// Lints that generated code may trip without a fault of the user's.
 pub fn allows() -> TokenStream {
+    allowing(TokenStream::new())
+}
+
+/// The lints of [`allows`], and `extra` (each followed by a comma).
+fn allowing(extra: TokenStream) -> TokenStream {
     quote!(#[allow(
         dead_code,
         unused_variables,
@@ -472,6 +467,7 @@ pub fn allows() -> TokenStream {
         unused_parens,
         unused_braces,
         unused_assignments,
+        #extra
         clippy::all,
         clippy::pedantic
     )])
