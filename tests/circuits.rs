@@ -491,3 +491,16 @@ fn mnist_circuits_on_too_few_images_is_an_error() {
     assert!(e.to_string().contains("holds out 5000"), "{e}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+// Fitted to no rows, the ranges were infinite and every code 0, silently.
+#[test]
+#[should_panic(expected = "fitting a binary code to no rows")]
+fn a_midpoint_code_of_no_rows_is_refused() {
+    let _ = paralens::circuits::binarise::Midpoint::<2>::fit(&[]);
+}
+
+#[test]
+#[should_panic(expected = "fitting a binary code to no rows")]
+fn a_thermometer_code_of_no_rows_is_refused() {
+    let _ = paralens::circuits::binarise::Thermometer::<2, 3>::fit(&[]);
+}

@@ -380,3 +380,22 @@ fn an_optimizer_setting_out_of_range_refuses_the_step_and_changes_nothing() {
         "the optimizer's `lr` is -0.10000000149011612; it must be a finite number, 0 or more: the step was not applied"
     );
 }
+
+// An empty evaluation set gave a mean loss of 0 (a perfect fit) and an accuracy of 0 (a
+// measured failure): neither was measured.
+#[test]
+fn a_mean_over_no_examples_is_not_a_number() {
+    let model = mlp();
+    let l: Learner<_, X, _, _> =
+        Learner::new(model, model.init(0), SoftmaxCrossEntropy, Adam::new(0.01));
+    let e = l.try_mean_loss(&[], &[]).unwrap_err();
+    assert_eq!(e, StepError::NoExamples);
+    assert_eq!(
+        e.to_string(),
+        "no examples: a mean over none is not a number"
+    );
+    assert!(l.accuracy(&[], &[]).is_nan());
+    // One example is a mean.
+    let one = l.try_mean_loss(&[x(0.0)], &[1]).unwrap();
+    assert_eq!(one, l.try_loss(&x(0.0), &1).unwrap());
+}

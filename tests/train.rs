@@ -519,3 +519,78 @@ fn a_stratified_split_takes_any_labels() {
     assert_eq!(count(&test, usize::MAX), 1);
     assert_eq!(count(&test, 300_000_000), 1);
 }
+
+/// A batch of 0 was read as 1, and a patience of 0 stopped after the first epoch (always the
+/// best so far) reporting an early stop: both are refused before anything runs.
+#[test]
+fn a_batch_or_patience_of_zero_is_refused_before_anything_runs() {
+    let refused = |cfg: Fit| {
+        let mut l = learner();
+        let before = l.params().clone();
+        let e = fit(
+            &mut l,
+            10,
+            &cfg,
+            |idx| example(idx[0], 10),
+            no_eval,
+            carry_on,
+        )
+        .unwrap_err();
+        assert_eq!(*l.params(), before);
+        e
+    };
+    let e = refused(cfg(3, 0, 0));
+    assert!(
+        matches!(
+            e,
+            StepError::FitSetting {
+                name: "batch",
+                value: 0,
+                ..
+            }
+        ),
+        "{e}"
+    );
+    assert_eq!(
+        e.to_string(),
+        "`Fit::batch` is 0; it must be 1 or more (the examples of one step)"
+    );
+    let e = refused(Fit {
+        patience: Some(0),
+        ..cfg(3, 1, 0)
+    });
+    assert!(
+        matches!(
+            e,
+            StepError::FitSetting {
+                name: "patience",
+                value: 0,
+                ..
+            }
+        ),
+        "{e}"
+    );
+    assert!(e.to_string().contains("`None` never stops early"), "{e}");
+    // A patience of 1 runs until one epoch does not improve.
+    let mut l = learner();
+    let h = fit(
+        &mut l,
+        10,
+        &Fit {
+            patience: Some(1),
+            ..cfg(5, 1, 0)
+        },
+        |idx| example(idx[0], 10),
+        no_eval,
+        carry_on,
+    )
+    .unwrap();
+    assert_eq!((h.epochs.len(), h.stopped_early), (2, true));
+}
+
+// Fitted to no rows, the standardizer was the identity, silently.
+#[test]
+#[should_panic(expected = "Standardizer::fit of no rows: there is nothing to fit")]
+fn a_standardizer_of_no_rows_is_refused() {
+    let _ = paralens::data::Standardizer::<2>::fit(&[]);
+}

@@ -18,8 +18,15 @@ impl<const N: usize> Midpoint<N> {
     /// let b = Midpoint::fit(&[[0.0, 10.0], [4.0, 20.0]]);
     /// assert_eq!(b.encode(&[3.0, 12.0]), 0b01); // 0.75 > 0.5, 0.2 <= 0.5
     /// ```
+    ///
+    /// # Panics
+    /// If `rows` is empty (there is nothing to fit: it gave infinite ranges, silently).
     #[must_use]
     pub fn fit(rows: &[[f64; N]]) -> Self {
+        assert!(
+            !rows.is_empty(),
+            "fitting a binary code to no rows: there is nothing to fit (is the training split empty?)"
+        );
         let mut min = [f64::INFINITY; N];
         let mut max = [f64::NEG_INFINITY; N];
         for r in rows {
@@ -64,6 +71,9 @@ impl<const N: usize, const L: usize> Thermometer<N, L> {
     /// let t = Thermometer::<1, 3>::fit(&[[0.0], [4.0]]); // thresholds 1, 2, 3
     /// assert_eq!(t.encode(&[2.5]), 0b011);
     /// ```
+    ///
+    /// # Panics
+    /// If `rows` is empty, as [`Midpoint::fit`].
     #[must_use]
     pub fn fit(rows: &[[f64; N]]) -> Self {
         let m = Midpoint::fit(rows);

@@ -38,7 +38,10 @@ impl fmt::Display for LabelError {
 impl core::error::Error for LabelError {}
 
 /// Why a learning step was refused. Parameters and optimizer state are left unchanged.
+///
+/// Not exhaustive: a `match` needs a `_` arm, so that a new refusal is not a breaking change.
 #[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
 pub enum StepError {
     /// A label the loss cannot take, at example `index` of the batch.
     Label {
@@ -68,6 +71,19 @@ pub enum StepError {
         /// The number of labels given.
         labels: usize,
     },
+    /// A mean over no examples was asked for (an empty evaluation set): it is not a number,
+    /// and a made-up zero would look like a perfect loss.
+    NoExamples,
+    /// A setting of [`crate::train::Fit`] with which the loop cannot train (a batch of 0
+    /// examples, a patience of 0 epochs).
+    FitSetting {
+        /// The field of `Fit` (`batch`, `patience`).
+        name: &'static str,
+        /// Its value.
+        value: usize,
+        /// The values it may take, in words.
+        expected: &'static str,
+    },
 }
 
 impl fmt::Display for StepError {
@@ -93,6 +109,12 @@ impl fmt::Display for StepError {
                 f,
                 "batch size mismatch: a step takes {expected} examples, and {inputs} are given"
             ),
+            Self::NoExamples => write!(f, "no examples: a mean over none is not a number"),
+            Self::FitSetting {
+                name,
+                value,
+                expected,
+            } => write!(f, "`Fit::{name}` is {value}; it must be {expected}"),
         }
     }
 }

@@ -310,15 +310,19 @@ where
     /// The mean loss over a data set at the current parameters.
     ///
     /// # Errors
-    /// Inputs and labels of different lengths, or a label the loss cannot take.
+    /// Inputs and labels of different lengths, a label the loss cannot take, or no examples
+    /// ([`StepError::NoExamples`]: the mean of none is not a number).
     pub fn try_mean_loss(&self, xs: &[X], labels: &[L::Label]) -> Result<T, StepError> {
         same_len(xs.len(), labels.len())?;
+        if xs.is_empty() {
+            return Err(StepError::NoExamples);
+        }
         let mut total = T::zero();
         for (i, (x, label)) in xs.iter().zip(labels).enumerate() {
             check(&self.loss, i, label)?;
             total += self.loss.loss(&self.predict(x), label);
         }
-        Ok(total / T::cst(xs.len().max(1) as f64))
+        Ok(total / T::cst(xs.len() as f64))
     }
 
     /// Optimises an *input* with the parameters fixed: the input port of the composite is
@@ -406,14 +410,16 @@ where
     }
 
     /// The fraction of examples whose predicted class equals the label (an output of NaN
-    /// only is a miss, whatever the label).
+    /// only is a miss, whatever the label). NaN for no examples: a share of none is not a
+    /// number, and [`crate::train::Eval`] reads NaN as "not measured" where a made-up 0 would
+    /// be a measured failure.
     ///
     /// # Panics
     /// If `xs` and `labels` have different lengths.
     pub fn accuracy(&self, xs: &[X], labels: &[usize]) -> f64 {
         same_len(xs.len(), labels.len()).unwrap_or_else(|e| panic!("{e}"));
         if xs.is_empty() {
-            return 0.0;
+            return f64::NAN;
         }
         let hits = xs
             .iter()

@@ -61,9 +61,16 @@ impl<const N: usize> Standardizer<N> {
     /// let s = Standardizer::fit(&[[1.0], [3.0]]);
     /// assert_eq!(s.apply(&[3.0]), [1.0]);
     /// ```
+    ///
+    /// # Panics
+    /// If `rows` is empty (there is nothing to fit: it gave the identity, silently).
     #[must_use]
     pub fn fit(rows: &[[f64; N]]) -> Self {
-        let n = rows.len().max(1) as f64;
+        assert!(
+            !rows.is_empty(),
+            "Standardizer::fit of no rows: there is nothing to fit (is the training split empty?)"
+        );
+        let n = rows.len() as f64;
         let mut mean = [0.0; N];
         let mut std = [0.0; N];
         for r in rows {

@@ -66,12 +66,12 @@ use std::time::Instant;
 pub struct Fit {
     /// Passes over the training examples.
     pub epochs: usize,
-    /// Examples per step (the model's batch shape); the last incomplete batch of an epoch is
-    /// dropped.
+    /// Examples per step (the model's batch shape, 1 or more); the last incomplete batch of
+    /// an epoch is dropped.
     pub batch: usize,
     /// Seed of the shuffles.
     pub seed: u64,
-    /// Stop after this many epochs in a row without a better evaluation.
+    /// Stop after this many epochs in a row without a better evaluation (1 or more).
     pub patience: Option<usize>,
     /// At the end, put back the parameters of the epoch with the best evaluation.
     pub keep_best: bool,
@@ -192,7 +192,8 @@ impl History {
 /// example's index (in `0..examples`) where the loss names its place in the step's batch (a
 /// loss of one example, or [`crate::PerColumn`] over a batch of examples). [`StepError::BatchSize`] before
 /// anything runs when there are fewer examples than one batch (no epoch could take a step,
-/// and its training loss would be a made-up zero).
+/// and its training loss would be a made-up zero). [`StepError::FitSetting`] before anything
+/// runs for a [`Fit::batch`] of 0 or a [`Fit::patience`] of `Some(0)`.
 pub fn fit<M, X, L, O, T>(
     learner: &mut Learner<M, X, L, O>,
     examples: usize,
@@ -210,7 +211,23 @@ where
     L: Loss<M::Out, Scalar = T>,
     O: Optimizer<M::Param, Scalar = T>,
 {
-    let size = cfg.batch.max(1);
+    // Both were read as something else: a batch of 0 as 1, a patience of 0 as "stop after
+    // the first epoch" (which is always the best so far).
+    if cfg.batch == 0 {
+        return Err(StepError::FitSetting {
+            name: "batch",
+            value: 0,
+            expected: "1 or more (the examples of one step)",
+        });
+    }
+    if cfg.patience == Some(0) {
+        return Err(StepError::FitSetting {
+            name: "patience",
+            value: 0,
+            expected: "1 or more epochs without a better evaluation (`None` never stops early)",
+        });
+    }
+    let size = cfg.batch;
     let steps = examples / size;
     if steps == 0 && cfg.epochs > 0 {
         return Err(StepError::BatchSize {
