@@ -195,7 +195,7 @@ fn main() {
         // Predict with a saved model: no training.
         let (model, mut params) = fresh(seed);
         if let Err(e) = paralens::checkpoint::load_model(&path, &model, &mut params) {
-            eprintln!("error: {path}: {e}");
+            eprintln!("error: {e}");
             std::process::exit(1);
         }
         println!(
@@ -228,7 +228,7 @@ fn main() {
         match paralens::checkpoint::save_model(&path, &t.model, &t.params) {
             Ok(()) => println!("saved the parameters to {path}"),
             Err(e) => {
-                eprintln!("error: {path}: {e}");
+                eprintln!("error: {e}");
                 std::process::exit(1);
             }
         }

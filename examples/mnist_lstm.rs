@@ -163,7 +163,7 @@ fn main() {
         let m = shared::load(&a.dir).unwrap_or_else(|e| fail(&e));
         let ty: Vec<usize> = m.test_labels.iter().map(|&l| l as usize).collect();
         let acc = predict_saved(path, &shared::inputs(&m.test_images), &ty)
-            .unwrap_or_else(|e| fail(&format!("{}: {e}", path.display())));
+            .unwrap_or_else(|e| fail(&e.to_string()));
         println!("loaded {}; test accuracy {acc:.4}", path.display());
         return;
     }
@@ -174,7 +174,7 @@ fn main() {
     }
     if let Some(path) = &a.save {
         paralens::checkpoint::save_model(path, &model(), &params)
-            .unwrap_or_else(|e| fail(&format!("{}: {e}", path.display())));
+            .unwrap_or_else(|e| fail(&e.to_string()));
         println!("saved the parameters to {}", path.display());
     }
 }

@@ -444,6 +444,63 @@ fn a_file_that_cannot_be_read_or_written_is_named() {
     assert_eq!(params, before);
 }
 
+// A file that does not match the model: the error named the tensor but not the file (the
+// examples put the path in front, which doubled it on an I/O error).
+#[test]
+fn a_file_of_another_model_is_named_with_what_is_wrong() {
+    use std::error::Error;
+    let dir = std::env::temp_dir().join(format!("paralens_in_file_{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let garbage = dir.join("garbage.safetensors");
+    std::fs::write(&garbage, b"not a checkpoint").unwrap();
+    let half_file = dir.join("half.safetensors");
+    let half = Half { l1: Dense::new() };
+    save(&half_file, &half.init(0)).unwrap();
+    let model = Mlp::default();
+    let mut params = model.init(0);
+    let before = params.clone();
+    for (e, file, says) in [
+        (
+            load(&garbage, &mut params).unwrap_err(),
+            &garbage,
+            "not a safetensors file",
+        ),
+        (
+            load_model(&garbage, &model, &mut params).unwrap_err(),
+            &garbage,
+            "not a safetensors file",
+        ),
+        (
+            load(&half_file, &mut params).unwrap_err(),
+            &half_file,
+            "the model needs",
+        ),
+    ] {
+        let CheckpointError::InFile { path, error } = &e else {
+            panic!("the file is not named: {e}");
+        };
+        assert_eq!(path, file);
+        assert!(
+            matches!(
+                **error,
+                CheckpointError::Format(_) | CheckpointError::Missing(_)
+            ),
+            "{e}"
+        );
+        let text = e.to_string();
+        assert!(
+            text.starts_with(&format!("checkpoint {}: ", file.display())),
+            "{text}"
+        );
+        assert!(text.contains(says), "{text}");
+        // Said once: not "checkpoint: " again after the path.
+        assert_eq!(text.matches("checkpoint").count(), 1, "{text}");
+        assert!(e.source().is_none());
+    }
+    assert_eq!(params, before);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 // The MNIST examples' command line: a malformed or missing value is refused, not replaced by
 // the default (`--epochs abc` ran 9 epochs, `--save` alone saved nothing).
 #[test]

@@ -246,7 +246,7 @@ pub fn main<M, const B: usize>(
     if let Some(path) = &a.load {
         let ty: Vec<usize> = m.test_labels.iter().map(|&l| l as usize).collect();
         let acc = predict_saved(&model(), path, &inputs(&m.test_images), &ty)
-            .unwrap_or_else(|e| fail(&format!("{}: {e}", path.display())));
+            .unwrap_or_else(|e| fail(&e.to_string()));
         println!("loaded {}; test accuracy {acc:.4}", path.display());
         return;
     }
@@ -257,7 +257,7 @@ pub fn main<M, const B: usize>(
     }
     if let Some(path) = &a.save {
         paralens::checkpoint::save_model(path, &model(), &params)
-            .unwrap_or_else(|e| fail(&format!("{}: {e}", path.display())));
+            .unwrap_or_else(|e| fail(&e.to_string()));
         println!("saved the parameters to {}", path.display());
     }
 }

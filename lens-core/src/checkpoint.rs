@@ -136,32 +136,67 @@ pub enum CheckpointError {
         /// The file's dtype.
         found: String,
     },
+    /// One of the errors above, of the file at `path` (what [`load`], [`save`],
+    /// [`load_model`] and [`save_model`] return: the bytes' errors name no file).
+    InFile {
+        /// The file.
+        path: std::path::PathBuf,
+        /// What is wrong with it (never `Io` or `InFile`).
+        error: Box<CheckpointError>,
+    },
 }
 
-impl fmt::Display for CheckpointError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+impl CheckpointError {
+    /// What is wrong, whichever file it was in: the error inside [`CheckpointError::InFile`],
+    /// or this one (to `match` on the errors of [`load`] and [`from_bytes`] alike).
+    ///
+    /// ```
+    /// use lens_core::checkpoint::{CheckpointError, load};
+    /// let path = std::env::temp_dir().join("paralens_doc_not_a_checkpoint");
+    /// std::fs::write(&path, b"not a checkpoint").unwrap();
+    /// let e = load::<f32, _>(&path, &mut [0.0_f32; 2]).unwrap_err();
+    /// assert!(matches!(e.kind(), CheckpointError::Format(_)));
+    /// assert!(e.to_string().starts_with(&format!("checkpoint {}: not a safetensors file", path.display())));
+    /// # std::fs::remove_file(&path).unwrap();
+    /// ```
+    #[must_use]
+    pub fn kind(&self) -> &CheckpointError {
         match self {
-            Self::Io { path, error } => write!(f, "checkpoint {}: {error}", path.display()),
-            Self::Format(e) => write!(f, "checkpoint: not a safetensors file: {e}"),
-            Self::Missing(n) => write!(
-                f,
-                "checkpoint: the file has no tensor `{n}`, which the model needs"
-            ),
-            Self::Unexpected(n) => write!(
-                f,
-                "checkpoint: the file has a tensor `{n}` the model does not have"
-            ),
+            Self::InFile { error, .. } => error,
+            e => e,
+        }
+    }
+
+    /// This error, of the file at `path` (an `Io` error names its file already).
+    fn in_file(self, path: &Path) -> Self {
+        match self {
+            e @ (Self::Io { .. } | Self::InFile { .. }) => e,
+            e => Self::InFile {
+                path: path.to_path_buf(),
+                error: Box::new(e),
+            },
+        }
+    }
+
+    /// What is wrong, without saying which file.
+    fn describe(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Io { error, .. } => write!(f, "{error}"),
+            Self::InFile { error, .. } => error.describe(f),
+            Self::Format(e) => write!(f, "not a safetensors file: {e}"),
+            Self::Missing(n) => write!(f, "the file has no tensor `{n}`, which the model needs"),
+            Self::Unexpected(n) => write!(f, "the file has a tensor `{n}` the model does not have"),
             Self::Shape {
                 name,
                 expected,
                 found,
             } => write!(
                 f,
-                "checkpoint: tensor `{name}` has shape {found:?}, the model's is {expected:?}"
+                "tensor `{name}` has shape {found:?}, the model's is {expected:?}"
             ),
             Self::Layout { name, shape, len } => write!(
                 f,
-                "checkpoint: the model stores `{name}` as shape {shape:?}, which does not hold its {len} values (its `Init::layout` is wrong)"
+                "the model stores `{name}` as shape {shape:?}, which does not hold its {len} values (its `Init::layout` is wrong)"
             ),
             Self::Dtype {
                 name,
@@ -169,9 +204,21 @@ impl fmt::Display for CheckpointError {
                 found,
             } => write!(
                 f,
-                "checkpoint: tensor `{name}` holds {found}, the model's parameters are {expected}"
+                "tensor `{name}` holds {found}, the model's parameters are {expected}"
             ),
         }
+    }
+}
+
+impl fmt::Display for CheckpointError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Io { path, .. } | Self::InFile { path, .. } => {
+                write!(f, "checkpoint {}: ", path.display())?;
+            }
+            _ => f.write_str("checkpoint: ")?,
+        }
+        self.describe(f)
     }
 }
 
@@ -179,6 +226,7 @@ impl std::error::Error for CheckpointError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
             Self::Io { error, .. } => Some(error),
+            Self::InFile { error, .. } => error.source(),
             _ => None,
         }
     }
@@ -675,8 +723,8 @@ pub fn save<T: Stored, P: Tensors<T>>(
     path: impl AsRef<Path>,
     params: &P,
 ) -> Result<(), CheckpointError> {
-    let bytes = to_bytes(params)?;
     let path = path.as_ref();
+    let bytes = to_bytes(params).map_err(|e| e.in_file(path))?;
     std::fs::write(path, bytes).map_err(io_at(path))
 }
 
@@ -690,7 +738,7 @@ pub fn load<T: Stored, P: Tensors<T> + Clone>(
 ) -> Result<(), CheckpointError> {
     let path = path.as_ref();
     let bytes = std::fs::read(path).map_err(io_at(path))?;
-    from_bytes(&bytes, params)
+    from_bytes(&bytes, params).map_err(|e| e.in_file(path))
 }
 
 /// Saves `params`, the parameters of `model`, to a safetensors file at `path`, each array
@@ -706,8 +754,8 @@ pub fn save_model<T: Stored, M: crate::Init + ?Sized>(
 where
     M::Param: Tensors<T>,
 {
-    let bytes = model_to_bytes(model, params)?;
     let path = path.as_ref();
+    let bytes = model_to_bytes(model, params).map_err(|e| e.in_file(path))?;
     std::fs::write(path, bytes).map_err(io_at(path))
 }
 
@@ -726,5 +774,5 @@ where
 {
     let path = path.as_ref();
     let bytes = std::fs::read(path).map_err(io_at(path))?;
-    model_from_bytes(&bytes, model, params)
+    model_from_bytes(&bytes, model, params).map_err(|e| e.in_file(path))
 }
