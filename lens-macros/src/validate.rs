@@ -233,12 +233,71 @@ fn check_signature(sig: &Signature, errors: &mut Errors) {
     if let Some(t) = &sig.variadic {
         errors.at(t, "`#[lens]` does not support variadic functions");
     }
+    // `impl Trait` names no type that the generated lens type and the sweeps could repeat
+    // (rustc gave eight errors, five at `#[lens]`).
+    let mut opaque = ImplTraits(Vec::new());
+    for input in &sig.inputs {
+        if let FnArg::Typed(t) = input {
+            opaque.visit_type(&t.ty);
+        }
+    }
+    if let syn::ReturnType::Type(_, ty) = &sig.output {
+        opaque.visit_type(ty);
+    }
+    for t in opaque.0 {
+        errors.at(
+            &t,
+            format!(
+                "`#[lens]` functions name their types: write a type parameter instead of `{}` (`fn f<T: Real>(x: T) -> T`)",
+                type_text(&Type::ImplTrait(t.clone()))
+            ),
+        );
+    }
     if let Some(l) = sig.generics.lifetimes().next() {
         errors.at(
             l,
             "`#[lens]` functions take no named lifetime: write a borrowed argument with its lifetime elided (`#[nodiff] m: &SVector<f64, 3>`), and remove the lifetime parameter",
         );
     }
+}
+
+/// The `impl Trait` types of a signature.
+struct ImplTraits(Vec<syn::TypeImplTrait>);
+
+impl<'ast> Visit<'ast> for ImplTraits {
+    fn visit_type_impl_trait(&mut self, t: &'ast syn::TypeImplTrait) {
+        self.0.push(t.clone());
+    }
+}
+
+/// Refuses a `#[lens]` function calling itself: its reverse would capture its own pullback,
+/// a type of infinite size (rustc said only "cannot resolve opaque type" at `#[lens]`).
+pub fn self_calls(f: &syn::ItemFn, errors: &mut Errors) {
+    struct Calls<'a, 'e> {
+        name: &'a syn::Ident,
+        errors: &'e mut Errors,
+    }
+    impl<'ast> Visit<'ast> for Calls<'_, '_> {
+        fn visit_expr_call(&mut self, c: &'ast syn::ExprCall) {
+            if let syn::Expr::Path(p) = &*c.func
+                && p.qself.is_none()
+                && p.path.is_ident(self.name)
+            {
+                self.errors.at(
+                    &c.func,
+                    "a `#[lens]` function cannot call itself: its reverse would hold its own pullback, a type of no finite size; write the repetition as a `for` loop with a constant bound (`for _ in 0..N`), or call another `#[lens]` function",
+                );
+            }
+            syn::visit::visit_expr_call(self, c);
+        }
+        // Items declared inside the body have their own names.
+        fn visit_item(&mut self, _: &'ast syn::Item) {}
+    }
+    Calls {
+        name: &f.sig.ident,
+        errors,
+    }
+    .visit_block(&f.block);
 }
 
 /// A type as a person writes it (`SVector<f64, 3>`, not `SVector < f64 , 3 >`).

@@ -610,6 +610,38 @@ impl Analyser<'_> {
             let args = c.args.iter().skip(1).collect();
             return self.method_of(&call, receiver, args, node_key(c), out);
         }
+        // `f64::to_radians(x)`, `T::cbrt(x)`: a scalar type's method without a rule, refused
+        // as the method form is (rustc said "no function `to_radians_vjp`").
+        if let [ty, method] = p.path.segments.iter().collect::<Vec<_>>().as_slice()
+            && (ty.ident == "f32"
+                || ty.ident == "f64"
+                || self.type_params.contains(&ty.ident.to_string()))
+            && !primitives::known(&method.ident.to_string())
+            && self.mentions_diff(c.args.to_token_stream())
+        {
+            self.errors.at(
+                &method.ident,
+                format!(
+                    "no reverse rule for `{}::{}`; supported: {}; or write it as a `#[lens]` function and call that",
+                    ty.ident,
+                    method.ident,
+                    primitives::supported()
+                ),
+            );
+            return Operand::Const(c.to_token_stream());
+        }
+        // `l1(x)` in a `para!` model, for the sub-model `self.l1`.
+        if let Some(name) = p.path.get_ident()
+            && self.para
+            && self.fields.contains(name)
+            && self.lookup(&name.to_string()).is_none()
+        {
+            self.errors.at(
+                &c.func,
+                format!("`{name}` is a sub-model of this model: call it as `self.{name}(..)`"),
+            );
+            return Operand::Const(c.to_token_stream());
+        }
         // `f(x)` of a local binding (a closure): no `f_vjp` to call.
         if let Some(name) = p.path.get_ident()
             && self.lookup(&name.to_string()).is_some()

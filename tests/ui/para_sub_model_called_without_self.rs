@@ -1,0 +1,13 @@
+// A sub-model called without `self.` in `para!`: one error saying to write `self.l1(..)`
+// (rustc said "cannot find function `l1_vjp`").
+use paralens::prelude::*;
+
+para! {
+    pub struct Mlp { l1: Dense<4, 16>, l2: Dense<16, 3> }
+    fn forward(&self, x: SVector<f32, 4>) -> SVector<f32, 3> {
+        let h = relu(l1(x));
+        self.l2(h)
+    }
+}
+
+fn main() {}
