@@ -50,6 +50,10 @@ fn part(cx: &Cx, target: VarId, o: &Operand, place: proc_macro2::Span) -> TokenS
 /// An operand given away to the operation defining `target`.
 fn moved(cx: &Cx, target: VarId, o: &Operand) -> TokenStream {
     match o {
+        Operand::Var(id) if cx.doubled.borrow().contains(&(target, *id)) => {
+            let c = clone_name(target, *id);
+            quote!(#c.clone())
+        }
         Operand::Var(id) if cx.again.contains(id) => clone_name(target, *id).to_token_stream(),
         _ => operand(cx, o),
     }
@@ -58,6 +62,11 @@ fn moved(cx: &Cx, target: VarId, o: &Operand) -> TokenStream {
 /// The clones an operation takes of variables read again, bound before it: `x.clone()` in a
 /// `let` of its own, where the receiver's known type picks the impl (as an argument, a
 /// clone's type is left to inference, which could then pick a rule's other impl).
+///
+/// A variable taken twice by one operation (`h + h`) is given as a clone of that clone each
+/// time: in valid Rust it is `Copy` (the function as written moves it twice), and where it
+/// is not (a `HeapMatrix`) the function as written's "use of moved value: `h`" is then the
+/// one error, not two more naming the clone.
 fn clones(cx: &Cx, target: VarId, op: &Op) -> TokenStream {
     let operands = op.taken();
     let mut seen = std::collections::BTreeSet::new();
@@ -65,11 +74,14 @@ fn clones(cx: &Cx, target: VarId, op: &Op) -> TokenStream {
     for o in operands {
         if let Operand::Var(id) = o
             && cx.again.contains(id)
-            && seen.insert(*id)
+            && !seen.insert(*id)
         {
-            let (c, x) = (clone_name(target, *id), cx.read(*id));
-            out.extend(quote!(let #c = #x.clone();));
+            cx.doubled.borrow_mut().insert((target, *id));
         }
+    }
+    for id in seen {
+        let (c, x) = (clone_name(target, id), cx.read(id));
+        out.extend(quote!(let #c = #x.clone();));
     }
     out
 }

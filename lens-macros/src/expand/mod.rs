@@ -40,6 +40,9 @@ pub struct Cx<'a> {
     /// For each loop (by the variable its statement defines), the outside values it reads
     /// that are read again after it (see [`read_after_loops`]).
     pub after: &'a BTreeMap<VarId, BTreeSet<VarId>>,
+    /// `(target, id)`: the operation defining `target` takes variable `id` more than once
+    /// (`h + h`), each time as a clone of its own clone (see `forward::clones`).
+    pub doubled: core::cell::RefCell<BTreeSet<(VarId, VarId)>>,
 }
 
 impl<'a> Cx<'a> {
@@ -60,6 +63,7 @@ impl<'a> Cx<'a> {
             frame,
             by_ref: BTreeMap::new(),
             after,
+            doubled: core::cell::RefCell::default(),
         }
     }
 
@@ -75,6 +79,7 @@ impl<'a> Cx<'a> {
             frame: self.frame,
             by_ref,
             after: self.after,
+            doubled: self.doubled.clone(),
         }
     }
 
