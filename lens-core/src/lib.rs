@@ -273,6 +273,31 @@ pub mod __private {
         core::marker::PhantomData
     }
 
+    /// An index, read back through the type of the entry it read (`E::Index`, which is
+    /// `I`): where the read failed (`v[k]` of an `i32` `k`, rustc's "cannot be indexed by
+    /// `i32`"), the entry's type is an error and so is this index, and rustc reports the read
+    /// alone, not also the reverse's `IndexRule<i32>` (at `#[lens]`).
+    #[inline(always)]
+    pub fn index_typed<I, E: IndexedBy<I>>(i: I, _entry: &E) -> E::Index {
+        E::same(i)
+    }
+
+    /// See [`index_typed`].
+    pub trait IndexedBy<I> {
+        /// `I`.
+        type Index;
+        /// `i`.
+        fn same(i: I) -> Self::Index;
+    }
+
+    impl<I, E> IndexedBy<I> for E {
+        type Index = I;
+        #[inline(always)]
+        fn same(i: I) -> I {
+            i
+        }
+    }
+
     /// Zero of the type a [`witness`] names: an adjoint started before anything reaches it,
     /// whose type the code around it does not fix in time (a field of it is taken first).
     #[inline(always)]

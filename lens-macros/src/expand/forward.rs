@@ -372,10 +372,19 @@ pub fn stmt(cx: &Cx, s: &Stmt) -> TokenStream {
                     let i = format_ident!("__i{}", target);
                     let w = format_ident!("__w{}", target);
                     let base = operand(cx, base);
+                    // The read names the index at its place as written: an index of the
+                    // wrong type (`v[k]`, `k: i32`) is then the function as written's error,
+                    // reported once, and the index read back through the entry's type
+                    // (`index_typed`) keeps the reverse's `add_at` out of it.
+                    let mut at_place = i.clone();
+                    if let Some(t) = index.clone().into_iter().next() {
+                        at_place.set_span(t.span());
+                    }
                     quote_spanned!(span=>
                         let #i = #index;
                         let #w = ::paralens::__private::witness(&#base);
-                        let #x #ann = ::core::clone::Clone::clone(&#base[#i]);
+                        let #x #ann = ::core::clone::Clone::clone(&#base[#at_place]);
+                        let #i = ::paralens::__private::index_typed(#i, &#x);
                     )
                 }
                 Op::Loop(l) => {
