@@ -525,6 +525,7 @@ macro_rules! tuple_tangent {
             }
         }
 
+        #[diagnostic::do_not_recommend]
         impl<T: Copy + 'static, $($name: Flat<T>),+> Flat<T> for ($($name,)+) {
             #[inline]
             fn slices(&self) -> impl Iterator<Item = &[T]> {

@@ -144,6 +144,9 @@ pub fn expand(input: &DeriveInput) -> syn::Result<TokenStream> {
         }
         }
 
+        // Not looked through in errors: a struct of another scalar is one error naming the
+        // struct, not one per field array.
+        #[diagnostic::do_not_recommend]
         impl #flat_impl_generics #p::Flat<__S> for #name #ty_generics #flat_where {
             #[inline]
             fn slices(&self) -> impl #p::Iterator<Item = &[__S]> {
