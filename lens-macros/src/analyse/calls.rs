@@ -72,6 +72,26 @@ impl Analyser<'_> {
             self.check_read(b);
             return Operand::Const(b.to_token_stream());
         }
+        // `x * 2` of a differentiated `x`: no rule takes an integer (differentiated values
+        // are floats, matrices of floats, words), and the rule's error came with two more
+        // naming the sweep's `Unmatched` and `add_vjp`.
+        if checked.is_some()
+            && let Some(int) = [(left, &r), (right, &l)]
+                .into_iter()
+                .find_map(|(e, other)| {
+                    (matches!(other, Operand::Var(_)) && is_integer_literal(e)).then_some(e)
+                })
+        {
+            self.errors.at(
+                int,
+                format!(
+                    "`{}` is an integer literal, and a differentiated value is a float (or a matrix of floats): write `{}.0`",
+                    int.to_token_stream(),
+                    int.to_token_stream()
+                ),
+            );
+            return Operand::Const(b.to_token_stream());
+        }
         // `w * x` with `#[nodiff] w: &HeapMatrix<..>`: the rule takes values, so borrowed
         // data is read as an owned copy (a pooled block for a heap matrix), in the function
         // as written too (`InPlace::owned`).
@@ -773,6 +793,15 @@ fn written_span(e: &Expr) -> Option<ArgAt> {
 }
 
 /// A type named by a capital (a struct, an alias, a nalgebra type), not a function.
+/// An integer literal without a suffix (`2`, `(2)`), which Rust types by its use.
+fn is_integer_literal(e: &Expr) -> bool {
+    match e {
+        Expr::Paren(p) => is_integer_literal(&p.expr),
+        Expr::Lit(l) => matches!(&l.lit, syn::Lit::Int(i) if i.suffix().is_empty()),
+        _ => false,
+    }
+}
+
 fn capitalised(ident: &Ident) -> bool {
     ident
         .to_string()
