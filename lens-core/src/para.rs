@@ -29,7 +29,8 @@
     message = "`{Self}` cannot take an input of type `{X}`",
     label = "`{Self}` is not a parametric lens on `{X}`",
     note = "in a composite, each stage's input type must be exactly the previous stage's output type (shapes included)",
-    note = "a layer written without its scalar (`Dense<3, 3>`) is `f32`; give it for `f64` (`Dense<3, 3, f64>`)"
+    note = "a layer written without its scalar (`Dense<3, 3>`) is `f32`; give it for `f64` (`Dense<3, 3, f64>`)",
+    note = "a `#[lens]` function composes through its lens type, named in CamelCase: `.then(Relu)` for `fn relu`, not `.then(relu)`"
 )]
 pub trait Para<X> {
     /// The parameter (and parameter-change) type.
