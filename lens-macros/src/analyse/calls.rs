@@ -282,6 +282,21 @@ impl Analyser<'_> {
                     );
                     return Operand::Const(m.to_token_stream());
                 };
+                // `v.map(f64::sin)`: a scalar type's method is no `#[lens]` function (rustc
+                // said "no function `sin_rev` found for `f64`").
+                if let [ty, method] = p.path.segments.iter().collect::<Vec<_>>().as_slice()
+                    && (SCALARS.contains(&ty.ident.to_string().as_str())
+                        || self.type_params.contains(&ty.ident.to_string()))
+                {
+                    self.errors.at(
+                        f,
+                        format!(
+                            "`map` on a differentiated value takes the name of a `#[lens]` function, and `{}::{}` is not one: write `#[lens] fn {}_of(x: {}) -> {} {{ x.{}() }}` outside this function and `map({}_of)`",
+                            ty.ident, method.ident, method.ident, ty.ident, ty.ident, method.ident, method.ident
+                        ),
+                    );
+                    return Operand::Const(m.to_token_stream());
+                }
                 let f_rev = suffixed(&p.path, "_rev");
                 let f = &p.path;
                 extra.extend([quote!(#f), quote!(#f_rev)]);
@@ -650,6 +665,21 @@ impl Analyser<'_> {
             );
             return Operand::Const(c.to_token_stream());
         }
+        // `i32::abs(x)`: an integer type's function of a differentiated (float) value.
+        if let [ty, method] = p.path.segments.iter().collect::<Vec<_>>().as_slice()
+            && SCALARS[2..].contains(&ty.ident.to_string().as_str())
+            && self.mentions_diff(c.args.to_token_stream())
+        {
+            self.errors.at(
+                &ty.ident,
+                format!(
+                    "`{}::{}` is an integer type's function, and a differentiated value is a float: write `f64::{}(..)` (or `f32::`), or the method form",
+                    ty.ident, method.ident, method.ident
+                ),
+            );
+            self.refused.insert(c.to_token_stream().to_string());
+            return Operand::Const(c.to_token_stream());
+        }
         // `l1(x)` in a `para!` model, for the sub-model `self.l1`.
         if let Some(name) = p.path.get_ident()
             && self.para
@@ -660,6 +690,7 @@ impl Analyser<'_> {
                 &c.func,
                 format!("`{name}` is a sub-model of this model: call it as `self.{name}(..)`"),
             );
+            self.refused.insert(c.to_token_stream().to_string());
             return Operand::Const(c.to_token_stream());
         }
         // `f(x)` of a local binding (a closure): no `f_vjp` to call.
@@ -793,6 +824,12 @@ fn written_span(e: &Expr) -> Option<ArgAt> {
 }
 
 /// A type named by a capital (a struct, an alias, a nalgebra type), not a function.
+/// The primitive number types: the two floats first, then the integers.
+const SCALARS: [&str; 14] = [
+    "f32", "f64", "i8", "i16", "i32", "i64", "i128", "isize", "u8", "u16", "u32", "u64", "u128",
+    "usize",
+];
+
 /// An integer literal without a suffix (`2`, `(2)`), which Rust types by its use.
 fn is_integer_literal(e: &Expr) -> bool {
     match e {

@@ -43,7 +43,10 @@ impl Analyser<'_> {
                 .first()
                 .is_some_and(|s| s.ident == "f32" || s.ident == "f64")
                 && func.segments.len() == 2;
-            if !float_fn && self.mentions_diff(call.clone()) {
+            if !float_fn
+                && !self.refused.contains(&call.to_string())
+                && self.mentions_diff(call.clone())
+            {
                 self.errors.at(
                     call,
                     "a call given a differentiated value in forward-only code (a condition, a comparison, a `println!`) might keep the value where the reverse sweep cannot see it; bind the call's result with `let` first (a `#[lens]` function is then differentiated)",
