@@ -735,3 +735,58 @@ fn the_output_change_of_rev_is_hygienic() {
     let dx: f64 = calls_a_function_named_d_rev(0.5, 2, 1.0);
     assert_eq!(dx, 0.75);
 }
+
+// Valid forms beside this session's refusals (from the reviewer): an `impl Fn` argument
+// that is data, a call of the function itself on data alone, and the path forms of the
+// forward-only methods.
+#[lens]
+fn scaled_by(x: f64, #[nodiff] k: impl Fn(f64) -> f64) -> f64 {
+    let c = k(2.0);
+    x * x * c
+}
+
+#[lens]
+fn times_own_constant(x: f64, #[nodiff] n: usize) -> f64 {
+    let c = if n > 0 {
+        times_own_constant(1.5, n - 1)
+    } else {
+        1.0
+    };
+    x * c
+}
+
+#[lens]
+fn signed_square(x: f64) -> f64 {
+    f64::signum(x) * x * x + f64::floor(x)
+}
+
+#[test]
+fn data_forms_beside_the_refusals_compile_and_differentiate() {
+    ok(
+        "scaled_by",
+        check_gradient(
+            |x| scaled_by(x, |v| v * 0.5),
+            |x, d| scaled_by_rev(x, |v| v * 0.5, d),
+            3.0,
+            H,
+        ),
+    );
+    assert_eq!(scaled_by_rev(3.0, |v| v * 0.5, 1.0), 6.0);
+    // c = 1.5^2 for n = 2: the value and the gradient in x.
+    assert_eq!(times_own_constant(2.0, 2), 2.0 * 1.5 * 1.5);
+    ok(
+        "times_own_constant",
+        check_gradient(
+            |x| times_own_constant(x, 2),
+            |x, d| times_own_constant_rev(x, 2, d),
+            0.7,
+            H,
+        ),
+    );
+    // signum and floor carry no change: d/dx (sign(x) x^2 + floor(x)) = 2 |x|.
+    assert_eq!(signed_square_rev(-1.3, 1.0), 2.6);
+    ok(
+        "signed_square",
+        check_gradient(signed_square, signed_square_rev, 0.7, H),
+    );
+}

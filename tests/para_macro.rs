@@ -931,3 +931,38 @@ fn a_branch_valued_in_data_in_a_model() {
         assert!((*dp.l.w - *want.l.w).norm() < 1e-12);
     }
 }
+
+/// A `#[lens]` function with the name of a model's sub-model.
+#[lens]
+fn squash(x: SVector<f64, 2>) -> SVector<f64, 2> {
+    x * 0.5
+}
+
+para! {
+    /// A sub-model and a free `#[lens]` function of one name: `self.squash(..)` is the
+    /// sub-model, `self::squash(..)` the function (the plain `squash(..)` is refused, saying
+    /// both).
+    pub struct Clash { squash: Dense<2, 2, f64> }
+    fn forward(&self, x: SVector<f64, 2>) -> f64 {
+        let h = self.squash(x);
+        self::squash(h).sum()
+    }
+}
+
+#[test]
+fn a_free_lens_function_named_as_a_sub_model_is_called_by_its_path() {
+    let m = Clash::default();
+    let p = m.init(1);
+    let x = SVector::<f64, 2>::new(0.3, -0.8);
+    let expected = (*p.squash.w * x + p.squash.b).sum() * 0.5;
+    assert!((m.forward(&p, x) - expected).abs() < 1e-12);
+    ok(
+        "clash",
+        check_gradient(
+            |(p, x): (ClashParams, SVector<f64, 2>)| m.forward(&p, x),
+            |(p, x), d| m.changes(&p, x, d),
+            (p.clone(), x),
+            1e-6,
+        ),
+    );
+}

@@ -90,7 +90,6 @@ pub fn lens(attr: TokenStream, item: TokenStream) -> TokenStream {
     // Validate: the signature and each argument's kind, by the rules.
     validate::lens_fn(&mut f, &mut errors);
     validate::reserved_names(&f.original, &mut errors);
-    validate::self_calls(&f.original, &mut errors);
     let signature_sound = errors.is_empty();
     // Analyse: the body in A-normal form, every unsupported construct an error at its span
     // (run even after a signature error, so that one build reports both).

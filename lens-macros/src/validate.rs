@@ -12,6 +12,11 @@ pub fn lens_fn(f: &mut LensFn, errors: &mut Errors) {
     check_signature(&f.original.sig, errors);
     for arg in &mut f.args {
         let (ident, ty) = (&arg.ident, &arg.ty);
+        // A `#[nodiff]` argument may be `impl Fn(f64) -> f64`: data, named by no generated
+        // type.
+        if arg.nodiff.is_none() {
+            opaque_types(ty, errors);
+        }
         if let Type::Reference(r) = ty
             && r.mutability.is_some()
         {
@@ -233,25 +238,8 @@ fn check_signature(sig: &Signature, errors: &mut Errors) {
     if let Some(t) = &sig.variadic {
         errors.at(t, "`#[lens]` does not support variadic functions");
     }
-    // `impl Trait` names no type that the generated lens type and the sweeps could repeat
-    // (rustc gave eight errors, five at `#[lens]`).
-    let mut opaque = ImplTraits(Vec::new());
-    for input in &sig.inputs {
-        if let FnArg::Typed(t) = input {
-            opaque.visit_type(&t.ty);
-        }
-    }
     if let syn::ReturnType::Type(_, ty) = &sig.output {
-        opaque.visit_type(ty);
-    }
-    for t in opaque.0 {
-        errors.at(
-            &t,
-            format!(
-                "`#[lens]` functions name their types: write a type parameter instead of `{}` (`fn f<T: Real>(x: T) -> T`)",
-                type_text(&Type::ImplTrait(t.clone()))
-            ),
-        );
+        opaque_types(ty, errors);
     }
     if let Some(l) = sig.generics.lifetimes().next() {
         errors.at(
@@ -261,43 +249,29 @@ fn check_signature(sig: &Signature, errors: &mut Errors) {
     }
 }
 
-/// The `impl Trait` types of a signature.
+/// Refuses the `impl Trait` types in `ty`, the type of a differentiated value (rustc gave
+/// eight errors, five at `#[lens]`).
+fn opaque_types(ty: &Type, errors: &mut Errors) {
+    let mut opaque = ImplTraits(Vec::new());
+    opaque.visit_type(ty);
+    for t in opaque.0 {
+        errors.at(
+            &t,
+            format!(
+                "a differentiated value's type is named: write a type parameter instead of `{}` (`fn f<T: Real>(x: T) -> T`), or mark a data argument `#[nodiff]`",
+                type_text(&Type::ImplTrait(t.clone()))
+            ),
+        );
+    }
+}
+
+/// The `impl Trait` types of a type.
 struct ImplTraits(Vec<syn::TypeImplTrait>);
 
 impl<'ast> Visit<'ast> for ImplTraits {
     fn visit_type_impl_trait(&mut self, t: &'ast syn::TypeImplTrait) {
         self.0.push(t.clone());
     }
-}
-
-/// Refuses a `#[lens]` function calling itself: its reverse would capture its own pullback,
-/// a type of infinite size (rustc said only "cannot resolve opaque type" at `#[lens]`).
-pub fn self_calls(f: &syn::ItemFn, errors: &mut Errors) {
-    struct Calls<'a, 'e> {
-        name: &'a syn::Ident,
-        errors: &'e mut Errors,
-    }
-    impl<'ast> Visit<'ast> for Calls<'_, '_> {
-        fn visit_expr_call(&mut self, c: &'ast syn::ExprCall) {
-            if let syn::Expr::Path(p) = &*c.func
-                && p.qself.is_none()
-                && p.path.is_ident(self.name)
-            {
-                self.errors.at(
-                    &c.func,
-                    "a `#[lens]` function cannot call itself: its reverse would hold its own pullback, a type of no finite size; write the repetition as a `for` loop with a constant bound (`for _ in 0..N`), or call another `#[lens]` function",
-                );
-            }
-            syn::visit::visit_expr_call(self, c);
-        }
-        // Items declared inside the body have their own names.
-        fn visit_item(&mut self, _: &'ast syn::Item) {}
-    }
-    Calls {
-        name: &f.sig.ident,
-        errors,
-    }
-    .visit_block(&f.block);
 }
 
 /// A type as a person writes it (`SVector<f64, 3>`, not `SVector < f64 , 3 >`).

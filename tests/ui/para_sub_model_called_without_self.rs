@@ -1,5 +1,5 @@
 // A sub-model called without `self.` in `para!`: one error saying to write `self.l1(..)`
-// (rustc said "cannot find function `l1_vjp`").
+// (rustc said "cannot find function `l1_vjp`"), also where the call is a method's receiver.
 use paralens::prelude::*;
 
 para! {
@@ -7,6 +7,13 @@ para! {
     fn forward(&self, x: SVector<f32, 4>) -> SVector<f32, 3> {
         let h = relu(l1(x));
         self.l2(h)
+    }
+}
+
+para! {
+    pub struct Summed { l1: Dense<4, 2> }
+    fn forward(&self, x: SVector<f32, 4>) -> f32 {
+        l1(x).sum()
     }
 }
 

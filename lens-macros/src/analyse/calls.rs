@@ -528,6 +528,27 @@ impl Analyser<'_> {
             );
             return Operand::Const(c.to_token_stream());
         }
+        // The function calling itself with differentiated values (`f(x.sin(), n - 1)`, also
+        // `f::<T>(..)`, `self::f(..)`): its reverse would hold its own pullback, a type of no
+        // finite size (rustc said only "cannot resolve opaque type" at `#[lens]`). A call on
+        // data alone is data, as any call is.
+        let segments_in = &p.path.segments;
+        if let (Some(own), Some(last)) = (&self.own_name, segments_in.last())
+            && syn::ext::IdentExt::unraw(&last.ident) == own.as_str()
+            && segments_in
+                .iter()
+                .rev()
+                .skip(1)
+                .all(|s| s.ident == "self" || s.ident == "crate" || s.ident == "super")
+            && self.mentions_diff(c.args.to_token_stream())
+        {
+            self.errors.at(
+                &c.func,
+                "a `#[lens]` function cannot call itself: its reverse would hold its own pullback, a type of no finite size; write the repetition as a `for` loop with a constant bound (`for _ in 0..N`), or call another `#[lens]` function",
+            );
+            self.refused.insert(c.to_token_stream().to_string());
+            return Operand::Const(c.to_token_stream());
+        }
         // `Type::method(..)`: the type's and the method's segments, for the constructors below.
         let segments: Vec<&syn::PathSegment> = p.path.segments.iter().collect();
         let (ty, method) = match segments.as_slice() {
@@ -645,6 +666,16 @@ impl Analyser<'_> {
             let args = c.args.iter().skip(1).collect();
             return self.method_of(&call, receiver, args, node_key(c), out);
         }
+        // `f64::signum(x)`, `f64::floor(x)`: forward-only data, as the method forms are.
+        if let [ty, method] = p.path.segments.iter().collect::<Vec<_>>().as_slice()
+            && (ty.ident == "f32"
+                || ty.ident == "f64"
+                || self.type_params.contains(&ty.ident.to_string()))
+            && NO_CHANGE_METHODS.contains(&method.ident.to_string().as_str())
+        {
+            self.check_read(c);
+            return Operand::Const(c.to_token_stream());
+        }
         // `f64::to_radians(x)`, `T::cbrt(x)`: a scalar type's method without a rule, refused
         // as the method form is (rustc said "no function `to_radians_vjp`").
         if let [ty, method] = p.path.segments.iter().collect::<Vec<_>>().as_slice()
@@ -688,7 +719,9 @@ impl Analyser<'_> {
         {
             self.errors.at(
                 &c.func,
-                format!("`{name}` is a sub-model of this model: call it as `self.{name}(..)`"),
+                format!(
+                    "`{name}` is a sub-model of this model: call it as `self.{name}(..)` (a `#[lens]` function of the same name outside the model is called as `self::{name}(..)`)"
+                ),
             );
             self.refused.insert(c.to_token_stream().to_string());
             return Operand::Const(c.to_token_stream());

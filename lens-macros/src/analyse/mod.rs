@@ -52,6 +52,8 @@ pub struct Analyser<'e> {
     const_params: Vec<String>,
     /// The function's type parameters (`T::exp(x)` is `x.exp()`).
     type_params: Vec<String>,
+    /// The `#[lens]` function's own name (none in `para!`): a call of it is refused.
+    own_name: Option<String>,
     /// Method calls already refused, so that reading them again is not a second error.
     refused: BTreeSet<String>,
     /// `&mut` arguments, refused by `validate`: assigning through one (`*x = ...`) is the
@@ -107,6 +109,7 @@ impl<'e> Analyser<'e> {
             para: false,
             const_params: Vec::new(),
             type_params: Vec::new(),
+            own_name: None,
             refused: BTreeSet::new(),
             mut_ref_args: BTreeSet::new(),
             in_place: Vec::new(),
@@ -768,6 +771,7 @@ fn lens_fn_with(
 ) -> Analysed {
     let mut an = Analyser::new(errors);
     an.one_sided = one_sided;
+    an.own_name = Some(syn::ext::IdentExt::unraw(&f.original.sig.ident).to_string());
     an.declare_generics(&f.generics);
     an.mut_ref_args = f
         .args
