@@ -93,7 +93,11 @@ impl Stored for f64 {
 }
 
 /// What went wrong reading or writing a checkpoint.
+///
+/// Not exhaustive: a `match` needs a `_` arm, so that a new kind of error is not a breaking
+/// change. Match on [`CheckpointError::kind`] to see past [`CheckpointError::InFile`].
 #[derive(Debug)]
+#[non_exhaustive]
 pub enum CheckpointError {
     /// The file could not be read or written.
     Io {
