@@ -130,6 +130,19 @@ pub fn known(name: &str) -> bool {
     SPECIAL.contains(&name) || METHODS.iter().any(|m| m.name == name)
 }
 
+/// The methods of a scalar once each, for `f64::name(x)` (not the matrices' `dot`,
+/// `transpose`, ..).
+pub fn supported_on_scalars() -> String {
+    let mut names: Vec<&str> = Vec::new();
+    for m in METHODS {
+        if m.rule.contains("Rule::") && !names.contains(&m.name) {
+            names.push(m.name);
+        }
+    }
+    names.push("powi");
+    names.join(", ")
+}
+
 /// "exp, exp2, ln, ...": every differentiated method once, for error messages.
 pub fn supported() -> String {
     let mut names: Vec<&str> = Vec::new();

@@ -691,7 +691,7 @@ impl Analyser<'_> {
                     "no reverse rule for `{}::{}`; supported: {}; or write it as a `#[lens]` function and call that",
                     ty.ident,
                     method.ident,
-                    primitives::supported()
+                    primitives::supported_on_scalars()
                 ),
             );
             return Operand::Const(c.to_token_stream());
