@@ -132,6 +132,16 @@ impl Analyser<'_> {
         self.push_rule(key, rule, owned_operands, false, span, out)
     }
 
+    /// `f64::name`, `f32::name` or `T::name` for a scalar type parameter `T`: the type and
+    /// the method of a scalar's method called as a function (`f64::max(x, y)`).
+    fn float_path<'p>(&self, path: &'p syn::Path) -> Option<(&'p Ident, &'p Ident)> {
+        let [ty, method] = path.segments.iter().collect::<Vec<_>>()[..] else {
+            return None;
+        };
+        (ty.ident == "f32" || ty.ident == "f64" || self.type_params.contains(&ty.ident.to_string()))
+            .then_some((&ty.ident, &method.ident))
+    }
+
     /// `e` names an argument that is data behind a shared reference (`borrowed_data`).
     fn is_borrowed_data(&self, mut e: &Expr) -> bool {
         while let Expr::Paren(p) = e {
@@ -645,56 +655,42 @@ impl Analyser<'_> {
                 out,
             );
         }
-        // `f64::max(x, y)`, `T::exp(x)`: the method of a scalar type, called as a function.
-        if let [ty, method] = p.path.segments.iter().collect::<Vec<_>>().as_slice()
-            && (ty.ident == "f32"
-                || ty.ident == "f64"
-                || self.type_params.contains(&ty.ident.to_string()))
-            && primitives::known(&method.ident.to_string())
-            && let Some(receiver) = c.args.first()
-        {
-            let call = syn::ExprMethodCall {
-                attrs: Vec::new(),
-                receiver: Box::new(receiver.clone()),
-                dot_token: Default::default(),
-                method: method.ident.clone(),
-                turbofish: None,
-                paren_token: c.paren_token,
-                args: c.args.iter().skip(1).cloned().collect(),
-            };
-            // Its operands read in place: the function as written keeps the call.
-            let args = c.args.iter().skip(1).collect();
-            return self.method_of(&call, receiver, args, node_key(c), out);
-        }
-        // `f64::signum(x)`, `f64::floor(x)`: forward-only data, as the method forms are.
-        if let [ty, method] = p.path.segments.iter().collect::<Vec<_>>().as_slice()
-            && (ty.ident == "f32"
-                || ty.ident == "f64"
-                || self.type_params.contains(&ty.ident.to_string()))
-            && NO_CHANGE_METHODS.contains(&method.ident.to_string().as_str())
-        {
-            self.check_read(c);
-            return Operand::Const(c.to_token_stream());
-        }
-        // `f64::to_radians(x)`, `T::cbrt(x)`: a scalar type's method without a rule, refused
-        // as the method form is (rustc said "no function `to_radians_vjp`").
-        if let [ty, method] = p.path.segments.iter().collect::<Vec<_>>().as_slice()
-            && (ty.ident == "f32"
-                || ty.ident == "f64"
-                || self.type_params.contains(&ty.ident.to_string()))
-            && !primitives::known(&method.ident.to_string())
-            && self.mentions_diff(c.args.to_token_stream())
-        {
-            self.errors.at(
-                &method.ident,
-                format!(
-                    "no reverse rule for `{}::{}`; supported: {}; or write it as a `#[lens]` function and call that",
-                    ty.ident,
-                    method.ident,
-                    primitives::supported_on_scalars()
-                ),
-            );
-            return Operand::Const(c.to_token_stream());
+        if let Some((ty, method)) = self.float_path(&p.path) {
+            let name = method.to_string();
+            // `f64::max(x, y)`, `T::exp(x)`: the method of a scalar type, called as a function.
+            if primitives::known(&name)
+                && let Some(receiver) = c.args.first()
+            {
+                let call = syn::ExprMethodCall {
+                    attrs: Vec::new(),
+                    receiver: Box::new(receiver.clone()),
+                    dot_token: Default::default(),
+                    method: method.clone(),
+                    turbofish: None,
+                    paren_token: c.paren_token,
+                    args: c.args.iter().skip(1).cloned().collect(),
+                };
+                // Its operands read in place: the function as written keeps the call.
+                let args = c.args.iter().skip(1).collect();
+                return self.method_of(&call, receiver, args, node_key(c), out);
+            }
+            // `f64::signum(x)`, `f64::floor(x)`: forward-only data, as the method forms are.
+            if NO_CHANGE_METHODS.contains(&name.as_str()) {
+                self.check_read(c);
+                return Operand::Const(c.to_token_stream());
+            }
+            // `f64::to_radians(x)`, `T::cbrt(x)`: a scalar type's method without a rule,
+            // refused as the method form is (rustc said "no function `to_radians_vjp`").
+            if !primitives::known(&name) && self.mentions_diff(c.args.to_token_stream()) {
+                self.errors.at(
+                    method,
+                    format!(
+                        "no reverse rule for `{ty}::{name}`; supported: {}; or write it as a `#[lens]` function and call that",
+                        primitives::supported_on_scalars()
+                    ),
+                );
+                return Operand::Const(c.to_token_stream());
+            }
         }
         // `i32::abs(x)`: an integer type's function of a differentiated (float) value.
         if let [ty, method] = p.path.segments.iter().collect::<Vec<_>>().as_slice()
