@@ -115,6 +115,19 @@ fn generic_path_forms<T: Real>(x: T) -> T {
     T::exp(x) + T::sin(x) * x
 }
 
+/// The receiver of a path form is checked against the path's type in the function as
+/// written alone (`f32::exp(x)` of an `f64` is refused, `tests/ui/scalar_path_of_another_float.rs`):
+/// a literal receiver takes that type, and an `f32` function runs in `f32`.
+#[lens]
+fn path_receivers(x: f64) -> f64 {
+    f64::max(0.0, x) + f64::powi(x, 3) + f64::mul_add(x, 2.0, 1.0) * f64::exp(-x)
+}
+
+#[lens]
+fn path_forms_f32(x: f32) -> f32 {
+    f32::exp(x) * f32::max(x, 0.5) + f32::sin(2.0 * x)
+}
+
 // Through a type alias (`R::sin(x)` with `type R = f64`) the macro cannot tell the alias
 // from a type of the user's with a `sin` of its own, and the sweeps call `R::sin_vjp`, as
 // for such a type. Without the rule trait in scope that is one error, whose help names the
@@ -137,6 +150,27 @@ fn methods_called_through_their_type() {
     let r = |(x, y): (f64, f64), d: f64| path_forms_rev(x, y, d);
     for p in [(0.3, 0.9), (1.2, -0.4)] {
         ok("path_forms", check_gradient(f, r, p, H));
+    }
+    for x in [0.7, -0.4] {
+        ok(
+            "path_receivers",
+            check_gradient(path_receivers, path_receivers_rev, x, H),
+        );
+    }
+    // In f32, against the f64 derivative of the same expression: exp(x) max(x, 0.5) + sin(2x).
+    for x in [0.8_f32, 0.2] {
+        let xd = f64::from(x);
+        let want = if xd > 0.5 {
+            xd.exp() * xd + xd.exp()
+        } else {
+            xd.exp() * 0.5
+        } + 2.0 * (2.0 * xd).cos();
+        let got = f64::from(path_forms_f32_rev(x, 1.0));
+        assert!(
+            (got - want).abs() < 1e-5 * want.abs().max(1.0),
+            "{got} {want}"
+        );
+        assert_eq!(path_forms_f32(x), x.exp() * x.max(0.5) + (2.0 * x).sin());
     }
     let f = |(x, y): (f64, f64)| alias::alias_path(x, y);
     let r = |(x, y): (f64, f64), d: f64| alias::alias_path_rev(x, y, d);

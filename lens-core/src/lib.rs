@@ -298,6 +298,15 @@ pub mod __private {
         }
     }
 
+    /// The reverse's adjoint of an indexed value, read back through the index's type (an
+    /// [`index_typed`] index): where the forward read failed (`m[0][1]`, an entry indexed
+    /// again), the index's type is an error and so is this, and rustc reports the read alone,
+    /// not also `f64: IndexRule<_>` (at `#[lens]`).
+    #[inline(always)]
+    pub fn slot_of_index<S, I: IndexedBy<S>>(slot: S, _index: &I) -> I::Index {
+        I::same(slot)
+    }
+
     /// Zero of the type a [`witness`] names: an adjoint started before anything reaches it,
     /// whose type the code around it does not fix in time (a field of it is taken first).
     #[inline(always)]

@@ -487,7 +487,16 @@ impl Analyser<'_> {
             return Operand::Const(ix.to_token_stream());
         }
         let index = ix.index.to_token_stream();
-        self.push_op(Op::Index { base, index }, ix.span(), out)
+        let brackets = ix.bracket_token.span.join();
+        self.push_op(
+            Op::Index {
+                base,
+                index,
+                brackets,
+            },
+            ix.span(),
+            out,
+        )
     }
 
     pub(super) fn sub_call(&mut self, m: &syn::ExprMethodCall, out: &mut Vec<Stmt>) -> Operand {

@@ -130,7 +130,12 @@ pub enum Op {
     Branch(Branch),
     /// `base[index]` with a forward-only index: the entry, whose change the reverse adds
     /// into `base`'s adjoint at that place.
-    Index { base: Operand, index: TokenStream },
+    /// `brackets` is the span of `[index]` as written, where rustc reports a read it refuses.
+    Index {
+        base: Operand,
+        index: TokenStream,
+        brackets: proc_macro2::Span,
+    },
     /// A `for` loop over a range bounded by a constant: one pullback per iteration, kept on
     /// a fixed-size tape. Its value is the tuple of the loop-carried bindings.
     Loop(Box<Loop>),

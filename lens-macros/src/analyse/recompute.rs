@@ -199,7 +199,7 @@ impl Walk<'_> {
                 let from = self.operands(std::slice::from_ref(base));
                 self.edges.push((target, from));
             }
-            Op::Index { base, index } => {
+            Op::Index { base, index, .. } => {
                 self.tokens(index);
                 let from = self.operands(std::slice::from_ref(base));
                 self.edges.push((target, from));

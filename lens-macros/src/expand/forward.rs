@@ -366,7 +366,11 @@ pub fn stmt(cx: &Cx, s: &Stmt) -> TokenStream {
                         let (#x, #pb) #pair_ann = #call;
                     )
                 }
-                Op::Index { base, index } => {
+                Op::Index {
+                    base,
+                    index,
+                    brackets,
+                } => {
                     // The index is kept for the reverse, which adds the entry's change there
                     // (into an adjoint of the base's type: the witness).
                     let i = format_ident!("__i{}", target);
@@ -380,10 +384,18 @@ pub fn stmt(cx: &Cx, s: &Stmt) -> TokenStream {
                     if let Some(t) = index.clone().into_iter().next() {
                         at_place.set_span(t.span());
                     }
+                    // The brackets where the user wrote them: a read rustc refuses (`m[0][1]`,
+                    // an entry indexed again) is then reported once, as the function as
+                    // written reports it.
+                    let mut read = proc_macro2::Group::new(
+                        proc_macro2::Delimiter::Bracket,
+                        at_place.to_token_stream(),
+                    );
+                    read.set_span(*brackets);
                     quote_spanned!(span=>
                         let #i = #index;
                         let #w = ::paralens::__private::witness(&#base);
-                        let #x #ann = ::core::clone::Clone::clone(&#base[#at_place]);
+                        let #x #ann = ::core::clone::Clone::clone(&#base #read);
                         let #i = ::paralens::__private::index_typed(#i, &#x);
                     )
                 }

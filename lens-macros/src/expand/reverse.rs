@@ -265,7 +265,9 @@ impl Sweep<'_> {
                             let slot = self.slot_typed(*base, Some(quote!(#w)));
                             let i = format_ident!("__i{}", target);
                             self.out.extend(quote_spanned!(span=>
-                                ::paralens::__private::rules::IndexRule::add_at(#slot, #i, #d);
+                                ::paralens::__private::rules::IndexRule::add_at(
+                                    ::paralens::__private::slot_of_index(#slot, &#i), #i, #d
+                                );
                             ));
                         }
                     }

@@ -183,7 +183,26 @@ impl VisitMut for Rewrite<'_> {
             }
             // `x.f(a)`, and `f64::f(x, a)` as `x.f(a)`.
             Expr::MethodCall(m) => method_operands(&m.receiver, m.args.iter(), owned, span),
-            Expr::Call(c) => method_operands(&c.args[0], c.args.iter().skip(1), owned, span),
+            Expr::Call(c) => {
+                let mut v = method_operands(&c.args[0], c.args.iter().skip(1), owned, span);
+                // `f32::exp(x)`: the receiver is of the path's type, as Rust has it (an `f64`
+                // there is rustc's "expected `f32`, found `f64`" at `x`); the rule is the
+                // trait's, which takes any float. Here alone, so it is reported once. A float
+                // is `Copy`; the value read is the one checked, so nothing else is inferred
+                // from the path's type.
+                if let Expr::Path(p) = &*c.func
+                    && let [ty, _] = p.path.segments.iter().collect::<Vec<_>>()[..]
+                {
+                    let at = c.args[0].span();
+                    let (ty, read) = (&ty.ident, &v[0]);
+                    v[0] = quote_spanned!(at=> {
+                        let __receiver = #read;
+                        let _: #ty = __receiver;
+                        __receiver
+                    });
+                }
+                v
+            }
             // `!x` (only `!` is rewritten: see `Analysis::expr`).
             Expr::Unary(u) => vec![bare(&u.expr).to_token_stream()],
             _ => return,
