@@ -290,3 +290,54 @@ pub fn bench(c: &mut Criterion) {
     });
     g.finish();
 }
+
+/// `n` batch-1 steps of the learner named `which` (`paralens`, `para_macro`, `hand`), as the
+/// `iris_step_batch1_adam` group runs them, for counting instructions (`benches/count.sh`).
+/// `false` if `which` names none.
+pub fn count(which: &str, n: usize) -> bool {
+    let (xs, ys) = data();
+    let model = Dense::<4, 16>::new()
+        .then(Relu)
+        .then(Dense::<16, 3>::glorot());
+    let params = model.init(0);
+    let mut loss = 0.0;
+    match which {
+        "paralens" => {
+            let mut learner = Learner::new(model, params, SoftmaxCrossEntropy, Adam::new(0.01));
+            for k in 0..n {
+                let i = k % xs.len();
+                loss += black_box(learner.step(black_box(&xs[i]), &ys[i]));
+            }
+        }
+        "para_macro" => {
+            let macro_model = IrisMlp {
+                l1: Dense::new(),
+                l2: Dense::glorot(),
+            };
+            let macro_params = IrisMlpParams {
+                l1: params.0.0.clone(),
+                l2: params.1.clone(),
+            };
+            let mut learner = Learner::new(
+                macro_model,
+                macro_params,
+                SoftmaxCrossEntropy,
+                Adam::new(0.01),
+            );
+            for k in 0..n {
+                let i = k % xs.len();
+                loss += black_box(learner.step(black_box(&xs[i]), &ys[i]));
+            }
+        }
+        "hand" => {
+            let mut hand = Hand::new(&params);
+            for k in 0..n {
+                let i = k % xs.len();
+                loss += black_box(hand.step(black_box(&xs[i]), ys[i]));
+            }
+        }
+        _ => return false,
+    }
+    black_box(loss);
+    true
+}
