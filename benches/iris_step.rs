@@ -336,6 +336,26 @@ pub fn count(which: &str, n: usize) -> bool {
                 loss += black_box(hand.step(black_box(&xs[i]), ys[i]));
             }
         }
+        // The parts of the learner's `put`, on the model's parameters and a change of
+        // typical size: Adam's update alone, Adam clearing the change, the finiteness scan.
+        "adam_update" | "adam_update_clear" | "all_finite" => {
+            let adam = Adam::new(0.01_f32);
+            let mut p = params;
+            let mut state = Optimizer::<_>::init_state(&adam, &p);
+            // A change of zeros: what `update_and_clear` leaves, so both runs read the same.
+            let mut dp = p.clone();
+            dp.scale(0.0);
+            for _ in 0..n {
+                match which {
+                    "adam_update" => adam.update(&mut state, &mut p, black_box(&dp)),
+                    "adam_update_clear" => {
+                        adam.update_and_clear(&mut state, &mut p, black_box(&mut dp));
+                    }
+                    _ => loss += f32::from(u8::from(black_box(&dp).all_finite())),
+                }
+            }
+            black_box((&p, &dp));
+        }
         _ => return false,
     }
     black_box(loss);
