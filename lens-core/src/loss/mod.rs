@@ -21,6 +21,12 @@ pub use mse::Mse;
 use crate::{LabelError, Real};
 
 /// A loss on predictions of type `Y`.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a loss of predictions of type `{Y}`",
+    label = "not a loss of `{Y}`",
+    note = "a `Learner` takes the loss third and the optimizer last: `Learner::new(model, params, SoftmaxCrossEntropy, Adam::new(0.01))`",
+    note = "a loss's prediction type is the model's output type (shapes included)"
+)]
 pub trait Loss<Y: Clone> {
     /// The label (the loss's parameter).
     type Label;

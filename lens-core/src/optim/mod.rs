@@ -27,6 +27,11 @@ pub use sgd::Sgd;
 use crate::{BadSetting, Flat, LearningRate, Real};
 
 /// An optimizer for parameters of type `P`.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not an optimizer of parameters of type `{P}`",
+    label = "not an optimizer of the model's parameters",
+    note = "a `Learner` takes the loss third and the optimizer last: `Learner::new(model, params, SoftmaxCrossEntropy, Adam::new(0.01))`"
+)]
 pub trait Optimizer<P> {
     /// The scalar type of the parameters.
     type Scalar: Real;
