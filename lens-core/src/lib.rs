@@ -153,7 +153,9 @@ pub mod __private {
     }
     pub use crate::backward::Backward;
     pub use crate::rules;
-    pub use crate::tangent::{Field, Flat, FlatField, Tangent};
+    pub use crate::tangent::{
+        Field, FieldAccumulate, FieldAccumulateOther, FieldTangent, Flat, FlatField, Tangent,
+    };
     pub use crate::tape::Tape;
     pub use core::clone::Clone;
     pub use core::default::Default;

@@ -212,6 +212,47 @@ impl<S: Copy + 'static, T: Flat<S>> FlatField<S, T> for Field {
     }
 }
 
+/// A field of a struct deriving [`Tangent`] whose type names none of the struct's generics
+/// (`n: usize`), as the derived `accumulate` reaches it. The derived impl is not bounded by
+/// such a type's `Tangent`: that bound is decided where the struct is written, and when it
+/// failed, rustc reported it there and again at every use of the struct (a `#[lens]`
+/// argument of that type: a second error at `#[lens]`, naming its internal `zeros_of`). The
+/// derived `zeros` calls the field type's own `zeros`, the one error (at the field's type);
+/// `accumulate` goes through this, which resolves to [`FieldAccumulate`] when the type is
+/// `Tangent` and otherwise, one autoref step later, to [`FieldAccumulateOther`], which is
+/// never built (the crate has the error of `zeros`).
+#[doc(hidden)]
+pub struct FieldTangent<T>(pub core::marker::PhantomData<T>);
+
+/// A field's `Tangent::accumulate` (see [`FieldTangent`]).
+#[doc(hidden)]
+pub trait FieldAccumulate<T> {
+    /// `a.accumulate(b)`.
+    fn lens_accumulate(&self, a: &mut T, b: &T);
+}
+
+impl<T: Tangent> FieldAccumulate<T> for FieldTangent<T> {
+    #[inline(always)]
+    fn lens_accumulate(&self, a: &mut T, b: &T) {
+        a.accumulate(b);
+    }
+}
+
+/// A field of a type that is not `Tangent`, whose error the derived `zeros` reports (see
+/// [`FieldTangent`]).
+#[doc(hidden)]
+pub trait FieldAccumulateOther<T> {
+    /// Never runs.
+    fn lens_accumulate(&self, a: &mut T, b: &T);
+}
+
+impl<T> FieldAccumulateOther<T> for &FieldTangent<T> {
+    #[cold]
+    fn lens_accumulate(&self, _: &mut T, _: &T) {
+        unreachable!("a field whose type is not `Tangent`, refused at its `zeros`")
+    }
+}
+
 /// The `Flat` methods of a value stored as one slice, given how to borrow it.
 macro_rules! single_slice {
     ($t:ty, $get:path, $get_mut:path) => {

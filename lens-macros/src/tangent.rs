@@ -1,8 +1,37 @@
 //! `#[derive(Tangent)]`: change-space structure of a parameter struct, field by field.
 
 use proc_macro2::TokenStream;
-use quote::quote;
+use quote::{quote, quote_spanned};
+use syn::spanned::Spanned;
 use syn::{Data, DeriveInput, Fields, Index, Member};
+
+/// The names of `generics`' parameters: types, constants and lifetimes (without the `'`).
+fn generic_names(generics: &syn::Generics) -> Vec<String> {
+    generics
+        .params
+        .iter()
+        .map(|g| match g {
+            syn::GenericParam::Type(t) => t.ident.to_string(),
+            syn::GenericParam::Const(c) => c.ident.to_string(),
+            syn::GenericParam::Lifetime(l) => l.lifetime.ident.to_string(),
+        })
+        .collect()
+}
+
+/// Whether `ty` names one of `names` (or `Self`) anywhere in its tokens.
+fn names_any(ty: &syn::Type, names: &[String]) -> bool {
+    fn walk(tokens: TokenStream, names: &[String]) -> bool {
+        tokens.into_iter().any(|tt| match tt {
+            proc_macro2::TokenTree::Ident(i) => {
+                let i = i.to_string();
+                i == "Self" || names.contains(&i)
+            }
+            proc_macro2::TokenTree::Group(g) => walk(g.stream(), names),
+            _ => false,
+        })
+    }
+    walk(quote!(#ty), names)
+}
 
 pub fn expand(input: &DeriveInput) -> syn::Result<TokenStream> {
     let Data::Struct(data) = &input.data else {
@@ -27,10 +56,21 @@ pub fn expand(input: &DeriveInput) -> syn::Result<TokenStream> {
     let p = quote!(::paralens::__private);
 
     let (impl_generics, ty_generics, where_clause) = input.generics.split_for_impl();
+    // A field type that names none of the struct's generics (`n: usize`) bounds neither impl:
+    // such a bound is decided here, and when it failed rustc reported it here and again at
+    // every use of the struct (at `#[lens]`, for an argument of the struct's type). Its
+    // `zeros` is the one error instead, at the field's type (`FieldTangent`'s docs).
+    let generic = generic_names(&input.generics);
+    let bounded: Vec<bool> = types.iter().map(|ty| names_any(ty, &generic)).collect();
     let mut tangent_where = where_clause
         .cloned()
         .unwrap_or_else(|| syn::parse_quote!(where));
-    for ty in &types {
+    for ty in types
+        .iter()
+        .zip(&bounded)
+        .filter(|(_, b)| **b)
+        .map(|(t, _)| t)
+    {
         tangent_where
             .predicates
             .push(syn::parse_quote!(#ty: #p::Tangent));
@@ -53,6 +93,13 @@ pub fn expand(input: &DeriveInput) -> syn::Result<TokenStream> {
         flat_where
             .predicates
             .push(syn::parse_quote!(#p::Field: #p::FlatField<__S, #ty>));
+    }
+    for ty in types
+        .iter()
+        .zip(&bounded)
+        .filter(|(_, b)| **b)
+        .map(|(t, _)| t)
+    {
         flat_where
             .predicates
             .push(syn::parse_quote!(#ty: #p::Tangent));
@@ -104,11 +151,35 @@ pub fn expand(input: &DeriveInput) -> syn::Result<TokenStream> {
         })
         .collect();
 
+    // Each field's zero as its type's (at the type: the error of a field that is not
+    // `Tangent`), and its `accumulate` through `FieldTangent` where the impl is not bounded by
+    // the type's `Tangent`.
+    let zeros: Vec<TokenStream> = types
+        .iter()
+        .map(|ty| quote_spanned!(ty.span()=> <#ty as #p::Tangent>::zeros()))
+        .collect();
     let zero = match &data.fields {
-        Fields::Named(_) => quote!(Self { #(#members: #p::Tangent::zeros()),* }),
-        Fields::Unnamed(_) => quote!(Self ( #(<#types as #p::Tangent>::zeros()),* )),
+        Fields::Named(_) => quote!(Self { #(#members: #zeros),* }),
+        Fields::Unnamed(_) => quote!(Self ( #(#zeros),* )),
         Fields::Unit => quote!(Self),
     };
+    let accumulate: Vec<TokenStream> = members
+        .iter()
+        .zip(&types)
+        .zip(&bounded)
+        .map(|((m, ty), bounded)| {
+            if *bounded {
+                quote!(#p::Tangent::accumulate(&mut self.#m, &other.#m);)
+            } else {
+                quote!({
+                    #[allow(unused_imports)]
+                    use #p::{FieldAccumulate as _, FieldAccumulateOther as _};
+                    (&#p::FieldTangent::<#ty>(::core::marker::PhantomData))
+                        .lens_accumulate(&mut self.#m, &other.#m);
+                })
+            }
+        })
+        .collect();
     let mut slices = quote!(#p::empty());
     let mut slices_mut = quote!(#p::empty());
     for (x, x_mut) in of.iter().zip(&of_mut) {
@@ -124,7 +195,7 @@ pub fn expand(input: &DeriveInput) -> syn::Result<TokenStream> {
             }
             #[inline]
             fn accumulate(&mut self, other: &Self) {
-                #(#p::Tangent::accumulate(&mut self.#members, &other.#members);)*
+                #(#accumulate)*
             }
         }
 

@@ -1,5 +1,6 @@
-// A field whose type is not `Tangent` in a struct deriving it: one error, at the derive
-// (the derived `Flat` impl is bounded by the fields' `Tangent` too, so it adds none).
+// A field whose type is not `Tangent` in a struct deriving it: one error, at the field's type
+// (the derived `zeros`; neither derived impl is bounded by a field type that names none of
+// the struct's generics, so they add none).
 use paralens::prelude::*;
 
 #[derive(Clone, Debug, Tangent)]
