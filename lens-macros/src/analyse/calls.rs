@@ -932,9 +932,34 @@ pub fn infer_operand(checked: Option<&str>, args: &[Operand]) -> Option<(usize, 
         _ => return None,
     };
     match args {
-        [Operand::Const(_), Operand::Var(_)] => Some((0, kind)),
-        [Operand::Var(_), Operand::Const(_)] => Some((1, kind)),
+        [Operand::Const(c), Operand::Var(_)] if !field_of_self(c) => Some((0, kind)),
+        [Operand::Var(_), Operand::Const(c)] if !field_of_self(c) => Some((1, kind)),
         _ => None,
+    }
+}
+
+/// Whether `tokens` read a named field of `self` (`self.scale`, `self.l1.w`): its type is
+/// declared, so the guard has nothing to infer there, and it would hide a mistake. A field
+/// that does not exist (`self.l1.w`, a sub-model's weight read instead of calling it) is an
+/// error whose type, once passed to a function, is a type nothing fixes; the guard then made
+/// it the other operand's scalar, and the mistake's value went on with a valid type, reported
+/// again at a later, correct `self.l2(h)`. Without the guard that value has no type, and rustc
+/// reports nothing more of it.
+fn field_of_self(tokens: &TokenStream) -> bool {
+    let Ok(mut e) = syn::parse2::<Expr>(tokens.clone()) else {
+        return false;
+    };
+    loop {
+        match e {
+            Expr::Field(syn::ExprField {
+                base,
+                member: syn::Member::Named(_),
+                ..
+            }) => e = *base,
+            Expr::Paren(p) => e = *p.expr,
+            Expr::Path(p) => return p.qself.is_none() && p.path.is_ident("self"),
+            _ => return false,
+        }
     }
 }
 
