@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # Instructions per call of the small workloads (the Rosenbrock gradients, the Iris batch-1
 # step), generated or library against hand-written, counted by valgrind's callgrind: the
-# same count for the same binary whatever else the machine runs, where criterion's times on
-# a shared 2-vCPU machine move by 10%. Each workload runs once with n = 0 and once with n
-# calls; the difference over n is its count per call, setup excluded. The default build only:
-# valgrind does not run AVX-512 code, which a native build on such a machine contains.
+# same count for the same binary whatever else the machine runs, where criterion's ratios
+# on a shared 2-vCPU machine move by 10-30% between runs. Each workload runs once with
+# n = 0 and once with n calls; the difference over n is its count per call, setup
+# excluded. The default build only: valgrind does not run AVX-512 code, which a native
+# build on such a machine contains.
 #
 #   bash benches/count.sh            # all workloads, n = 20000
 #   N=5000 bash benches/count.sh chained_generated_64 chained_hand_64

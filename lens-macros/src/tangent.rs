@@ -56,8 +56,8 @@ pub fn expand(input: &DeriveInput) -> syn::Result<TokenStream> {
     let p = quote!(::paralens::__private);
 
     let (impl_generics, ty_generics, where_clause) = input.generics.split_for_impl();
-    // A field type that names none of the struct's generics (`n: usize`) bounds neither impl:
-    // such a bound is decided here, and when it failed rustc reported it here and again at
+    // A field type that names none of the struct's generics (`n: usize`) bounds neither impl
+    // by its `Tangent` (`Flat` keeps `Field: FlatField` for every field): such a bound is decided here, and when it failed rustc reported it here and again at
     // every use of the struct (at `#[lens]`, for an argument of the struct's type). Its
     // `zeros` is the one error instead, at the field's type (`FieldTangent`'s docs).
     let generic = generic_names(&input.generics);

@@ -24,7 +24,7 @@ use crate::{LabelError, Real};
 #[diagnostic::on_unimplemented(
     message = "`{Self}` is not a loss of predictions of type `{Y}`",
     label = "not a loss of `{Y}`",
-    note = "a `Learner` takes the loss third and the optimizer last: `Learner::new(model, params, SoftmaxCrossEntropy, Adam::new(0.01))`",
+    note = "if the loss and the optimizer are in each other's place: a `Learner` takes the loss third and the optimizer last, `Learner::new(model, params, SoftmaxCrossEntropy, Adam::new(0.01))`",
     note = "a loss's prediction type is the model's output type (shapes included)"
 )]
 pub trait Loss<Y: Clone> {

@@ -30,7 +30,7 @@ use crate::{BadSetting, Flat, LearningRate, Real};
 #[diagnostic::on_unimplemented(
     message = "`{Self}` is not an optimizer of parameters of type `{P}`",
     label = "not an optimizer of the model's parameters",
-    note = "a `Learner` takes the loss third and the optimizer last: `Learner::new(model, params, SoftmaxCrossEntropy, Adam::new(0.01))`"
+    note = "if the loss and the optimizer are in each other's place: a `Learner` takes the loss third and the optimizer last, `Learner::new(model, params, SoftmaxCrossEntropy, Adam::new(0.01))`"
 )]
 pub trait Optimizer<P> {
     /// The scalar type of the parameters.
