@@ -145,6 +145,7 @@ pub fn para(input: TokenStream) -> TokenStream {
     validate::para_struct(&item, &mut errors);
     // Each forward function in turn: parse its inputs, validate, analyse.
     let mut models = Vec::new();
+    let mut signatures_sound = errors.is_empty();
     for forward in forwards {
         match parse::para_model(item.clone(), forward, &mut errors) {
             Err(item) => {
@@ -155,6 +156,7 @@ pub fn para(input: TokenStream) -> TokenStream {
             Ok(model) => {
                 validate::para_forward(&model, &mut errors);
                 validate::reserved_names(&model.forward, &mut errors);
+                signatures_sound &= errors.is_empty();
                 let analysed = analyse::para_model(&model, &mut errors);
                 models.push((model, analysed));
             }
@@ -176,9 +178,20 @@ pub fn para(input: TokenStream) -> TokenStream {
                 &fields,
             );
             let body = model.forward.block.brace_token.span.open();
-            out.extend(in_context(expand::para(model, analysed, k == 0), body));
+            out.extend(in_context(
+                expand::para(model, Some(analysed), k == 0),
+                body,
+            ));
         }
         out
+    } else if signatures_sound {
+        // Only a body was refused: the model's items and stub impls, so that its users
+        // compile and add no errors of their own ("no method `init`").
+        models
+            .iter()
+            .enumerate()
+            .map(|(k, (model, _))| expand::para(model, None, k == 0))
+            .collect()
     } else {
         expand::without_markers(&item)
     };

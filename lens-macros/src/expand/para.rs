@@ -9,7 +9,10 @@ use syn::{Ident, Type};
 
 /// The model's items (its struct, its parameter struct and `Init`, when `with_items`) and the
 /// `Para` impl of one forward function.
-pub fn para(m: &ParaModel, analysed: &Analysed, with_items: bool) -> TokenStream {
+/// The model's items (with `with_items`) and its `Para` impl; with `analysed` `None` (its
+/// body was refused, the errors emitted beside), the impl's bodies are stubs, so that code
+/// using the model (`init`, `forward`, a `Learner`) type-checks and adds no error of its own.
+pub fn para(m: &ParaModel, analysed: Option<&Analysed>, with_items: bool) -> TokenStream {
     let ParaModel {
         item,
         forward,
@@ -19,12 +22,6 @@ pub fn para(m: &ParaModel, analysed: &Analysed, with_items: bool) -> TokenStream
         mutable,
         ret,
     } = m;
-    let Analysed {
-        vars,
-        body,
-        arg_ids,
-        ..
-    } = analysed;
     let fields = m.fields();
     let field_types: Vec<&Type> = subs.iter().map(|f| &f.ty).collect();
     let config_names: Vec<Ident> = configs
@@ -61,11 +58,6 @@ pub fn para(m: &ParaModel, analysed: &Analysed, with_items: bool) -> TokenStream
     let (para_impl, _, para_where) = impl_generics.split_for_impl();
     let model_generics = &item.generics;
     let model_where_clause = &item.generics.where_clause;
-    let again = super::read_again(body);
-    let after = super::read_after_loops(body);
-    let cx = Cx::new(vars, Some(&params), None, &again, None, &after);
-    // The same body for `vjp_params`: no change for the arguments.
-    let cx_params = Cx::new(vars, Some(&params), Some(arg_ids), &again, None, &after);
 
     let vis = &item.vis;
     let attrs = &item.attrs;
@@ -77,18 +69,32 @@ pub fn para(m: &ParaModel, analysed: &Analysed, with_items: bool) -> TokenStream
         .iter()
         .map(|t| quote!(<#t as #init_at>::Param))
         .collect();
-    // Sub-models add their parameter changes into the caller's buffer (`__dp`); the body's
-    // pullback returns only the inputs' changes.
-    let mut returns: Vec<Ret> = Vec::new();
-    for ((_, t), id) in args.iter().zip(arg_ids) {
-        if nodiff_type(t) {
-            returns.push(Ret::Unit);
-        } else {
-            returns.push(Ret::Var(*id, Some(t)));
+    let sweeps = analysed.map(|analysed| {
+        let Analysed {
+            vars,
+            body,
+            arg_ids,
+            ..
+        } = analysed;
+        let again = super::read_again(body);
+        let after = super::read_after_loops(body);
+        let cx = Cx::new(vars, Some(&params), None, &again, None, &after);
+        // The same body for `vjp_params`: no change for the arguments.
+        let cx_params = Cx::new(vars, Some(&params), Some(arg_ids), &again, None, &after);
+        // Sub-models add their parameter changes into the caller's buffer (`__dp`); the
+        // body's pullback returns only the inputs' changes.
+        let mut returns: Vec<Ret> = Vec::new();
+        for ((_, t), id) in args.iter().zip(arg_ids) {
+            if nodiff_type(t) {
+                returns.push(Ret::Unit);
+            } else {
+                returns.push(Ret::Var(*id, Some(t)));
+            }
         }
-    }
-    let body_tokens = block(&cx, body, &returns, None, Some(ret), None, true);
-    let params_body_tokens = block(&cx_params, body, &[], None, Some(ret), None, true);
+        let body_tokens = block(&cx, body, &returns, None, Some(ret), None, true);
+        let params_body_tokens = block(&cx_params, body, &[], None, Some(ret), None, true);
+        (body_tokens, params_body_tokens)
+    });
 
     let arg_names: Vec<&Ident> = args.iter().map(|(i, _)| i).collect();
     let arg_types: Vec<&Type> = args.iter().map(|(_, t)| t).collect();
@@ -174,6 +180,30 @@ pub fn para(m: &ParaModel, analysed: &Analysed, with_items: bool) -> TokenStream
             }
         }
     });
+    let Some((body_tokens, params_body_tokens)) = sweeps else {
+        // Never run: the crate does not compile (the refusal is emitted beside).
+        let refused = quote!(::core::unreachable!(
+            "a `para!` model whose body was refused"
+        ));
+        return quote! {
+            #items
+
+            #[allow(unreachable_code, unused_variables)]
+            impl #para_impl ::paralens::__private::Para<#in_ty> for #name #model_ty #para_where {
+                type Param = #params;
+                type Out = #ret;
+                fn forward(&self, __p: &#params, __x: #in_ty) -> #ret {
+                    #refused
+                }
+                fn vjp(&self, __p: &#params, __x: #in_ty) -> (#ret, impl FnOnce(#ret, &mut #params) -> #in_ty) {
+                    (#refused, |_, _| #refused)
+                }
+                fn vjp_params(&self, __p: &#params, __x: #in_ty) -> (#ret, impl FnOnce(#ret, &mut #params)) {
+                    (#refused, |_, _| #refused)
+                }
+            }
+        };
+    };
     quote! {
         #items
 
