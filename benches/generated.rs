@@ -287,53 +287,61 @@ pub fn bench(c: &mut Criterion) {
     g.finish();
 }
 
-/// `n` runs of the gradient named `which`, as the Rosenbrock groups run it, for counting
-/// instructions (`benches/count.sh`): `chained_{generated,hand}_{16,64,256}` (variables) and
-/// `paired_{generated,hand}_{8,..,256}` (pairs). `false` if `which` names none.
-pub fn count(which: &str, n: usize) -> bool {
-    fn chained_n<const N: usize>(generated: bool, n: usize) {
+/// The gradient named `which`, as the Rosenbrock groups run it: a closure that runs it `n`
+/// times, for counting instructions (`benches/count.sh`) and for interleaved timing
+/// (`benches/ratio.sh`): `chained_{generated,hand}_{16,64,256}` (variables) and
+/// `paired_{generated,hand}_{8,..,256}` (pairs). `None` if `which` names none.
+pub fn workload(which: &str) -> Option<Box<dyn FnMut(usize)>> {
+    fn chained_n<const N: usize>(generated: bool) -> Box<dyn FnMut(usize)> {
         let x = SVector::<f64, N>::from_fn(|i, _| (i as f64 * 0.37).sin());
-        for _ in 0..n {
-            if generated {
-                black_box(chained_rev(black_box(x), 1.0));
-            } else {
-                black_box(chained_hand(black_box(x), 1.0));
-            }
+        if generated {
+            Box::new(move |n| {
+                for _ in 0..n {
+                    black_box(chained_rev(black_box(x), 1.0));
+                }
+            })
+        } else {
+            Box::new(move |n| {
+                for _ in 0..n {
+                    black_box(chained_hand(black_box(x), 1.0));
+                }
+            })
         }
     }
-    fn paired_n<const M: usize>(generated: bool, n: usize) {
+    fn paired_n<const M: usize>(generated: bool) -> Box<dyn FnMut(usize)> {
         let u = SVector::<f64, M>::from_fn(|i, _| (i as f64 * 0.37).sin());
         let v = SVector::<f64, M>::from_fn(|i, _| (i as f64 * 0.91).cos());
-        for _ in 0..n {
-            if generated {
-                black_box(rosenbrock_rev(black_box(u), black_box(v), 1.0));
-            } else {
-                black_box(rosenbrock_hand(black_box(u), black_box(v), 1.0));
-            }
+        if generated {
+            Box::new(move |n| {
+                for _ in 0..n {
+                    black_box(rosenbrock_rev(black_box(u), black_box(v), 1.0));
+                }
+            })
+        } else {
+            Box::new(move |n| {
+                for _ in 0..n {
+                    black_box(rosenbrock_hand(black_box(u), black_box(v), 1.0));
+                }
+            })
         }
     }
-    let Some((form, rest)) = which.split_once('_') else {
-        return false;
-    };
-    let Some((who, size)) = rest.split_once('_') else {
-        return false;
-    };
+    let (form, rest) = which.split_once('_')?;
+    let (who, size) = rest.split_once('_')?;
     let generated = match who {
         "generated" => true,
         "hand" => false,
-        _ => return false,
+        _ => return None,
     };
-    match (form, size) {
-        ("chained", "16") => chained_n::<16>(generated, n),
-        ("chained", "64") => chained_n::<64>(generated, n),
-        ("chained", "256") => chained_n::<256>(generated, n),
-        ("paired", "8") => paired_n::<8>(generated, n),
-        ("paired", "16") => paired_n::<16>(generated, n),
-        ("paired", "32") => paired_n::<32>(generated, n),
-        ("paired", "64") => paired_n::<64>(generated, n),
-        ("paired", "128") => paired_n::<128>(generated, n),
-        ("paired", "256") => paired_n::<256>(generated, n),
-        _ => return false,
-    }
-    true
+    Some(match (form, size) {
+        ("chained", "16") => chained_n::<16>(generated),
+        ("chained", "64") => chained_n::<64>(generated),
+        ("chained", "256") => chained_n::<256>(generated),
+        ("paired", "8") => paired_n::<8>(generated),
+        ("paired", "16") => paired_n::<16>(generated),
+        ("paired", "32") => paired_n::<32>(generated),
+        ("paired", "64") => paired_n::<64>(generated),
+        ("paired", "128") => paired_n::<128>(generated),
+        ("paired", "256") => paired_n::<256>(generated),
+        _ => return None,
+    })
 }

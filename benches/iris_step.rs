@@ -291,23 +291,31 @@ pub fn bench(c: &mut Criterion) {
     g.finish();
 }
 
-/// `n` batch-1 steps of the learner named `which` (`paralens`, `para_macro`, `hand`), as the
-/// `iris_step_batch1_adam` group runs them, for counting instructions (`benches/count.sh`).
-/// `false` if `which` names none.
-pub fn count(which: &str, n: usize) -> bool {
+/// The batch-1 step of the learner named `which` (`paralens`, `para_macro`, `hand`), as the
+/// `iris_step_batch1_adam` group runs it: a closure that runs `n` steps, cycling through the
+/// examples, for counting instructions (`benches/count.sh`) and for interleaved timing
+/// (`benches/ratio.sh`); also the parts of the learner's `put` alone (`adam_update`,
+/// `adam_update_clear`, `all_finite`). `None` if `which` names none.
+pub fn workload(which: &str) -> Option<Box<dyn FnMut(usize)>> {
     let (xs, ys) = data();
     let model = Dense::<4, 16>::new()
         .then(Relu)
         .then(Dense::<16, 3>::glorot());
     let params = model.init(0);
-    let mut loss = 0.0;
-    match which {
+    let (len, mut k) = (xs.len(), 0);
+    let mut next = move || {
+        k = (k + 1) % len;
+        k
+    };
+    Some(match which {
         "paralens" => {
             let mut learner = Learner::new(model, params, SoftmaxCrossEntropy, Adam::new(0.01));
-            for k in 0..n {
-                let i = k % xs.len();
-                loss += black_box(learner.step(black_box(&xs[i]), &ys[i]));
-            }
+            Box::new(move |n| {
+                for _ in 0..n {
+                    let i = next();
+                    black_box(learner.step(black_box(&xs[i]), &ys[i]));
+                }
+            })
         }
         "para_macro" => {
             let macro_model = IrisMlp {
@@ -324,17 +332,21 @@ pub fn count(which: &str, n: usize) -> bool {
                 SoftmaxCrossEntropy,
                 Adam::new(0.01),
             );
-            for k in 0..n {
-                let i = k % xs.len();
-                loss += black_box(learner.step(black_box(&xs[i]), &ys[i]));
-            }
+            Box::new(move |n| {
+                for _ in 0..n {
+                    let i = next();
+                    black_box(learner.step(black_box(&xs[i]), &ys[i]));
+                }
+            })
         }
         "hand" => {
             let mut hand = Hand::new(&params);
-            for k in 0..n {
-                let i = k % xs.len();
-                loss += black_box(hand.step(black_box(&xs[i]), ys[i]));
-            }
+            Box::new(move |n| {
+                for _ in 0..n {
+                    let i = next();
+                    black_box(hand.step(black_box(&xs[i]), ys[i]));
+                }
+            })
         }
         // The parts of the learner's `put`, on the model's parameters and a change of
         // typical size: Adam's update alone, Adam clearing the change, the finiteness scan.
@@ -345,19 +357,22 @@ pub fn count(which: &str, n: usize) -> bool {
             // A change of zeros: what `update_and_clear` leaves, so both runs read the same.
             let mut dp = p.clone();
             dp.scale(0.0);
-            for _ in 0..n {
-                match which {
-                    "adam_update" => adam.update(&mut state, &mut p, black_box(&dp)),
-                    "adam_update_clear" => {
-                        adam.update_and_clear(&mut state, &mut p, black_box(&mut dp));
+            let which = which.to_owned();
+            Box::new(move |n| {
+                for _ in 0..n {
+                    match which.as_str() {
+                        "adam_update" => adam.update(&mut state, &mut p, black_box(&dp)),
+                        "adam_update_clear" => {
+                            adam.update_and_clear(&mut state, &mut p, black_box(&mut dp));
+                        }
+                        _ => {
+                            black_box(black_box(&dp).all_finite());
+                        }
                     }
-                    _ => loss += f32::from(u8::from(black_box(&dp).all_finite())),
                 }
-            }
-            black_box((&p, &dp));
+                black_box((&p, &dp));
+            })
         }
-        _ => return false,
-    }
-    black_box(loss);
-    true
+        _ => return None,
+    })
 }
