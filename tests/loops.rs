@@ -1581,3 +1581,122 @@ fn a_forward_only_value_runs_in_every_form() {
     let runs = VALUE_RUNS.with(std::cell::Cell::get) - before;
     assert_eq!(runs, 3, "once in each of f, f_vjp and f_rev");
 }
+
+// A sum the body only adds to (`f = f + e`, `f += e`, `f = e + f`, `f -= e`, through a `let`)
+// hands its change unchanged through every iteration, so the reverse runs the iterations
+// first to last, as a hand-written gradient loops (`recompute::any_order`). The changes of a
+// value from outside are then added in the loop's order: `w`'s change is the sum of `c` in
+// the order `0..3`, which for these entries rounds to 0 (last to first it is 1). (A
+// `#[nodiff]` vector read in the body keeps the tape of pullbacks, run last to first.)
+#[lens]
+fn summed_forms(w: f64, c: SVector<f64, 3>) -> f64 {
+    let mut f = 0.0;
+    let mut g = 0.0;
+    let mut h = 0.0;
+    let mut k = 0.0;
+    let mut a = 0.0;
+    for i in 0..3 {
+        f = f + w * c[i];
+        g += w * c[i];
+        h = w * c[i] + h;
+        k -= w * c[i];
+        let b = a + w * c[i];
+        a = b;
+    }
+    f + g + h - k + a
+}
+
+#[test]
+fn sums_add_their_changes_in_the_loops_order() {
+    let c = SVector::<f64, 3>::new(1.0, 1e16, -1e16);
+    let in_order = c.iter().fold(0.0, |s, v| s + v);
+    let last_first = c.iter().rev().fold(0.0, |s, v| s + v);
+    assert_ne!(
+        in_order, last_first,
+        "the entries must tell the orders apart"
+    );
+    // Five sums, each adding the changes in the loop's order, then added up.
+    let (dw, dc) = summed_forms_rev(1.0, c, 1.0);
+    assert_eq!(dw, 5.0 * in_order, "{dw}");
+    assert_eq!(dc, SVector::<f64, 3>::repeat(5.0));
+    let c = SVector::<f64, 3>::new(0.3, -1.2, 0.7);
+    ok(
+        "summed_forms",
+        check_gradient(
+            |(w, c)| summed_forms(w, c),
+            |(w, c), d| summed_forms_rev(w, c, d),
+            (0.4, c),
+            H,
+        ),
+    );
+}
+
+// Carried values whose change an iteration does change keep the reverse last to first: a
+// scaled carry (x[i]'s change is 2^(3 - i)), a carry subtracted from (alternating signs), a
+// sum read again in its own step, and a sum beside such a carry.
+#[lens]
+fn scaled_carry(x: V4) -> f64 {
+    let mut c = 0.0;
+    for i in 0..4 {
+        c = 2.0 * c + x[i];
+    }
+    c
+}
+
+#[lens]
+fn subtracted_carry(x: V4) -> f64 {
+    let mut c = 0.0;
+    for i in 0..4 {
+        c = x[i] - c;
+    }
+    c
+}
+
+#[lens]
+fn sum_read_twice(x: V4) -> f64 {
+    let mut f = 0.5;
+    for i in 0..4 {
+        f = f + f * x[i];
+    }
+    f
+}
+
+#[lens]
+fn sum_beside_a_product(x: V4) -> f64 {
+    let mut s = 0.0;
+    let mut p = 1.0;
+    for i in 0..4 {
+        s = s + x[i] * p;
+        p = p * x[i];
+    }
+    s + p
+}
+
+#[test]
+fn carries_changed_by_an_iteration_keep_the_reverse_order() {
+    assert_eq!(
+        scaled_carry_rev(V4::new(0.1, 0.2, 0.3, 0.4), 1.0),
+        V4::new(8.0, 4.0, 2.0, 1.0)
+    );
+    assert_eq!(
+        subtracted_carry_rev(V4::new(0.1, 0.2, 0.3, 0.4), 1.0),
+        V4::new(-1.0, 1.0, -1.0, 1.0)
+    );
+    let x = V4::new(0.7, -0.4, 1.3, -1.1);
+    ok(
+        "scaled_carry",
+        check_gradient(scaled_carry, scaled_carry_rev, x, H),
+    );
+    ok(
+        "subtracted_carry",
+        check_gradient(subtracted_carry, subtracted_carry_rev, x, H),
+    );
+    ok(
+        "sum_read_twice",
+        check_gradient(sum_read_twice, sum_read_twice_rev, x, H),
+    );
+    ok(
+        "sum_beside_a_product",
+        check_gradient(sum_beside_a_product, sum_beside_a_product_rev, x, H),
+    );
+}
