@@ -524,10 +524,7 @@ fn loop_expr(cx: &Cx, target: VarId, l: &Loop, witness: &TokenStream) -> TokenSt
         // the reverse reads, the reverse runs the range backwards (`rev()`, or each counter
         // found again by `nth` for a stepped range: see `Loop::double_ended`), and runs the
         // body again just before its pullback.
-        let back = if plan.any_order {
-            // Iterations independent in the reverse (`recompute::any_order`): first to last.
-            quote!(::core::clone::Clone::clone(&__r))
-        } else if l.double_ended {
+        let back = if l.double_ended {
             quote!(::core::iter::Iterator::rev(::core::clone::Clone::clone(
                 &__r
             )))
