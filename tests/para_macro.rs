@@ -966,3 +966,49 @@ fn a_free_lens_function_named_as_a_sub_model_is_called_by_its_path() {
         ),
     );
 }
+
+para! {
+    /// A model with a configuration field, which a method of its own reads.
+    pub struct Gained { l: Dense<2, 2, f64>, #[nodiff] gain: f64 }
+    fn forward(&self, x: SVector<f64, 2>) -> SVector<f64, 2> {
+        self.l(x) * self.gain
+    }
+}
+
+impl Gained {
+    fn gain(&self) -> f64 {
+        self.gain
+    }
+}
+
+// A sub-model's method read as an operand (`self.g.gain()`) has its declared type, and is not
+// read through the operators' inference guard (`ui/para_sub_model_method_read_as_a_weight`).
+para! {
+    pub struct UsesGain { g: Gained }
+    fn forward(&self, x: SVector<f64, 2>) -> f64 {
+        self.g(x).sum() * self.g.gain()
+    }
+}
+
+#[test]
+fn a_sub_model_method_is_an_operand_of_its_declared_type() {
+    let m = UsesGain {
+        g: Gained {
+            l: Dense::new(),
+            gain: 1.5,
+        },
+    };
+    let p = m.init(3);
+    let x = SVector::<f64, 2>::new(0.3, -0.8);
+    let expected = ((*p.g.l.w * x + p.g.l.b) * 1.5).sum() * 1.5;
+    assert!((m.forward(&p, x) - expected).abs() < 1e-12);
+    ok(
+        "uses_gain",
+        check_gradient(
+            |(p, x): (UsesGainParams, SVector<f64, 2>)| m.forward(&p, x),
+            |(p, x), d| m.changes(&p, x, d),
+            (p.clone(), x),
+            1e-6,
+        ),
+    );
+}

@@ -200,7 +200,7 @@ impl Analyser<'_> {
                     func,
                     extra: extra.clone(),
                     operands: args.len(),
-                    infer: infer_operand(*checked, args),
+                    infer: infer_operand(*checked, args, &self.fields),
                     owned,
                     side,
                     tie,
@@ -924,31 +924,51 @@ pub fn token_ends(e: &Expr) -> Option<(Span, Span)> {
 
 /// The operand of an operator read with a type taken from the other when nothing fixes its
 /// own (see [`InPlace::infer`]): the one from forward-only data, when the other is
-/// differentiated, with what it takes.
-pub fn infer_operand(checked: Option<&str>, args: &[Operand]) -> Option<(usize, Infer)> {
+/// differentiated, with what it takes. `subs` are a `para!` model's sub-model fields.
+pub fn infer_operand(
+    checked: Option<&str>,
+    args: &[Operand],
+    subs: &[Ident],
+) -> Option<(usize, Infer)> {
     let kind = match checked? {
         "Add" | "Sub" | "AddAssign" | "SubAssign" => Infer::Same,
         "Mul" | "Div" | "MulAssign" | "DivAssign" => Infer::Scalar,
         _ => return None,
     };
     match args {
-        [Operand::Const(c), Operand::Var(_)] if !field_of_self(c) => Some((0, kind)),
-        [Operand::Var(_), Operand::Const(c)] if !field_of_self(c) => Some((1, kind)),
+        [Operand::Const(c), Operand::Var(_)] if !declared_read(c, subs) => Some((0, kind)),
+        [Operand::Var(_), Operand::Const(c)] if !declared_read(c, subs) => Some((1, kind)),
         _ => None,
     }
 }
 
-/// Whether `tokens` read a named field of `self` (`self.scale`, `self.l1.w`): its type is
-/// declared, so the guard has nothing to infer there, and it would hide a mistake. A field
-/// that does not exist (`self.l1.w`, a sub-model's weight read instead of calling it) is an
-/// error whose type, once passed to a function, is a type nothing fixes; the guard then made
-/// it the other operand's scalar, and the mistake's value went on with a valid type, reported
-/// again at a later, correct `self.l2(h)`. Without the guard that value has no type, and rustc
-/// reports nothing more of it.
-fn field_of_self(tokens: &TokenStream) -> bool {
+/// Whether `tokens` read a named field of `self` (`self.scale`, `self.l1.w`) or call a method
+/// of a sub-model (`self.l1.weights()`, `l1` in `subs`): their types are declared, so the
+/// guard has nothing to infer there, and it would hide a mistake. A field or method that does
+/// not exist (`self.l1.w`, a sub-model's weight read instead of calling it) is an error whose
+/// type, once passed to a function, is a type nothing fixes; the guard then made it the other
+/// operand's scalar, and the mistake's value went on with a valid type, reported again at a
+/// later, correct `self.l2(h)`. Without the guard that value has no type, and rustc reports
+/// nothing more of it. A method of a configuration field (`self.scale.into()`) is still
+/// guarded: its type may be left to inference.
+fn declared_read(tokens: &TokenStream, subs: &[Ident]) -> bool {
     let Ok(mut e) = syn::parse2::<Expr>(tokens.clone()) else {
         return false;
     };
+    while let Expr::Paren(p) = e {
+        e = *p.expr;
+    }
+    if let Expr::MethodCall(m) = &e
+        && let Expr::Field(syn::ExprField {
+            base,
+            member: syn::Member::Named(sub),
+            ..
+        }) = &*m.receiver
+        && is_self_expr(base)
+        && subs.contains(sub)
+    {
+        return true;
+    }
     loop {
         match e {
             Expr::Field(syn::ExprField {

@@ -124,12 +124,8 @@ fn operand_witnesses<'a>(
 /// pick the rule, or, when it has none, a value of the type the sweep most likely expects
 /// (the function as written reports the error). A forward-only operand is bound first, as it
 /// is named twice (its type, then its value).
-fn checked_rule(
-    tag: &str,
-    args: &[Operand],
-    taken: &[TokenStream],
-    side: Option<usize>,
-) -> TokenStream {
+fn checked_rule(cx: &Cx, tag: &str, args: &[Operand], taken: &[TokenStream]) -> TokenStream {
+    let side = super::differentiated_side(cx, args);
     let tag = format_ident!("{}", tag);
     let checked = quote!(::paralens::__private::rules::checked);
     let mut bind = TokenStream::new();
@@ -148,7 +144,7 @@ fn checked_rule(
         .collect();
     // `x + c.into()`: the forward-only operand read with a type from the other, as the
     // function as written reads it (`lens_core::guard`).
-    if let Some((i, kind)) = crate::analyse::infer_operand(Some(&tag.to_string()), args) {
+    if let Some((i, kind)) = crate::analyse::infer_operand(Some(&tag.to_string()), args, cx.subs) {
         let (o, w) = (&names[i], &names[1 - i]);
         let read = super::infer_read(kind, w, o);
         bind.extend(quote!(let #o = #read;));
@@ -281,9 +277,7 @@ pub fn stmt(cx: &Cx, s: &Stmt) -> TokenStream {
                         TokenStream::new()
                     };
                     let call = match checked {
-                        Some(tag) => {
-                            checked_rule(tag, args, &taken, super::differentiated_side(cx, args))
-                        }
+                        Some(tag) => checked_rule(cx, tag, args, &taken),
                         None => {
                             let func = match super::differentiated_side(cx, args) {
                                 Some(side) if *sided => crate::analyse::sided_rule(func, side),

@@ -43,6 +43,9 @@ pub struct Cx<'a> {
     /// `(target, id)`: the operation defining `target` takes variable `id` more than once
     /// (`h + h`), each time as a clone of its own clone (see `forward::clones`).
     pub doubled: core::cell::RefCell<BTreeSet<(VarId, VarId)>>,
+    /// In `para!`: the sub-model fields, whose methods' results the operators' inference
+    /// guard leaves alone (see `analyse::infer_operand`).
+    pub subs: &'a [Ident],
 }
 
 impl<'a> Cx<'a> {
@@ -64,6 +67,7 @@ impl<'a> Cx<'a> {
             by_ref: BTreeMap::new(),
             after,
             doubled: core::cell::RefCell::default(),
+            subs: &[],
         }
     }
 
@@ -80,6 +84,7 @@ impl<'a> Cx<'a> {
             by_ref,
             after: self.after,
             doubled: self.doubled.clone(),
+            subs: self.subs,
         }
     }
 

@@ -78,9 +78,11 @@ pub fn para(m: &ParaModel, analysed: Option<&Analysed>, with_items: bool) -> Tok
         } = analysed;
         let again = super::read_again(body);
         let after = super::read_after_loops(body);
-        let cx = Cx::new(vars, Some(&params), None, &again, None, &after);
+        let mut cx = Cx::new(vars, Some(&params), None, &again, None, &after);
+        cx.subs = &fields;
         // The same body for `vjp_params`: no change for the arguments.
-        let cx_params = Cx::new(vars, Some(&params), Some(arg_ids), &again, None, &after);
+        let mut cx_params = Cx::new(vars, Some(&params), Some(arg_ids), &again, None, &after);
+        cx_params.subs = &fields;
         // Sub-models add their parameter changes into the caller's buffer (`__dp`); the
         // body's pullback returns only the inputs' changes.
         let mut returns: Vec<Ret> = Vec::new();
