@@ -5,7 +5,9 @@
 //! between runs. Here the two alternate in short blocks (about a millisecond each, in the
 //! order A B B A, so neither always goes first), and each round gives one ratio of two
 //! blocks timed a millisecond apart: a change of load shifts both. The median of the rounds'
-//! ratios is the figure; its quartiles say how much the rounds agree.
+//! ratios is one process's figure; its quartiles say how much the rounds agree. Processes
+//! disagree more than rounds do (where the data lands moves a ratio), so `benches/ratio.sh`
+//! runs several and takes the median of their medians.
 
 use std::time::{Duration, Instant};
 
