@@ -4,6 +4,8 @@
 //! The model is the identity on its parameter and the loss is MSE against 0, so the
 //! composite `model ; loss ; learning rate` is exactly `f(p) = p^2`.
 
+use nalgebra::SVector;
+use paralens::Flat;
 use paralens::optim::{AdaGrad, Adam, AdamW, Momentum, Nesterov, Optimizer, RmsProp, Sgd};
 use paralens::{Learner, Mse, Para};
 
@@ -186,6 +188,88 @@ fn wide_updates_equal_the_plain_ones_bit_for_bit() {
         ran += usize::from(done.is_some());
     }
     assert!(ran > usize::from(Kernel::Avx2Fma.available()));
+}
+
+/// Parameters in short slices (the Iris model's 64, 16, 48 and 3) are updated in one call of
+/// an AVX2 copy where the CPU has it (`optim::avx2_whole`), in the baseline copy under the
+/// portable kernel: the same values bit for bit, by `update` and `update_and_clear` in turn,
+/// over steps whose changes reach Adam's flushed-to-zero range.
+fn short_slices_update_alike<O>(opt: O, kernel: paralens::gemm::Kernel) -> bool
+where
+    O: Optimizer<Short, Scalar = f32>,
+{
+    use paralens::gemm::{Kernel, with_kernel};
+    let run = |kernel: Kernel| {
+        with_kernel(kernel, || {
+            let mut p: Short = (
+                SVector::from_fn(|i, _| (i as f32 * 0.37).sin()),
+                SVector::from_fn(|i, _| (i as f32 * 0.53).cos()),
+                SVector::from_fn(|i, _| (i as f32 * 0.71).sin()),
+                SVector::from_fn(|i, _| i as f32 - 1.0),
+            );
+            let mut s = opt.init_state(&p);
+            for step in 0..6 {
+                let scale = [1.0, 1e-3, 1e-19, 0.5, 1e-30, 2.0][step];
+                let g = |i: usize| scale * ((i * 7 + step) as f32 * 0.11).cos();
+                let mut dp: Short = (
+                    SVector::from_fn(|i, _| g(i)),
+                    SVector::from_fn(|i, _| g(i + 64)),
+                    SVector::from_fn(|i, _| g(i + 80)),
+                    SVector::from_fn(|i, _| g(i + 128)),
+                );
+                if step % 2 == 1 {
+                    opt.update_and_clear(&mut s, &mut p, &mut dp);
+                    assert!(
+                        dp.slices().flatten().all(|&v| v == 0.0),
+                        "{kernel:?}: changes left after update_and_clear"
+                    );
+                } else {
+                    opt.update(&mut s, &mut p, &dp);
+                }
+            }
+            p.slices()
+                .flatten()
+                .map(|v| v.to_bits())
+                .collect::<Vec<u32>>()
+        })
+    };
+    let Some(got) = run(kernel) else {
+        return false;
+    };
+    let want = run(Kernel::Portable).expect("the portable kernel runs everywhere");
+    assert_eq!(got, want, "{kernel:?} differs from the baseline");
+    true
+}
+
+type Short = (
+    SVector<f32, 64>,
+    SVector<f32, 16>,
+    SVector<f32, 48>,
+    SVector<f32, 3>,
+);
+
+#[test]
+fn short_slices_update_alike_in_every_copy() {
+    use paralens::gemm::Kernel;
+    let mut ran = 0;
+    for kernel in [Kernel::Avx512, Kernel::Avx2Fma] {
+        let all = [
+            short_slices_update_alike(Adam::new(1e-2f32), kernel),
+            short_slices_update_alike(RmsProp::new(1e-2f32), kernel),
+            short_slices_update_alike(AdaGrad::new(1e-1f32), kernel),
+            short_slices_update_alike(Momentum::new(1e-2f32, 0.9), kernel),
+        ];
+        if all.contains(&true) {
+            ran += 1;
+        } else {
+            eprintln!("skipped: this CPU has no {kernel:?}");
+        }
+    }
+    // Every kernel this CPU has was compared (none on a CPU without AVX2: said above).
+    assert_eq!(
+        ran,
+        usize::from(Kernel::Avx2Fma.available()) + usize::from(Kernel::Avx512.available())
+    );
 }
 
 /// The learner's finiteness scan of a change, in each instruction set's copy (forced in turn;

@@ -173,9 +173,7 @@ pub trait Flat<T: Copy + 'static>: Tangent {
     where
         T: Real,
     {
-        let mut bad = false;
-        self.visit_slices(&mut |s| bad |= crate::optim::any_non_finite(s));
-        !bad
+        !crate::optim::any_non_finite_in(self)
     }
 }
 

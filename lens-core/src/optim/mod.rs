@@ -147,6 +147,12 @@ pub(crate) fn zip3<T: Real, P: Flat<T>>(
     s: &mut P,
     mut f: impl FnMut(&mut T, T, &mut T),
 ) {
+    #[cfg(target_arch = "x86_64")]
+    if Isa::whole_in_avx2(dp) {
+        // SAFETY: `whole_in_avx2` is true only on a CPU with AVX2 (it asks the CPU).
+        unsafe { avx2_whole::zip3(p, dp, s, &mut f) };
+        return;
+    }
     p.zip3_slices(dp, s, &mut |sp, sd, ss| {
         let n = sp.len();
         let (sd, ss) = (&sd[..n], &mut ss[..n]);
@@ -163,6 +169,12 @@ pub(crate) fn zip4<T: Real, P: Flat<T>>(
     v: &mut P,
     mut f: impl FnMut(&mut T, T, &mut T, &mut T),
 ) {
+    #[cfg(target_arch = "x86_64")]
+    if Isa::whole_in_avx2(dp) {
+        // SAFETY: `whole_in_avx2` is true only on a CPU with AVX2 (it asks the CPU).
+        unsafe { avx2_whole::zip4(p, dp, m, v, &mut f) };
+        return;
+    }
     p.zip4_slices(dp, m, v, &mut |sp, sd, sm, sv| {
         // Equal lengths stated up front let the loop vectorise without bounds checks.
         let n = sp.len();
@@ -181,11 +193,107 @@ pub(crate) fn zip4_clear<T: Real, P: Flat<T>>(
     v: &mut P,
     mut f: impl FnMut(&mut T, T, &mut T, &mut T),
 ) {
+    #[cfg(target_arch = "x86_64")]
+    if Isa::whole_in_avx2(dp) {
+        // SAFETY: `whole_in_avx2` is true only on a CPU with AVX2 (it asks the CPU).
+        unsafe { avx2_whole::zip4_clear(p, dp, m, v, &mut f) };
+        return;
+    }
     p.zip4_slices_mut(dp, m, v, &mut |sp, sd, sm, sv| {
         let n = sp.len();
         let (sd, sm, sv) = (&mut sd[..n], &mut sm[..n], &mut sv[..n]);
         wide!(Isa::for_len(n), loop4_clear(sp, sd, sm, sv, &mut f));
     });
+}
+
+/// Whole updates and scans compiled for AVX2, for parameters whose slices are all shorter
+/// than `WIDE` (see [`Isa::whole_in_avx2`]): the structure's slices are visited inside one
+/// function with the feature, so each short slice's loop runs 8 wide (the division and
+/// square root of Adam's update included) with no call of its own. Per slice, the call into
+/// a wide copy cost more than it saved at the Iris step's sizes; once per update it does not
+/// (BENCHMARKS, 2026-12-04). The loops are those of `wide_copies`, written out again here
+/// because a loop there is a function of its own slice.
+///
+/// # Safety
+/// Each needs a CPU with AVX2.
+#[cfg(target_arch = "x86_64")]
+mod avx2_whole {
+    use crate::{Flat, Real};
+
+    /// [`super::zip3`] in one AVX2 call.
+    #[target_feature(enable = "avx2")]
+    pub(super) unsafe fn zip3<T: Real, P: Flat<T>>(
+        p: &mut P,
+        dp: &P,
+        s: &mut P,
+        f: &mut impl FnMut(&mut T, T, &mut T),
+    ) {
+        p.zip3_slices(dp, s, &mut |sp, sd, ss| {
+            let n = sp.len();
+            let (sd, ss) = (&sd[..n], &mut ss[..n]);
+            for i in 0..n {
+                f(&mut sp[i], sd[i], &mut ss[i]);
+            }
+        });
+    }
+
+    /// [`super::zip4`] in one AVX2 call.
+    #[target_feature(enable = "avx2")]
+    pub(super) unsafe fn zip4<T: Real, P: Flat<T>>(
+        p: &mut P,
+        dp: &P,
+        m: &mut P,
+        v: &mut P,
+        f: &mut impl FnMut(&mut T, T, &mut T, &mut T),
+    ) {
+        p.zip4_slices(dp, m, v, &mut |sp, sd, sm, sv| {
+            let n = sp.len();
+            let (sd, sm, sv) = (&sd[..n], &mut sm[..n], &mut sv[..n]);
+            for i in 0..n {
+                f(&mut sp[i], sd[i], &mut sm[i], &mut sv[i]);
+            }
+        });
+    }
+
+    /// [`super::zip4_clear`] in one AVX2 call.
+    #[target_feature(enable = "avx2")]
+    pub(super) unsafe fn zip4_clear<T: Real, P: Flat<T>>(
+        p: &mut P,
+        dp: &mut P,
+        m: &mut P,
+        v: &mut P,
+        f: &mut impl FnMut(&mut T, T, &mut T, &mut T),
+    ) {
+        p.zip4_slices_mut(dp, m, v, &mut |sp, sd, sm, sv| {
+            let n = sp.len();
+            let (sd, sm, sv) = (&mut sd[..n], &mut sm[..n], &mut sv[..n]);
+            for i in 0..n {
+                let d = core::mem::replace(&mut sd[i], T::zero());
+                f(&mut sp[i], d, &mut sm[i], &mut sv[i]);
+            }
+        });
+    }
+
+    /// Whether any scalar of `p` is NaN or infinite, in one AVX2 call.
+    #[target_feature(enable = "avx2")]
+    pub(super) unsafe fn any_non_finite<T: Real, P: Flat<T>>(p: &P) -> bool {
+        let mut bad = false;
+        p.visit_slices(&mut |s| bad |= s.iter().fold(false, |b, v| b | v.non_finite()));
+        bad
+    }
+}
+
+/// Whether any scalar of `p` is NaN or infinite (the learner's scan of a step's change).
+#[inline]
+pub(crate) fn any_non_finite_in<T: Real, P: Flat<T>>(p: &P) -> bool {
+    #[cfg(target_arch = "x86_64")]
+    if Isa::whole_in_avx2(p) {
+        // SAFETY: `whole_in_avx2` is true only on a CPU with AVX2 (it asks the CPU).
+        return unsafe { avx2_whole::any_non_finite(p) };
+    }
+    let mut bad = false;
+    p.visit_slices(&mut |s| bad |= any_non_finite(s));
+    bad
 }
 
 /// The instruction set a loop of this module runs in: made only here, from
@@ -203,6 +311,22 @@ impl Isa {
     #[inline]
     fn current() -> Self {
         Self(crate::gemm::Kernel::current())
+    }
+
+    /// Whether an update or scan of all of `p` runs in one AVX2 call (`avx2_whole`): where
+    /// each slice would run in the baseline copy (all shorter than `WIDE`), in a build
+    /// without AVX2 (one with it has it inline already), when the kernel of this thread is
+    /// AVX2 or AVX-512 and the CPU has AVX2 (`gemm::with_kernel` forcing the portable kernel
+    /// forces the baseline here too). The lengths are constants for static shapes.
+    #[cfg(target_arch = "x86_64")]
+    #[inline]
+    fn whole_in_avx2<T: Real, P: Flat<T>>(p: &P) -> bool {
+        if cfg!(target_feature = "avx2") {
+            return false;
+        }
+        let mut short = true;
+        p.visit_slices(&mut |s| short &= s.len() < WIDE);
+        short && Self::current().0 != crate::gemm::Kernel::Portable && crate::__cpu_has!("avx2")
     }
 
     /// [`Isa::current`] for an update loop over `n` values, the baseline below `WIDE` (the
