@@ -51,7 +51,9 @@ fn main() {
         let rounds = match parts.get(2) {
             Some(r) => r
                 .parse()
-                .unwrap_or_else(|_| panic!("PARALENS_RATIO: rounds `{r}`")),
+                .ok()
+                .filter(|&r: &usize| r > 0)
+                .unwrap_or_else(|| panic!("PARALENS_RATIO: rounds `{r}`, a count of 1 or more")),
             None => 400,
         };
         let [a, b] = [0, 1].map(|i| {

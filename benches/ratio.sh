@@ -1,16 +1,16 @@
 #!/usr/bin/env bash
 # Time-ratios of the small workloads' bars (the Rosenbrock gradients, the Iris batch-1 step),
 # generated or library against hand-written, timed interleaved: the two alternate in blocks
-# of about a millisecond, A B B A, and each round gives one ratio (benches/ratio.rs). Prints
-# each pair's median per-call times, the median ratio and its quartiles over the rounds. The
+# of about a millisecond, A B B A, and each round gives one ratio (benches/ratio.rs). The
 # yardstick rows time a hand-written workload against a second copy of itself: their
 # distance from 1 is what the method cannot tell apart on this machine.
 #
 # Each pair runs in PROCS separate processes (default 7): a process's addresses (where the
 # allocator and the stack put the data, randomised per process) moved one pair's ratio by up
 # to 30% between processes while the rounds within one agreed to a few percent, so the figure
-# is the median over processes of each process's median ratio, printed with the lowest and
-# highest process medians.
+# is the median over processes of each process's median ratio (the lower median of an even
+# count), printed with that process's per-call times and the lowest and highest process
+# medians. A process that fails is reported and left out.
 #
 #   bash benches/ratio.sh                 # all bars, the default build
 #   NATIVE=1 bash benches/ratio.sh        # the same, built with -C target-cpu=native
@@ -36,9 +36,16 @@ else
 fi
 printf '%-22s %-22s %9s %9s %7s %7s %7s %6s\n' a b "a ns" "b ns" ratio lowest highest procs
 for p in "${pairs[@]}"; do
-    for _ in $(seq "$procs"); do
-        PARALENS_RATIO="$p,$rounds" "$bin"
-    done | sort -g -k5 | awk -v p="$p" '
+    rows=$(for _ in $(seq "$procs"); do PARALENS_RATIO="$p,$rounds" "$bin" || true; done)
+    n=$(printf '%s\n' "$rows" | grep -c . || true)
+    if [ "$n" -lt "$procs" ]; then
+        echo "ratio.sh: $p: $((procs - n)) of $procs processes failed" >&2
+    fi
+    if [ "$n" -eq 0 ]; then
+        continue
+    fi
+    # The median process by its median ratio (the lower one of an even count), and its times.
+    printf '%s\n' "$rows" | LC_ALL=C sort -g -k5 | awk -v p="$p" '
         { a[NR] = $3; b[NR] = $4; r[NR] = $5 }
         END {
             split(p, w, ",")

@@ -191,8 +191,8 @@ fn wide_updates_equal_the_plain_ones_bit_for_bit() {
 }
 
 /// Parameters in short slices (the Iris model's 64, 16, 48 and 3) are updated in one call of
-/// an AVX2 copy where the CPU has it (`optim::avx2_whole`), in the baseline copy under the
-/// portable kernel: the same values bit for bit, by `update` and `update_and_clear` in turn,
+/// an AVX2 copy where the CPU has it (`optim::avx2_whole`; under the AVX2 and the AVX-512
+/// kernel alike), in the baseline copy under the portable kernel: the same values bit for bit, by `update` and `update_and_clear` in turn,
 /// over steps whose changes reach Adam's flushed-to-zero range.
 fn short_slices_update_alike<O>(opt: O, kernel: paralens::gemm::Kernel) -> bool
 where
@@ -249,7 +249,7 @@ type Short = (
 );
 
 #[test]
-fn short_slices_update_alike_in_every_copy() {
+fn short_slices_update_alike_under_every_kernel() {
     use paralens::gemm::Kernel;
     let mut ran = 0;
     for kernel in [Kernel::Avx512, Kernel::Avx2Fma] {
@@ -275,25 +275,26 @@ fn short_slices_update_alike_in_every_copy() {
 /// The learner's finiteness scan of a change, in each instruction set's copy (forced in turn;
 /// those this CPU lacks are skipped): a NaN or an infinity at any place of any slice, short
 /// or long, is seen, and a finite change (subnormals, the largest finite values) passes.
+/// Slices all shorter than the wide copies' threshold (256) are scanned in one call of the
+/// AVX2 copy where the CPU has it; with one of 300 beside them, each slice on its own (the
+/// long one in the kernel's wide copy, the short ones in the baseline).
 #[test]
 fn the_finiteness_scan_sees_every_place_in_every_copy() {
-    use nalgebra::SVector;
-    use paralens::Flat;
     use paralens::gemm::{Kernel, with_kernel};
-    // Slices of 3, 16, 37 and 64 values: under, at and over the wide copies' threshold.
-    type P = (
+    type Short = (
         SVector<f32, 3>,
         SVector<f32, 16>,
         SVector<f32, 37>,
         SVector<f32, 64>,
     );
-    let finite = || -> P {
-        let v = |i: usize| match i % 4 {
-            0 => f32::MAX,
-            1 => -f32::MIN_POSITIVE / 2.0,
-            2 => -0.0,
-            _ => 1.5,
-        };
+    type Long = (SVector<f32, 3>, SVector<f32, 300>, SVector<f32, 37>);
+    let v = |i: usize| match i % 4 {
+        0 => f32::MAX,
+        1 => -f32::MIN_POSITIVE / 2.0,
+        2 => -0.0,
+        _ => 1.5,
+    };
+    let short = || -> Short {
         (
             SVector::from_fn(|i, _| v(i)),
             SVector::from_fn(|i, _| v(i + 1)),
@@ -301,22 +302,33 @@ fn the_finiteness_scan_sees_every_place_in_every_copy() {
             SVector::from_fn(|i, _| v(i + 3)),
         )
     };
+    let long = || -> Long {
+        (
+            SVector::from_fn(|i, _| v(i)),
+            SVector::from_fn(|i, _| v(i + 1)),
+            SVector::from_fn(|i, _| v(i + 2)),
+        )
+    };
     let mut ran = 0;
     for kernel in Kernel::ALL {
         let done = with_kernel(kernel, || {
-            let mut p = finite();
-            assert!(p.all_finite(), "{kernel:?}: a finite change refused");
-            let n = Flat::<f32>::flat_len(&p);
-            for k in 0..n {
-                for bad in [f32::NAN, f32::INFINITY, f32::NEG_INFINITY] {
-                    let slot = p.slices_mut().flatten().nth(k).unwrap();
-                    let kept = std::mem::replace(slot, bad);
-                    assert!(!p.all_finite(), "{kernel:?}: {bad} at {k} not seen");
-                    *p.slices_mut().flatten().nth(k).unwrap() = kept;
-                }
-            }
+            sees_every_place(kernel, short());
+            sees_every_place(kernel, long());
         });
         ran += usize::from(done.is_some());
     }
     assert!(ran > usize::from(Kernel::Avx2Fma.available()));
+}
+
+/// A NaN, an infinity and a negative infinity at each place of `p` (finite) are each seen.
+fn sees_every_place<P: Flat<f32>>(kernel: paralens::gemm::Kernel, mut p: P) {
+    assert!(p.all_finite(), "{kernel:?}: a finite change refused");
+    for k in 0..p.flat_len() {
+        for bad in [f32::NAN, f32::INFINITY, f32::NEG_INFINITY] {
+            let slot = p.slices_mut().flatten().nth(k).unwrap();
+            let kept = std::mem::replace(slot, bad);
+            assert!(!p.all_finite(), "{kernel:?}: {bad} at {k} not seen");
+            *p.slices_mut().flatten().nth(k).unwrap() = kept;
+        }
+    }
 }
