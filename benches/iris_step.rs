@@ -291,6 +291,21 @@ pub fn bench(c: &mut Criterion) {
     g.finish();
 }
 
+/// `n` calls of `step` (one example and its label to a loss), cycling through the examples.
+fn cycling(
+    xs: Vec<X>,
+    ys: Vec<usize>,
+    mut step: impl FnMut(&X, usize) -> f32 + 'static,
+) -> Box<dyn FnMut(usize)> {
+    let mut k = 0;
+    Box::new(move |n| {
+        for _ in 0..n {
+            k = (k + 1) % xs.len();
+            black_box(step(black_box(&xs[k]), ys[k]));
+        }
+    })
+}
+
 /// The batch-1 step of the learner named `which` (`paralens`, `para_macro`, `hand`), as the
 /// `iris_step_batch1_adam` group runs it: a closure that runs `n` steps, cycling through the
 /// examples, for counting instructions (`benches/count.sh`) and for interleaved timing
@@ -302,20 +317,10 @@ pub fn workload(which: &str) -> Option<Box<dyn FnMut(usize)>> {
         .then(Relu)
         .then(Dense::<16, 3>::glorot());
     let params = model.init(0);
-    let (len, mut k) = (xs.len(), 0);
-    let mut next = move || {
-        k = (k + 1) % len;
-        k
-    };
     Some(match which {
         "paralens" => {
             let mut learner = Learner::new(model, params, SoftmaxCrossEntropy, Adam::new(0.01));
-            Box::new(move |n| {
-                for _ in 0..n {
-                    let i = next();
-                    black_box(learner.step(black_box(&xs[i]), &ys[i]));
-                }
-            })
+            cycling(xs, ys, move |x, y| learner.step(x, &y))
         }
         "para_macro" => {
             let macro_model = IrisMlp {
@@ -332,21 +337,11 @@ pub fn workload(which: &str) -> Option<Box<dyn FnMut(usize)>> {
                 SoftmaxCrossEntropy,
                 Adam::new(0.01),
             );
-            Box::new(move |n| {
-                for _ in 0..n {
-                    let i = next();
-                    black_box(learner.step(black_box(&xs[i]), &ys[i]));
-                }
-            })
+            cycling(xs, ys, move |x, y| learner.step(x, &y))
         }
         "hand" => {
             let mut hand = Hand::new(&params);
-            Box::new(move |n| {
-                for _ in 0..n {
-                    let i = next();
-                    black_box(hand.step(black_box(&xs[i]), ys[i]));
-                }
-            })
+            cycling(xs, ys, move |x, y| hand.step(x, y))
         }
         // The parts of the learner's `put`, on the model's parameters and a change of
         // typical size: Adam's update alone, Adam clearing the change, the finiteness scan.

@@ -1671,20 +1671,17 @@ fn carries_changed_by_an_iteration_run_last_to_first() {
         V4::new(-1.0, 1.0, -1.0, 1.0)
     );
     let x = V4::new(0.7, -0.4, 1.3, -1.1);
-    ok(
-        "scaled_carry",
-        check_gradient(scaled_carry, scaled_carry_rev, x, H),
-    );
-    ok(
-        "subtracted_carry",
-        check_gradient(subtracted_carry, subtracted_carry_rev, x, H),
-    );
-    ok(
-        "sum_read_twice",
-        check_gradient(sum_read_twice, sum_read_twice_rev, x, H),
-    );
-    ok(
-        "sum_beside_a_product",
-        check_gradient(sum_beside_a_product, sum_beside_a_product_rev, x, H),
-    );
+    type Pair = (fn(V4) -> f64, fn(V4, f64) -> V4);
+    let carries: [(&str, Pair); 4] = [
+        ("scaled_carry", (scaled_carry, scaled_carry_rev)),
+        ("subtracted_carry", (subtracted_carry, subtracted_carry_rev)),
+        ("sum_read_twice", (sum_read_twice, sum_read_twice_rev)),
+        (
+            "sum_beside_a_product",
+            (sum_beside_a_product, sum_beside_a_product_rev),
+        ),
+    ];
+    for (name, (f, rev)) in carries {
+        ok(name, check_gradient(f, rev, x, H));
+    }
 }

@@ -11,6 +11,26 @@ fn ok(name: &str, r: GradCheck) {
     assert!(r.passes(1e-7), "{name}: {r}");
 }
 
+/// Model `m`'s changes of its parameters and its input at `(p, x)`, against central finite
+/// differences in both.
+fn model_ok<M, X>(name: &str, m: &M, p: M::Param, x: X)
+where
+    M: Para<X>,
+    M::Param: Flat<f64>,
+    M::Out: Flat<f64>,
+    X: Flat<f64>,
+{
+    ok(
+        name,
+        check_gradient(
+            |(p, x): (M::Param, X)| m.forward(&p, x),
+            |(p, x), d| m.changes(&p, x, d),
+            (p, x),
+            H,
+        ),
+    );
+}
+
 para! {
     /// A two-layer perceptron.
     pub struct Mlp { l1: Dense<3, 5, f64>, l2: Dense<5, 2, f64> }
@@ -46,15 +66,7 @@ fn x3() -> SVector<f64, 3> {
 fn two_layer_model_matches_finite_differences_and_the_composite() {
     let m = Mlp::default();
     let p = m.init(3);
-    ok(
-        "mlp",
-        check_gradient(
-            |(p, x): (MlpParams, SVector<f64, 3>)| m.forward(&p, x),
-            |(p, x), d| m.changes(&p, x, d),
-            (p.clone(), x3()),
-            1e-6,
-        ),
-    );
+    model_ok("mlp", &m, p.clone(), x3());
     // The same model written with combinators gives the same values and changes.
     let c = Dense::<3, 5, f64>::new()
         .then(Tanh)
@@ -76,15 +88,7 @@ fn two_layer_model_matches_finite_differences_and_the_composite() {
 fn calling_a_sub_model_twice_shares_its_weights() {
     let m = Twice::default();
     let p = m.init(4);
-    ok(
-        "twice",
-        check_gradient(
-            |(p, x): (TwiceParams, SVector<f64, 3>)| m.forward(&p, x),
-            |(p, x), d| m.changes(&p, x, d),
-            (p, x3()),
-            1e-6,
-        ),
-    );
+    model_ok("twice", &m, p, x3());
 }
 
 #[test]
@@ -338,15 +342,7 @@ fn const_generic_lens_functions_with_parameters_are_sub_models() {
     // Away from zero, so that every parameter's change is checked.
     p.out.0 = SMatrix::from_fn(|i, j| 0.3 * i as f64 - 0.2 * j as f64 + 0.1);
     p.out.1 = SMatrix::from_fn(|_, j| 0.5 - 0.3 * j as f64);
-    ok(
-        "sized3",
-        check_gradient(
-            |(p, x): (Sized3Params, SVector<f64, 3>)| m.forward(&p, x),
-            |(p, x), d| m.changes(&p, x, d),
-            (p, x3()),
-            1e-6,
-        ),
-    );
+    model_ok("sized3", &m, p, x3());
     // The lens type alone, its size inferred from the input.
     let g = SVector::<f64, 2>::new(2.0, -1.0);
     let (y, pb) = Gain.vjp(&g, SVector::<f64, 2>::new(0.5, 3.0));
@@ -417,15 +413,7 @@ fn scalar_generic_lens_functions_with_parameters_are_sub_models() {
     );
     assert_eq!(p.shift, 0.0, "no initialiser: zero");
     p.shift = 0.3;
-    ok(
-        "scalar_layers",
-        check_gradient(
-            |(p, x): (ScalarLayersParams<f64>, SVector<f64, 3>)| m.forward(&p, x),
-            |(p, x), d| m.changes(&p, x, d),
-            (p, x3()),
-            1e-6,
-        ),
-    );
+    model_ok("scalar_layers", &m, p, x3());
     // The same sub-models at f32, drawn from the same seed by the same initialiser.
     let m32 = ScalarLayers::<f32> {
         l1: ScalarLayer,
@@ -463,15 +451,7 @@ fn scalar_generic_lens_sub_models_take_the_float_type_of_a_model_without_scalar(
         first.0.iter().any(|w| *w != 0.0),
         "drawn by draw_scalar_layer"
     );
-    ok(
-        "scalar_layers_f64",
-        check_gradient(
-            |(p, x): (ScalarLayersF64Params, SVector<f64, 3>)| m.forward(&p, x),
-            |(p, x), d| m.changes(&p, x, d),
-            (p, x3()),
-            1e-6,
-        ),
-    );
+    model_ok("scalar_layers_f64", &m, p, x3());
 }
 
 para! {
@@ -495,15 +475,7 @@ fn a_model_of_scalar_generic_layers_only_names_its_scalar_by_a_marker() {
         _scalar: core::marker::PhantomData,
     };
     let p: OnlyScalarLayersParams<f64> = m.init(3);
-    ok(
-        "only_scalar_layers",
-        check_gradient(
-            |(p, x): (OnlyScalarLayersParams<f64>, SVector<f64, 3>)| m.forward(&p, x),
-            |(p, x), d| m.changes(&p, x, d),
-            (p, x3()),
-            1e-6,
-        ),
-    );
+    model_ok("only_scalar_layers", &m, p, x3());
     let m32 = OnlyScalarLayers::<f32> {
         l: ScalarLayer,
         out: ScalarLayer,
@@ -610,15 +582,7 @@ fn a_where_clause_scalar_and_its_path_calls() {
         _scalar: core::marker::PhantomData,
     };
     let p = m.init(8);
-    ok(
-        "where_scalar",
-        check_gradient(
-            |(p, x): (WhereScalarParams<f64>, SVector<f64, 3>)| m.forward(&p, x),
-            |(p, x), d| m.changes(&p, x, d),
-            (p, x3()),
-            1e-6,
-        ),
-    );
+    model_ok("where_scalar", &m, p, x3());
 }
 
 /// A user's parameter type named `R`: the generated `init_with` names its generator type
@@ -776,15 +740,7 @@ fn configuration_fields_in_macros_are_forward_only_data() {
         h = (*p.l.w * h + p.l.b) * 0.5;
     }
     assert!((model.forward(&p, x) - h.sum()).abs() < 1e-12);
-    ok(
-        "checked",
-        check_gradient(
-            |(p, x): (CheckedParams, SVector<f64, 2>)| model.forward(&p, x),
-            |(p, x), d| model.changes(&p, x, d),
-            (p.clone(), x),
-            1e-6,
-        ),
-    );
+    model_ok("checked", &model, p.clone(), x);
     let bad = Checked {
         l: Dense::new(),
         scale: -1.0,
@@ -914,15 +870,7 @@ fn a_branch_valued_in_data_in_a_model() {
     let sums = xs.map(|x| (*p.l.w * x + p.l.b).sum());
     assert!(sums[0] * sums[1] < 0.0, "{sums:?}");
     for x in xs {
-        ok(
-            "CountedBranch",
-            check_gradient(
-                |(p, x): (CountedBranchParams, SVector<f64, 2>)| m.forward(&p, x),
-                |(p, x), d| m.changes(&p, x, d),
-                (p.clone(), x),
-                H,
-            ),
-        );
+        model_ok("CountedBranch", &m, p.clone(), x);
         let (y, pb) = Para::vjp_params(&m, &p, x);
         let mut dp = CountedBranchParams::zeros();
         pb(1.0, &mut dp);
@@ -956,15 +904,7 @@ fn a_free_lens_function_named_as_a_sub_model_is_called_by_its_path() {
     let x = SVector::<f64, 2>::new(0.3, -0.8);
     let expected = (*p.squash.w * x + p.squash.b).sum() * 0.5;
     assert!((m.forward(&p, x) - expected).abs() < 1e-12);
-    ok(
-        "clash",
-        check_gradient(
-            |(p, x): (ClashParams, SVector<f64, 2>)| m.forward(&p, x),
-            |(p, x), d| m.changes(&p, x, d),
-            (p.clone(), x),
-            1e-6,
-        ),
-    );
+    model_ok("clash", &m, p.clone(), x);
 }
 
 para! {
@@ -1002,13 +942,5 @@ fn a_sub_model_method_is_an_operand_of_its_declared_type() {
     let x = SVector::<f64, 2>::new(0.3, -0.8);
     let expected = ((*p.g.l.w * x + p.g.l.b) * 1.5).sum() * 1.5;
     assert!((m.forward(&p, x) - expected).abs() < 1e-12);
-    ok(
-        "uses_gain",
-        check_gradient(
-            |(p, x): (UsesGainParams, SVector<f64, 2>)| m.forward(&p, x),
-            |(p, x), d| m.changes(&p, x, d),
-            (p.clone(), x),
-            1e-6,
-        ),
-    );
+    model_ok("uses_gain", &m, p.clone(), x);
 }

@@ -211,14 +211,17 @@ pub(crate) fn zip4_clear<T: Real, P: Flat<T>>(
 /// function with the feature, so each short slice's loop runs 8 wide (the division and
 /// square root of Adam's update included) with no call of its own. Per slice, the call into
 /// a wide copy cost more than it saved at the Iris step's sizes; once per update it does not
-/// (BENCHMARKS, 2026-12-04). The loops are those of `wide_copies`, written out again here
-/// because a loop there is a function of its own slice.
+/// (BENCHMARKS, 2026-12-04).
 ///
 /// # Safety
 /// Each needs a CPU with AVX2.
 #[cfg(target_arch = "x86_64")]
 mod avx2_whole {
+    use super::avx2;
     use crate::{Flat, Real};
+
+    // Each slice's loop is `avx2`'s: called from a closure of a function with the feature,
+    // which inherits it, so the loop is inlined rather than called per slice.
 
     /// [`super::zip3`] in one AVX2 call.
     #[target_feature(enable = "avx2")]
@@ -229,11 +232,8 @@ mod avx2_whole {
         f: &mut impl FnMut(&mut T, T, &mut T),
     ) {
         p.zip3_slices(dp, s, &mut |sp, sd, ss| {
-            let n = sp.len();
-            let (sd, ss) = (&sd[..n], &mut ss[..n]);
-            for i in 0..n {
-                f(&mut sp[i], sd[i], &mut ss[i]);
-            }
+            // SAFETY: this function runs only on a CPU with AVX2.
+            unsafe { avx2::loop3(sp, sd, ss, f) }
         });
     }
 
@@ -247,11 +247,8 @@ mod avx2_whole {
         f: &mut impl FnMut(&mut T, T, &mut T, &mut T),
     ) {
         p.zip4_slices(dp, m, v, &mut |sp, sd, sm, sv| {
-            let n = sp.len();
-            let (sd, sm, sv) = (&sd[..n], &mut sm[..n], &mut sv[..n]);
-            for i in 0..n {
-                f(&mut sp[i], sd[i], &mut sm[i], &mut sv[i]);
-            }
+            // SAFETY: this function runs only on a CPU with AVX2.
+            unsafe { avx2::loop4(sp, sd, sm, sv, f) }
         });
     }
 
@@ -265,12 +262,8 @@ mod avx2_whole {
         f: &mut impl FnMut(&mut T, T, &mut T, &mut T),
     ) {
         p.zip4_slices_mut(dp, m, v, &mut |sp, sd, sm, sv| {
-            let n = sp.len();
-            let (sd, sm, sv) = (&mut sd[..n], &mut sm[..n], &mut sv[..n]);
-            for i in 0..n {
-                let d = core::mem::replace(&mut sd[i], T::zero());
-                f(&mut sp[i], d, &mut sm[i], &mut sv[i]);
-            }
+            // SAFETY: this function runs only on a CPU with AVX2.
+            unsafe { avx2::loop4_clear(sp, sd, sm, sv, f) }
         });
     }
 
@@ -278,7 +271,8 @@ mod avx2_whole {
     #[target_feature(enable = "avx2")]
     pub(super) unsafe fn any_non_finite<T: Real, P: Flat<T>>(p: &P) -> bool {
         let mut bad = false;
-        p.visit_slices(&mut |s| bad |= s.iter().fold(false, |b, v| b | v.non_finite()));
+        // SAFETY: this function runs only on a CPU with AVX2.
+        p.visit_slices(&mut |s| bad |= unsafe { avx2::any_non_finite(s) });
         bad
     }
 }
