@@ -1582,8 +1582,12 @@ fn a_forward_only_value_runs_in_every_form() {
     assert_eq!(runs, 3, "once in each of f, f_vjp and f_rev");
 }
 
-// Sums in each form the body may add to (`f = f + e`, `f += e`, `f = e + f`, `f -= e`,
-// through a `let`), each handing its change on through every iteration.
+// A sum the body only adds to (`f = f + e`, `f += e`, `f = e + f`, `f -= e`, through a `let`)
+// hands its change unchanged through every iteration, so the reverse runs the iterations
+// first to last, as a hand-written gradient loops (`recompute::any_order`). The changes of a
+// value from outside are then added in the loop's order: `w`'s change is the sum of `c` in
+// the order `0..3`, which for these entries rounds to 0 (last to first it is 1). (A
+// `#[nodiff]` vector read in the body keeps the tape of pullbacks, run last to first.)
 #[lens]
 fn summed_forms(w: f64, c: SVector<f64, 3>) -> f64 {
     let mut f = 0.0;
@@ -1603,9 +1607,17 @@ fn summed_forms(w: f64, c: SVector<f64, 3>) -> f64 {
 }
 
 #[test]
-fn sums_in_every_form_match_finite_differences() {
-    let (dw, dc) = summed_forms_rev(1.0, SVector::<f64, 3>::new(0.5, 0.25, 2.0), 1.0);
-    assert_eq!(dw, 5.0 * 2.75, "{dw}");
+fn sums_add_their_changes_in_the_loops_order() {
+    let c = SVector::<f64, 3>::new(1.0, 1e16, -1e16);
+    let in_order = c.iter().fold(0.0, |s, v| s + v);
+    let last_first = c.iter().rev().fold(0.0, |s, v| s + v);
+    assert_ne!(
+        in_order, last_first,
+        "the entries must tell the orders apart"
+    );
+    // Five sums, each adding the changes in the loop's order, then added up.
+    let (dw, dc) = summed_forms_rev(1.0, c, 1.0);
+    assert_eq!(dw, 5.0 * in_order, "{dw}");
     assert_eq!(dc, SVector::<f64, 3>::repeat(5.0));
     let c = SVector::<f64, 3>::new(0.3, -1.2, 0.7);
     ok(
@@ -1619,9 +1631,9 @@ fn sums_in_every_form_match_finite_differences() {
     );
 }
 
-// Carried values whose change an iteration changes, so that the order of the reverse shows in
-// the result: a scaled carry (x[i]'s change is 2^(3 - i)), a carry subtracted from
-// (alternating signs), a sum read again in its own step, and a sum beside a product.
+// Carried values whose change an iteration does change keep the reverse last to first: a
+// scaled carry (x[i]'s change is 2^(3 - i)), a carry subtracted from (alternating signs), a
+// sum read again in its own step, and a sum beside such a carry.
 #[lens]
 fn scaled_carry(x: V4) -> f64 {
     let mut c = 0.0;
@@ -1661,7 +1673,7 @@ fn sum_beside_a_product(x: V4) -> f64 {
 }
 
 #[test]
-fn carries_changed_by_an_iteration_run_last_to_first() {
+fn carries_changed_by_an_iteration_keep_the_reverse_order() {
     assert_eq!(
         scaled_carry_rev(V4::new(0.1, 0.2, 0.3, 0.4), 1.0),
         V4::new(8.0, 4.0, 2.0, 1.0)
@@ -1682,6 +1694,98 @@ fn carries_changed_by_an_iteration_run_last_to_first() {
         ),
     ];
     for (name, (f, rev)) in carries {
+        ok(name, check_gradient(f, rev, x, H));
+    }
+}
+
+// In a loop whose reverse runs first to last, the changes of entries of a value from outside
+// are added after the body's sweep, in the order the body reads them (`Sweep::deferred`):
+// `c[i]` is read three times, with changes 1, 1e16 and -1e16, which added in that order
+// round to 0 (in the sweep's order, last read first, to 1; exactly, the change is 1).
+#[lens]
+fn entry_read_three_times(c: SVector<f64, 2>) -> f64 {
+    let mut f = 0.0;
+    for i in 0..2 {
+        f = f + c[i] + 1e16 * c[i] - 1e16 * c[i];
+    }
+    f
+}
+
+// Beside the deferred entries: a local vector's entries (whose change its own pullback reads,
+// so added at once), a branch reading entries, the whole vector read beside its entries, and
+// a nested loop.
+#[lens]
+fn local_entries_in_a_sum(x: V4) -> f64 {
+    let mut f = 0.0;
+    for i in 0..3 {
+        let v = SVector::<f64, 2>::new(x[i], x[i + 1] * 2.0);
+        f = f + v[0] * v[1] + x[i] * v[1].sin();
+    }
+    f
+}
+
+#[lens]
+fn branch_in_a_sum(x: V4) -> f64 {
+    let mut f = 0.0;
+    for i in 0..3 {
+        let e = if x[i] > 0.0 {
+            x[i] * x[i + 1]
+        } else {
+            x[i + 1].sin() * x[i]
+        };
+        f += e;
+    }
+    f
+}
+
+#[lens]
+fn whole_and_entries_in_a_sum(x: V4) -> f64 {
+    let mut f = 0.0;
+    for i in 0..3 {
+        f = f + x.dot(&x) * x[i + 1] - x[i] * x[i];
+    }
+    f
+}
+
+#[lens]
+fn nested_loop_in_a_sum(x: V4) -> f64 {
+    let mut f = 0.0;
+    for i in 0..3 {
+        let mut p = x[i];
+        for j in 0..2 {
+            p = p * x[i + 1] + x[j];
+        }
+        f = f + p;
+    }
+    f
+}
+
+#[test]
+fn entries_changes_added_in_the_order_the_body_reads_them() {
+    let (one, big) = (1.0_f64, 1e16_f64);
+    assert_ne!((one + big) - big, (-big + big) + one);
+    assert_eq!(
+        entry_read_three_times_rev(SVector::<f64, 2>::new(0.3, -0.2), 1.0),
+        SVector::<f64, 2>::repeat((one + big) - big)
+    );
+    let x = V4::new(0.7, -0.4, 1.3, -1.1);
+    type Pair = (fn(V4) -> f64, fn(V4, f64) -> V4);
+    let sums: [(&str, Pair); 4] = [
+        (
+            "local_entries_in_a_sum",
+            (local_entries_in_a_sum, local_entries_in_a_sum_rev),
+        ),
+        ("branch_in_a_sum", (branch_in_a_sum, branch_in_a_sum_rev)),
+        (
+            "whole_and_entries_in_a_sum",
+            (whole_and_entries_in_a_sum, whole_and_entries_in_a_sum_rev),
+        ),
+        (
+            "nested_loop_in_a_sum",
+            (nested_loop_in_a_sum, nested_loop_in_a_sum_rev),
+        ),
+    ];
+    for (name, (f, rev)) in sums {
         ok(name, check_gradient(f, rev, x, H));
     }
 }

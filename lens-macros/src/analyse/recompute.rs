@@ -21,7 +21,7 @@
 use super::{Block, BranchHead, Loop, Op, Operand, StmtKind, Var, VarId};
 use crate::primitives::METHODS;
 use proc_macro2::{Delimiter, Spacing, TokenStream, TokenTree};
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 /// Calls a recomputed body may make besides the differentiated methods: pure functions of
 /// their operands.
@@ -65,6 +65,8 @@ const KEYWORDS: &[&str] = &[
 pub struct Plan {
     pub recompute: bool,
     pub needed: Vec<bool>,
+    /// The reverse may run the iterations in any order, first to last (see [`any_order`]).
+    pub any_order: bool,
     /// The names the body's forward-only code reads (a condition, an index, `x.len()`): the
     /// recomputing closure captures these as written, by value.
     pub mentioned: HashSet<String>,
@@ -92,6 +94,7 @@ pub fn plan(l: &Loop, vars: &[Var]) -> Plan {
         return Plan {
             recompute: false,
             needed: vec![true; l.carried.len()],
+            any_order: false,
             mentioned: walk.mentioned,
         };
     }
@@ -113,11 +116,107 @@ pub fn plan(l: &Loop, vars: &[Var]) -> Plan {
             break;
         }
     }
+    let needed: Vec<bool> = l.carried.iter().map(|c| needed.contains(c)).collect();
     Plan {
         recompute: true,
-        needed: l.carried.iter().map(|c| needed.contains(c)).collect(),
+        any_order: !needed.contains(&true) && any_order(l),
+        needed,
         mentioned: walk.mentioned,
     }
+}
+
+/// Whether every carried value is a sum the body only adds to (`f = f + e`, `f += e`,
+/// `f = e + f`, `f -= e`, through `let` aliases), each step of the sum read by the next
+/// alone: its change then passes through every iteration unchanged, so, with no carried
+/// value read by the reverse, the iterations' pullbacks are independent of one another and
+/// may run first to last. Running them backwards, as the general loop must, made the
+/// chained Rosenbrock gradient's accumulator a chain of dependent additions from one
+/// iteration to the next (each entry's change is written by two iterations, the later one
+/// first); forwards it is the hand-written loop's order. The changes of the values from
+/// outside are summed in another order: the same up to rounding.
+fn any_order(l: &Loop) -> bool {
+    let mut reads: HashMap<VarId, usize> = HashMap::new();
+    count_reads(&l.body, &mut reads);
+    let lets: Vec<(VarId, &Op)> = l
+        .body
+        .stmts
+        .iter()
+        .filter_map(|s| match &s.kind {
+            StmtKind::Let { target, op, .. } => Some((*target, &**op)),
+            _ => None,
+        })
+        .collect();
+    let Operand::Var(result) = l.body.result else {
+        return false;
+    };
+    let Some((_, Op::Tuple(ends))) = lets.iter().find(|(t, _)| *t == result) else {
+        return false;
+    };
+    if ends.len() != l.carried.len() {
+        return false;
+    }
+    l.carried.iter().zip(ends).all(|(c, end)| {
+        let Operand::Var(end) = end else {
+            return false;
+        };
+        let mut v = *c;
+        // Each step of the sum is read once: by the next step, or (the last) by the result.
+        while reads.get(&v) == Some(&1) {
+            if v == *end {
+                return true;
+            }
+            let next = lets.iter().find_map(|(target, op)| {
+                let is_v = |o: &Operand| matches!(o, Operand::Var(u) if *u == v);
+                let summed = match op {
+                    Op::Alias(o) => is_v(o),
+                    Op::Rule {
+                        checked: Some("Add" | "AddAssign"),
+                        args,
+                        ..
+                    } => args.iter().any(is_v),
+                    Op::Rule {
+                        checked: Some("Sub" | "SubAssign"),
+                        args,
+                        ..
+                    } => args.first().is_some_and(is_v),
+                    _ => false,
+                };
+                summed.then_some(*target)
+            });
+            match next {
+                Some(t) => v = t,
+                None => return false,
+            }
+        }
+        false
+    })
+}
+
+/// How many times the block's statements and value read each variable (a nested block's
+/// reads of outer values once, as its operation's).
+fn count_reads(b: &Block, reads: &mut HashMap<VarId, usize>) {
+    let mut read = |o: &Operand| {
+        if let Operand::Var(v) = o {
+            *reads.entry(*v).or_default() += 1;
+        }
+    };
+    for s in &b.stmts {
+        match &s.kind {
+            StmtKind::Verbatim(_) => {}
+            StmtKind::Destructure { src, .. } => read(&Operand::Var(*src)),
+            StmtKind::Let { op, .. } => match &**op {
+                Op::Field { base, .. } | Op::Index { base, .. } => read(base),
+                Op::Branch(br) => br.free.iter().for_each(|v| read(&Operand::Var(*v))),
+                Op::Loop(inner) => inner
+                    .init
+                    .iter()
+                    .chain(&inner.free)
+                    .for_each(|v| read(&Operand::Var(*v))),
+                other => other.taken().into_iter().for_each(&mut read),
+            },
+        }
+    }
+    read(&b.result);
 }
 
 fn pattern_names(pat: &TokenStream) -> Vec<String> {

@@ -503,7 +503,8 @@ fn loop_expr(cx: &Cx, target: VarId, l: &Loop, witness: &TokenStream) -> TokenSt
             .collect(),
         _ => Vec::new(),
     };
-    let inner = cx.reading_through(&refs);
+    let mut inner = cx.reading_through(&refs);
+    inner.defer_entries = plan.any_order;
     let cx = &inner;
     let body = block(cx, &l.body, &rets, Some((&free, witness)), None, None, true);
     let (pat, range, bound) = (&l.pat, &l.range, &l.bound);
@@ -518,7 +519,10 @@ fn loop_expr(cx: &Cx, target: VarId, l: &Loop, witness: &TokenStream) -> TokenSt
         // the reverse reads, the reverse runs the range backwards (`rev()`, or each counter
         // found again by `nth` for a stepped range: see `Loop::double_ended`), and runs the
         // body again just before its pullback.
-        let back = if l.double_ended {
+        let back = if plan.any_order {
+            // Iterations independent in the reverse (`recompute::any_order`): first to last.
+            quote!(::core::clone::Clone::clone(&__r))
+        } else if l.double_ended {
             quote!(::core::iter::Iterator::rev(::core::clone::Clone::clone(
                 &__r
             )))

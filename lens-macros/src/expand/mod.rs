@@ -46,6 +46,10 @@ pub struct Cx<'a> {
     /// In `para!`: the sub-model fields, whose methods' results the operators' inference
     /// guard leaves alone (see `analyse::infer_operand`).
     pub subs: &'a [Ident],
+    /// In the body of a loop whose reverse runs first to last (`recompute::any_order`): the
+    /// entries' changes into outside values are added after the body's sweep, in the order
+    /// the body reads them (see `reverse::Sweep::deferred`).
+    pub defer_entries: bool,
 }
 
 impl<'a> Cx<'a> {
@@ -68,6 +72,7 @@ impl<'a> Cx<'a> {
             after,
             doubled: core::cell::RefCell::default(),
             subs: &[],
+            defer_entries: false,
         }
     }
 
@@ -85,6 +90,7 @@ impl<'a> Cx<'a> {
             after: self.after,
             doubled: self.doubled.clone(),
             subs: self.subs,
+            defer_entries: self.defer_entries,
         }
     }
 
@@ -170,10 +176,15 @@ fn parts(
             .zip(slots.iter().cloned())
             .collect(),
         out: TokenStream::new(),
+        deferred: Vec::new(),
     };
     sweep.contribute(&b.result, change.clone());
     for s in b.stmts.iter().rev() {
         sweep.stmt(s);
+    }
+    // Gathered last read first: added first read first.
+    for entry in sweep.deferred.drain(..).rev() {
+        sweep.out.extend(entry);
     }
     let changes: Vec<TokenStream> = returns
         .iter()

@@ -29,6 +29,13 @@ pub struct Sweep<'a> {
     /// Values from outside a nested block: the `&mut` adjoint the caller passed for each.
     pub external: HashMap<VarId, Ident>,
     pub out: TokenStream,
+    /// With `Cx::defer_entries`: the additions of entries' changes into outside values,
+    /// gathered in the sweep's order and emitted after it, reversed. Only outside values:
+    /// their adjoints are added to but never read inside the block, so the additions may
+    /// move; a local's adjoint is read by the pullback defining it. In a loop run first to
+    /// last, adding `x[i + 1]`'s change before `x[i]`'s (the order the body reads them, the
+    /// hand-written loop's) lets LLVM carry the entry two iterations share in a register.
+    pub deferred: Vec<TokenStream>,
 }
 
 impl Sweep<'_> {
@@ -264,11 +271,16 @@ impl Sweep<'_> {
                             let w = format_ident!("__w{}", target);
                             let slot = self.slot_typed(*base, Some(quote!(#w)));
                             let i = format_ident!("__i{}", target);
-                            self.out.extend(quote_spanned!(span=>
+                            let add = quote_spanned!(span=>
                                 ::paralens::__private::rules::IndexRule::add_at(
                                     ::paralens::__private::slot_of_index(#slot, &#i), #i, #d
                                 );
-                            ));
+                            );
+                            if self.cx.defer_entries && self.external.contains_key(base) {
+                                self.deferred.push(add);
+                            } else {
+                                self.out.extend(add);
+                            }
                         }
                     }
                     Op::Loop(l) => {
