@@ -374,17 +374,33 @@ pub fn stmt(cx: &Cx, s: &Stmt) -> TokenStream {
                     // wrong type (`v[k]`, `k: i32`) is then the function as written's error,
                     // reported once, and the index read back through the entry's type
                     // (`index_typed`) keeps the reverse's `add_at` out of it.
-                    let mut at_place = i.clone();
-                    if let Some(t) = index.clone().into_iter().next() {
-                        at_place.set_span(t.span());
-                    }
+                    let tokens: Vec<proc_macro2::TokenTree> = index.clone().into_iter().collect();
+                    let at_place = match tokens.as_slice() {
+                        [] => i.to_token_stream(),
+                        [one] => {
+                            let mut at = i.clone();
+                            at.set_span(one.span());
+                            at.to_token_stream()
+                        }
+                        // An index of several tokens (`k + 1`): rustc reports at the index's
+                        // whole expression, which a read spanned at its first token alone
+                        // made a second error; a call spanned from the first token to the
+                        // last covers the same place.
+                        [first, .., last] => {
+                            let mut arg = proc_macro2::Group::new(
+                                proc_macro2::Delimiter::Parenthesis,
+                                i.to_token_stream(),
+                            );
+                            arg.set_span(last.span());
+                            let head = quote_spanned!(first.span()=> ::core::convert::identity);
+                            quote!(#head #arg)
+                        }
+                    };
                     // The brackets where the user wrote them: a read rustc refuses (`m[0][1]`,
                     // an entry indexed again) is then reported once, as the function as
                     // written reports it.
-                    let mut read = proc_macro2::Group::new(
-                        proc_macro2::Delimiter::Bracket,
-                        at_place.to_token_stream(),
-                    );
+                    let mut read =
+                        proc_macro2::Group::new(proc_macro2::Delimiter::Bracket, at_place);
                     read.set_span(*brackets);
                     quote_spanned!(span=>
                         let #i = #index;
