@@ -607,7 +607,7 @@ fn g9(a: f64, b: f64, v: SVector<f64, 3>) -> f64 {
     }
     let a = (m + 1.00_f64).tanh().exp().cos();
     for i in 0..4 {
-        m = m * 1.00_f64 + (1.75_f64.tanh() * 1.75_f64.tanh() + 1.0).powf(1.5) * (i as f64 + 1.0) + v[i % 3];
+        m += (1.75_f64.tanh() * 1.75_f64.tanh() + 1.0).powf(1.5) * (i as f64 + 1.0) + v[i % 3];
     }
     m * m + m
 }
@@ -652,8 +652,8 @@ fn g9_tangent(a: f64, b: f64, v: SVector<f64, 3>, d_a: f64, d_b: f64, d_v: SVect
         let o28 = (1.0 - 1.75_f64.tanh() * 1.75_f64.tanh()) * 0.0;
         let o25 = (o27 * o27 + 1.0).powf(1.5);
         let o26 = 1.5 * (o27 * o27 + 1.0).powf(0.5) * 2.0 * o27 * o28;
-        m = m * 1.00_f64 + o25 * (i as f64 + 1.0) + v[i % 3];
-        d_m = d_m * 1.00_f64 + o26 * (i as f64 + 1.0) + d_v[i % 3];
+        m += o25 * (i as f64 + 1.0) + v[i % 3];
+        d_m += o26 * (i as f64 + 1.0) + d_v[i % 3];
     }
     (m * m + m, d_m * m + m * d_m + d_m)
 }
@@ -1492,7 +1492,7 @@ fn g24(a: f64, b: f64, c: f64, v: SVector<f64, 3>) -> f64 {
     }
     let t15 = 0.75_f64;
     for i in 0..1 {
-        m = m * 1.00_f64 + (a.sin() * a.sin()) * (i as f64 + 1.0) + v[i % 3];
+        m += (a.sin() * a.sin()) * (i as f64 + 1.0) + v[i % 3];
     }
     if m > 0.50_f64 {
         m = ((a * a + 1.0).sqrt() + a.powi(2));
@@ -1535,8 +1535,8 @@ fn g24_tangent(a: f64, b: f64, c: f64, v: SVector<f64, 3>, d_a: f64, d_b: f64, d
         let o21 = a.cos() * d_a;
         let o18 = o20 * o20;
         let o19 = 2.0 * o20 * o21;
-        m = m * 1.00_f64 + o18 * (i as f64 + 1.0) + v[i % 3];
-        d_m = d_m * 1.00_f64 + o19 * (i as f64 + 1.0) + d_v[i % 3];
+        m += o18 * (i as f64 + 1.0) + v[i % 3];
+        d_m += o19 * (i as f64 + 1.0) + d_v[i % 3];
     }
     if m > 0.50_f64 {
         let o24 = (a * a + 1.0).sqrt();
@@ -2143,7 +2143,7 @@ fn g35(a: f64, b: f64, c: f64, v: SVector<f64, 3>) -> f64 {
     }
     let mut n36 = 0.0;
     for i in 0..4 {
-        m = m * 1.00_f64 + ((a - c) + m) * (i as f64 + 1.0) + v[i % 3];
+        m += ((a - c) + m) * (i as f64 + 1.0) + v[i % 3];
         if a > 1.00_f64 {
             n36 += 1.0
         }
@@ -2151,7 +2151,7 @@ fn g35(a: f64, b: f64, c: f64, v: SVector<f64, 3>) -> f64 {
     m = m * (1.0 + n36);
     let mut n41 = 0.0;
     for i in 0..1 {
-        m = m * 1.00_f64 + (b * b) * (i as f64 + 1.0) + v[i % 3];
+        m += (b * b) * (i as f64 + 1.0) + v[i % 3];
         if a > 1.50_f64 {
             n41 += 1.0
         }
@@ -2213,8 +2213,8 @@ fn g35_tangent(a: f64, b: f64, c: f64, v: SVector<f64, 3>, d_a: f64, d_b: f64, d
         let o40 = d_a - d_c;
         let o37 = o39 + m;
         let o38 = o40 + d_m;
-        m = m * 1.00_f64 + o37 * (i as f64 + 1.0) + v[i % 3];
-        d_m = d_m * 1.00_f64 + o38 * (i as f64 + 1.0) + d_v[i % 3];
+        m += o37 * (i as f64 + 1.0) + v[i % 3];
+        d_m += o38 * (i as f64 + 1.0) + d_v[i % 3];
         if a > 1.00_f64 {
             n36 += 1.0
         }
@@ -2225,8 +2225,8 @@ fn g35_tangent(a: f64, b: f64, c: f64, v: SVector<f64, 3>, d_a: f64, d_b: f64, d
     for i in 0..1 {
         let o42 = b * b;
         let o43 = 2.0 * b * d_b;
-        m = m * 1.00_f64 + o42 * (i as f64 + 1.0) + v[i % 3];
-        d_m = d_m * 1.00_f64 + o43 * (i as f64 + 1.0) + d_v[i % 3];
+        m += o42 * (i as f64 + 1.0) + v[i % 3];
+        d_m += o43 * (i as f64 + 1.0) + d_v[i % 3];
         if a > 1.50_f64 {
             n41 += 1.0
         }
@@ -3885,7 +3885,7 @@ fn g59(a: f64, b: f64, c: f64) -> f64 {
     let t5 = ((b * b + 0.5).ln() / (0.50_f64.cos() * 0.50_f64.cos() + 1.0)).tanh().exp();
     let mut n22 = 0.0;
     for i in 0..4 {
-        m = m * 1.00_f64 + (t5.sin() * t5.sin() + 0.5).ln() * (i as f64 + 1.0);
+        m += (t5.sin() * t5.sin() + 0.5).ln() * (i as f64 + 1.0);
         if t5 > 1.00_f64 {
             n22 += 1.0
         }
@@ -3933,8 +3933,8 @@ fn g59_tangent(a: f64, b: f64, c: f64, d_a: f64, d_b: f64, d_c: f64) -> (f64, f6
         let o26 = t5.cos() * d_t5;
         let o23 = (o25 * o25 + 0.5).ln();
         let o24 = 2.0 * o25 * o26 / (o25 * o25 + 0.5);
-        m = m * 1.00_f64 + o23 * (i as f64 + 1.0);
-        d_m = d_m * 1.00_f64 + o24 * (i as f64 + 1.0);
+        m += o23 * (i as f64 + 1.0);
+        d_m += o24 * (i as f64 + 1.0);
         if t5 > 1.00_f64 {
             n22 += 1.0
         }
@@ -3982,7 +3982,7 @@ fn g60(a: f64, b: f64, c: f64) -> f64 {
     }
     m = b;
     for i in 0..4 {
-        m = m * 1.00_f64 + t11 * (i as f64 + 1.0);
+        m += t11 * (i as f64 + 1.0);
     }
     m * ((1.25_f64 * 1.25_f64 + 1.0).powf(1.5) * (1.25_f64 * 1.25_f64 + 1.0).powf(1.5)) + m
 }
@@ -4044,8 +4044,8 @@ fn g60_tangent(a: f64, b: f64, c: f64, d_a: f64, d_b: f64, d_c: f64) -> (f64, f6
     m = b;
     d_m = d_b;
     for i in 0..4 {
-        m = m * 1.00_f64 + t11 * (i as f64 + 1.0);
-        d_m = d_m * 1.00_f64 + d_t11 * (i as f64 + 1.0);
+        m += t11 * (i as f64 + 1.0);
+        d_m += d_t11 * (i as f64 + 1.0);
     }
     let o33 = (1.25_f64 * 1.25_f64 + 1.0).powf(1.5);
     let o34 = 1.5 * (1.25_f64 * 1.25_f64 + 1.0).powf(0.5) * 2.0 * 1.25_f64 * 0.0;
@@ -5027,7 +5027,7 @@ fn g75(a: f64) -> f64 {
     }
     let mut n15 = 0.0;
     for i in 0..1 {
-        m = m * 1.00_f64 + (0.50_f64.cos() + 0.25_f64.tanh().exp()) * (i as f64 + 1.0);
+        m += (0.50_f64.cos() + 0.25_f64.tanh().exp()) * (i as f64 + 1.0);
         if m > 1.75_f64 {
             n15 += 1.0
         }
@@ -5069,8 +5069,8 @@ fn g75_tangent(a: f64, d_a: f64) -> (f64, f64) {
         let o21 = 0.25_f64.tanh().exp() * (1.0 - 0.25_f64.tanh() * 0.25_f64.tanh()) * 0.0;
         let o16 = o18 + o20;
         let o17 = o19 + o21;
-        m = m * 1.00_f64 + o16 * (i as f64 + 1.0);
-        d_m = d_m * 1.00_f64 + o17 * (i as f64 + 1.0);
+        m += o16 * (i as f64 + 1.0);
+        d_m += o17 * (i as f64 + 1.0);
         if m > 1.75_f64 {
             n15 += 1.0
         }
@@ -5092,7 +5092,7 @@ fn g76(a: f64, b: f64, v: SVector<f64, 3>) -> f64 {
     }
     let mut n3 = 0.0;
     for i in 0..4 {
-        m = m * 1.00_f64 + m.cos() * (i as f64 + 1.0) + v[i % 3];
+        m += m.cos() * (i as f64 + 1.0) + v[i % 3];
         if m > 0.75_f64 {
             n3 += 1.0
         }
@@ -5121,8 +5121,8 @@ fn g76_tangent(a: f64, b: f64, v: SVector<f64, 3>, d_a: f64, d_b: f64, d_v: SVec
     for i in 0..4 {
         let o4 = m.cos();
         let o5 = -m.sin() * d_m;
-        m = m * 1.00_f64 + o4 * (i as f64 + 1.0) + v[i % 3];
-        d_m = d_m * 1.00_f64 + o5 * (i as f64 + 1.0) + d_v[i % 3];
+        m += o4 * (i as f64 + 1.0) + v[i % 3];
+        d_m += o5 * (i as f64 + 1.0) + d_v[i % 3];
         if m > 0.75_f64 {
             n3 += 1.0
         }
@@ -5245,7 +5245,7 @@ fn g78(a: f64, b: f64, v: SVector<f64, 3>) -> f64 {
     let mut m = b.tanh().min((b - a));
     let t7 = ((a.tanh().exp() * a.tanh().exp()) * (a.tanh().exp() * a.tanh().exp()) + 1.0).sqrt();
     for i in 0..4 {
-        m = m * 1.00_f64 + (b.powi(3) * b.powi(3) + 1.0).powf(1.5) * (i as f64 + 1.0) + v[i % 3];
+        m += (b.powi(3) * b.powi(3) + 1.0).powf(1.5) * (i as f64 + 1.0) + v[i % 3];
     }
     if b > 1.50_f64 {
         m = ((0.50_f64 / (m * m + 1.0)) * (0.50_f64 / (m * m + 1.0)));
@@ -5288,8 +5288,8 @@ fn g78_tangent(a: f64, b: f64, v: SVector<f64, 3>, d_a: f64, d_b: f64, d_v: SVec
         let o25 = 3.0 * b.powi(2) * d_b;
         let o22 = (o24 * o24 + 1.0).powf(1.5);
         let o23 = 1.5 * (o24 * o24 + 1.0).powf(0.5) * 2.0 * o24 * o25;
-        m = m * 1.00_f64 + o22 * (i as f64 + 1.0) + v[i % 3];
-        d_m = d_m * 1.00_f64 + o23 * (i as f64 + 1.0) + d_v[i % 3];
+        m += o22 * (i as f64 + 1.0) + v[i % 3];
+        d_m += o23 * (i as f64 + 1.0) + d_v[i % 3];
     }
     if b > 1.50_f64 {
         let o30 = m * m + 1.0;
@@ -5424,7 +5424,7 @@ fn g79_tangent(a: f64, b: f64, d_a: f64, d_b: f64) -> (f64, f64) {
 fn g80(a: f64) -> f64 {
     let mut m = ((a * a + 1.0).sqrt() * (a * a + 1.0).sqrt());
     for i in 0..4 {
-        m = m * 1.00_f64 + m.max(m).tanh() * (i as f64 + 1.0);
+        m += m.max(m).tanh() * (i as f64 + 1.0);
     }
     match m > 0.25_f64 {
         true => {
@@ -5457,8 +5457,8 @@ fn g80_tangent(a: f64, d_a: f64) -> (f64, f64) {
         let o8 = if m >= m { d_m } else { d_m };
         let o5 = o7.tanh();
         let o6 = (1.0 - o7.tanh() * o7.tanh()) * o8;
-        m = m * 1.00_f64 + o5 * (i as f64 + 1.0);
-        d_m = d_m * 1.00_f64 + o6 * (i as f64 + 1.0);
+        m += o5 * (i as f64 + 1.0);
+        d_m += o6 * (i as f64 + 1.0);
     }
     match m > 0.25_f64 {
         true => {
@@ -8205,7 +8205,7 @@ fn g113(a: f64, b: f64) -> f64 {
         m += ((1.00_f64 * 1.00_f64 + 0.5).ln() * (1.00_f64 * 1.00_f64 + 0.5).ln() + 1.0).sqrt();
     }
     for i in 0..3 {
-        m = m * 1.00_f64 + ((a + 0.25_f64) - b) * (i as f64 + 1.0);
+        m += ((a + 0.25_f64) - b) * (i as f64 + 1.0);
     }
     let t22 = ((m.tanh() * (1.25_f64 * 1.25_f64 + 0.5).ln()) / (a.min(m).powi(2) * a.min(m).powi(2) + 1.0));
     if a > 1.00_f64 {
@@ -8254,8 +8254,8 @@ fn g113_tangent(a: f64, b: f64, d_a: f64, d_b: f64) -> (f64, f64) {
         let o21 = d_a + 0.0;
         let o18 = o20 - b;
         let o19 = o21 - d_b;
-        m = m * 1.00_f64 + o18 * (i as f64 + 1.0);
-        d_m = d_m * 1.00_f64 + o19 * (i as f64 + 1.0);
+        m += o18 * (i as f64 + 1.0);
+        d_m += o19 * (i as f64 + 1.0);
     }
     let (o23, o24) = g64_tangent(m, d_m);
     let o29 = m.tanh();
@@ -8418,7 +8418,7 @@ fn g116(a: f64, b: f64, c: f64) -> f64 {
     }
     let t25 = (m.tanh() * m.tanh()).min((1.50_f64 - m).sin());
     for i in 0..4 {
-        m = m * 1.00_f64 + (t15.cos() * 1.75_f64.tanh().exp()) * (i as f64 + 1.0);
+        m += (t15.cos() * 1.75_f64.tanh().exp()) * (i as f64 + 1.0);
     }
     m * (c * c).tanh().exp() + m
 }
@@ -8478,8 +8478,8 @@ fn g116_tangent(a: f64, b: f64, c: f64, d_a: f64, d_b: f64, d_c: f64) -> (f64, f
         let o45 = 1.75_f64.tanh().exp() * (1.0 - 1.75_f64.tanh() * 1.75_f64.tanh()) * 0.0;
         let o40 = o42 * o44;
         let o41 = o43 * o44 + o42 * o45;
-        m = m * 1.00_f64 + o40 * (i as f64 + 1.0);
-        d_m = d_m * 1.00_f64 + o41 * (i as f64 + 1.0);
+        m += o40 * (i as f64 + 1.0);
+        d_m += o41 * (i as f64 + 1.0);
     }
     let o48 = c * c;
     let o49 = 2.0 * c * d_c;
@@ -8715,10 +8715,10 @@ fn g121(a: f64) -> f64 {
     let mut m = (a + 1.25_f64).tanh();
     m += g112(1.25_f64);
     for i in 0..4 {
-        m = m * 1.00_f64 + (m / ((m * m + 1.0).sqrt() * (m * m + 1.0).sqrt() + 1.0)) * (i as f64 + 1.0);
+        m += (m / ((m * m + 1.0).sqrt() * (m * m + 1.0).sqrt() + 1.0)) * (i as f64 + 1.0);
     }
     for i in 0..3 {
-        m = m * 1.00_f64 + (0.50_f64.powi(2) / (m * m + 1.0)) * (i as f64 + 1.0);
+        m += (0.50_f64.powi(2) / (m * m + 1.0)) * (i as f64 + 1.0);
     }
     m = g47(m, m.max(1.25_f64));
     m += m.sin().sin();
@@ -8742,8 +8742,8 @@ fn g121_tangent(a: f64, d_a: f64) -> (f64, f64) {
         let o11 = o9 * o9 + 1.0;
         let o7 = m / o11;
         let o8 = (d_m * o11 - m * 2.0 * o9 * o10) / (o11 * o11);
-        m = m * 1.00_f64 + o7 * (i as f64 + 1.0);
-        d_m = d_m * 1.00_f64 + o8 * (i as f64 + 1.0);
+        m += o7 * (i as f64 + 1.0);
+        d_m += o8 * (i as f64 + 1.0);
     }
     for i in 0..3 {
         let o14 = 0.50_f64.powi(2);
@@ -8751,8 +8751,8 @@ fn g121_tangent(a: f64, d_a: f64) -> (f64, f64) {
         let o16 = m * m + 1.0;
         let o12 = o14 / o16;
         let o13 = (o15 * o16 - o14 * 2.0 * m * d_m) / (o16 * o16);
-        m = m * 1.00_f64 + o12 * (i as f64 + 1.0);
-        d_m = d_m * 1.00_f64 + o13 * (i as f64 + 1.0);
+        m += o12 * (i as f64 + 1.0);
+        d_m += o13 * (i as f64 + 1.0);
     }
     let o17 = if m >= 1.25_f64 { m } else { 1.25_f64 };
     let o18 = if m >= 1.25_f64 { d_m } else { 0.0 };
@@ -9835,7 +9835,7 @@ fn g135(a: f64, b: f64) -> f64 {
     let t21 = 0.75_f64;
     let t30 = t21;
     for i in 0..4 {
-        m = m * 1.00_f64 + (t21 * t21 + 1.0).powf(1.5) * (i as f64 + 1.0);
+        m += (t21 * t21 + 1.0).powf(1.5) * (i as f64 + 1.0);
     }
     m * (b.sin() * b.sin() + 1.0).powf(1.5) + m
 }
@@ -9889,8 +9889,8 @@ fn g135_tangent(a: f64, b: f64, d_a: f64, d_b: f64) -> (f64, f64) {
     for i in 0..4 {
         let o39 = (t21 * t21 + 1.0).powf(1.5);
         let o40 = 1.5 * (t21 * t21 + 1.0).powf(0.5) * 2.0 * t21 * d_t21;
-        m = m * 1.00_f64 + o39 * (i as f64 + 1.0);
-        d_m = d_m * 1.00_f64 + o40 * (i as f64 + 1.0);
+        m += o39 * (i as f64 + 1.0);
+        d_m += o40 * (i as f64 + 1.0);
     }
     let o43 = b.sin();
     let o44 = b.cos() * d_b;
@@ -9903,7 +9903,7 @@ fn g135_tangent(a: f64, b: f64, d_a: f64, d_b: f64) -> (f64, f64) {
 fn g136(a: f64, b: f64, c: f64, v: SVector<f64, 3>) -> f64 {
     let mut m = a.min((a / (b * b + 1.0)));
     for i in 0..2 {
-        m = m * 1.00_f64 + (b.tanh().exp() / ((v[2] * v[2] + 1.0).powf(1.5) * (v[2] * v[2] + 1.0).powf(1.5) + 1.0)) * (i as f64 + 1.0) + v[i % 3];
+        m += (b.tanh().exp() / ((v[2] * v[2] + 1.0).powf(1.5) * (v[2] * v[2] + 1.0).powf(1.5) + 1.0)) * (i as f64 + 1.0) + v[i % 3];
     }
     match a > 1.75_f64 {
         true => {
@@ -9937,8 +9937,8 @@ fn g136_tangent(a: f64, b: f64, c: f64, v: SVector<f64, 3>, d_a: f64, d_b: f64, 
         let o12 = o10 * o10 + 1.0;
         let o6 = o8 / o12;
         let o7 = (o9 * o12 - o8 * 2.0 * o10 * o11) / (o12 * o12);
-        m = m * 1.00_f64 + o6 * (i as f64 + 1.0) + v[i % 3];
-        d_m = d_m * 1.00_f64 + o7 * (i as f64 + 1.0) + d_v[i % 3];
+        m += o6 * (i as f64 + 1.0) + v[i % 3];
+        d_m += o7 * (i as f64 + 1.0) + d_v[i % 3];
     }
     match a > 1.75_f64 {
         true => {
@@ -10417,7 +10417,7 @@ fn g143(a: f64, b: f64) -> f64 {
         m = (a * m).tanh().exp();
     }
     for i in 0..3 {
-        m = m * 1.00_f64 + a.powi(3).tanh() * (i as f64 + 1.0);
+        m += a.powi(3).tanh() * (i as f64 + 1.0);
     }
     m * (a.cos() * 1.50_f64.tanh()) + m
 }
@@ -10454,8 +10454,8 @@ fn g143_tangent(a: f64, b: f64, d_a: f64, d_b: f64) -> (f64, f64) {
         let o20 = 3.0 * a.powi(2) * d_a;
         let o17 = o19.tanh();
         let o18 = (1.0 - o19.tanh() * o19.tanh()) * o20;
-        m = m * 1.00_f64 + o17 * (i as f64 + 1.0);
-        d_m = d_m * 1.00_f64 + o18 * (i as f64 + 1.0);
+        m += o17 * (i as f64 + 1.0);
+        d_m += o18 * (i as f64 + 1.0);
     }
     let o23 = a.cos();
     let o24 = -a.sin() * d_a;
@@ -10835,7 +10835,7 @@ fn g150(a: f64, b: f64, v: SVector<f64, 3>) -> f64 {
     }
     m = m * (1.0 + n24);
     for i in 0..2 {
-        m = m * 1.00_f64 + a * (i as f64 + 1.0) + v[i % 3];
+        m += a * (i as f64 + 1.0) + v[i % 3];
     }
     m * t5 + m
 }
@@ -10878,8 +10878,8 @@ fn g150_tangent(a: f64, b: f64, v: SVector<f64, 3>, d_a: f64, d_b: f64, d_v: SVe
     m = m * (1.0 + n24);
     d_m = d_m * (1.0 + n24);
     for i in 0..2 {
-        m = m * 1.00_f64 + a * (i as f64 + 1.0) + v[i % 3];
-        d_m = d_m * 1.00_f64 + d_a * (i as f64 + 1.0) + d_v[i % 3];
+        m += a * (i as f64 + 1.0) + v[i % 3];
+        d_m += d_a * (i as f64 + 1.0) + d_v[i % 3];
     }
     (m * t5 + m, d_m * t5 + m * d_t5 + d_m)
 }
@@ -11157,7 +11157,7 @@ fn g155(a: f64, b: f64, v: SVector<f64, 3>) -> f64 {
         m += (m + a).tanh();
     }
     for i in 0..3 {
-        m = m * 1.00_f64 + b.cos() * (i as f64 + 1.0) + v[i % 3];
+        m += b.cos() * (i as f64 + 1.0) + v[i % 3];
     }
     if a > 1.75_f64 {
         m += a;
@@ -11201,8 +11201,8 @@ fn g155_tangent(a: f64, b: f64, v: SVector<f64, 3>, d_a: f64, d_b: f64, d_v: SVe
     for i in 0..3 {
         let o19 = b.cos();
         let o20 = -b.sin() * d_b;
-        m = m * 1.00_f64 + o19 * (i as f64 + 1.0) + v[i % 3];
-        d_m = d_m * 1.00_f64 + o20 * (i as f64 + 1.0) + d_v[i % 3];
+        m += o19 * (i as f64 + 1.0) + v[i % 3];
+        d_m += o20 * (i as f64 + 1.0) + d_v[i % 3];
     }
     if a > 1.75_f64 {
         m += a;
@@ -13076,7 +13076,7 @@ fn g185(a: f64, b: f64) -> f64 {
     }
     let mut n12 = 0.0;
     for i in 0..2 {
-        m = m * 1.00_f64 + a.tanh().min(1.75_f64.cos()) * (i as f64 + 1.0);
+        m += a.tanh().min(1.75_f64.cos()) * (i as f64 + 1.0);
         if a > 0.25_f64 {
             n12 += 1.0
         }
@@ -13115,8 +13115,8 @@ fn g185_tangent(a: f64, b: f64, d_a: f64, d_b: f64) -> (f64, f64) {
         let o18 = -1.75_f64.sin() * 0.0;
         let o13 = if o15 <= o17 { o15 } else { o17 };
         let o14 = if o15 <= o17 { o16 } else { o18 };
-        m = m * 1.00_f64 + o13 * (i as f64 + 1.0);
-        d_m = d_m * 1.00_f64 + o14 * (i as f64 + 1.0);
+        m += o13 * (i as f64 + 1.0);
+        d_m += o14 * (i as f64 + 1.0);
         if a > 0.25_f64 {
             n12 += 1.0
         }
@@ -13142,7 +13142,7 @@ fn g185_tangent(a: f64, b: f64, d_a: f64, d_b: f64) -> (f64, f64) {
 fn g186(a: f64, b: f64, c: f64) -> f64 {
     let mut m = (c.cos() * c.cos());
     for i in 0..4 {
-        m = m * 1.00_f64 + 0.25_f64 * (i as f64 + 1.0);
+        m += 0.25_f64 * (i as f64 + 1.0);
     }
     let c = 1.00_f64;
     for i in 0..2 {
@@ -13163,8 +13163,8 @@ fn g186_tangent(a: f64, b: f64, c: f64, d_a: f64, d_b: f64, d_c: f64) -> (f64, f
     let mut m = o1;
     let mut d_m = o2;
     for i in 0..4 {
-        m = m * 1.00_f64 + 0.25_f64 * (i as f64 + 1.0);
-        d_m = d_m * 1.00_f64 + 0.0 * (i as f64 + 1.0);
+        m += 0.25_f64 * (i as f64 + 1.0);
+        d_m += 0.0 * (i as f64 + 1.0);
     }
     let (o5, o6) = g90_tangent(a, c, d_a, d_c);
     let c = 1.00_f64;
@@ -13370,7 +13370,7 @@ fn g190(a: f64, b: f64) -> f64 {
     let b = ((b.max(m) * b.max(m) + 1.0).powf(1.5) * (b.max(m) * b.max(m) + 1.0).powf(1.5) + 1.0).powf(1.5);
     let mut n25 = 0.0;
     for i in 0..3 {
-        m = m * 1.00_f64 + (1.25_f64.sin() + (m * m)) * (i as f64 + 1.0);
+        m += (1.25_f64.sin() + (m * m)) * (i as f64 + 1.0);
         if a > 1.00_f64 {
             n25 += 1.0
         }
@@ -13420,8 +13420,8 @@ fn g190_tangent(a: f64, b: f64, d_a: f64, d_b: f64) -> (f64, f64) {
         let o31 = 2.0 * m * d_m;
         let o26 = o28 + o30;
         let o27 = o29 + o31;
-        m = m * 1.00_f64 + o26 * (i as f64 + 1.0);
-        d_m = d_m * 1.00_f64 + o27 * (i as f64 + 1.0);
+        m += o26 * (i as f64 + 1.0);
+        d_m += o27 * (i as f64 + 1.0);
         if a > 1.00_f64 {
             n25 += 1.0
         }
@@ -13646,7 +13646,7 @@ fn g194(a: f64, v: SVector<f64, 3>) -> f64 {
     let mut m = a.tanh().min((a * a + 1.0).sqrt());
     let a = a;
     for i in 0..1 {
-        m = m * 1.00_f64 + a.sin().cos() * (i as f64 + 1.0) + v[i % 3];
+        m += a.sin().cos() * (i as f64 + 1.0) + v[i % 3];
     }
     m = m;
     m * (a / (m * m + 1.0)).max((a * a)) + m
@@ -13674,8 +13674,8 @@ fn g194_tangent(a: f64, v: SVector<f64, 3>, d_a: f64, d_v: SVector<f64, 3>) -> (
         let o16 = a.cos() * d_a;
         let o13 = o15.cos();
         let o14 = -o15.sin() * o16;
-        m = m * 1.00_f64 + o13 * (i as f64 + 1.0) + v[i % 3];
-        d_m = d_m * 1.00_f64 + o14 * (i as f64 + 1.0) + d_v[i % 3];
+        m += o13 * (i as f64 + 1.0) + v[i % 3];
+        d_m += o14 * (i as f64 + 1.0) + d_v[i % 3];
     }
     m = m;
     d_m = d_m;
@@ -14814,7 +14814,7 @@ fn g211(a: f64, b: f64, c: f64) -> f64 {
         m += b.cos().max(1.00_f64);
     }
     for i in 0..1 {
-        m = m * 1.00_f64 + (m.cos() * m.cos() + 1.0).sqrt() * (i as f64 + 1.0);
+        m += (m.cos() * m.cos() + 1.0).sqrt() * (i as f64 + 1.0);
     }
     for i in 0..4 {
         m = m * 0.50_f64 + (a - a).tanh().exp() * (i as f64 + 1.0);
@@ -14860,8 +14860,8 @@ fn g211_tangent(a: f64, b: f64, c: f64, d_a: f64, d_b: f64, d_c: f64) -> (f64, f
         let o24 = -m.sin() * d_m;
         let o21 = (o23 * o23 + 1.0).sqrt();
         let o22 = o23 * o24 / (o23 * o23 + 1.0).sqrt();
-        m = m * 1.00_f64 + o21 * (i as f64 + 1.0);
-        d_m = d_m * 1.00_f64 + o22 * (i as f64 + 1.0);
+        m += o21 * (i as f64 + 1.0);
+        d_m += o22 * (i as f64 + 1.0);
     }
     for i in 0..4 {
         let o27 = a - a;
@@ -14879,7 +14879,7 @@ fn g212(a: f64, b: f64, c: f64) -> f64 {
     let mut m = ((c * c + 0.5).ln() * (c * c + 0.5).ln() + 1.0).sqrt();
     let mut n5 = 0.0;
     for i in 0..1 {
-        m = m * 1.00_f64 + (m.powi(3) * m.powi(3) + 1.0).sqrt() * (i as f64 + 1.0);
+        m += (m.powi(3) * m.powi(3) + 1.0).sqrt() * (i as f64 + 1.0);
         if m > 1.50_f64 {
             n5 += 1.0
         }
@@ -14913,8 +14913,8 @@ fn g212_tangent(a: f64, b: f64, c: f64, d_a: f64, d_b: f64, d_c: f64) -> (f64, f
         let o9 = 3.0 * m.powi(2) * d_m;
         let o6 = (o8 * o8 + 1.0).sqrt();
         let o7 = o8 * o9 / (o8 * o8 + 1.0).sqrt();
-        m = m * 1.00_f64 + o6 * (i as f64 + 1.0);
-        d_m = d_m * 1.00_f64 + o7 * (i as f64 + 1.0);
+        m += o6 * (i as f64 + 1.0);
+        d_m += o7 * (i as f64 + 1.0);
         if m > 1.50_f64 {
             n5 += 1.0
         }
@@ -15133,7 +15133,7 @@ fn g215(a: f64, v: SVector<f64, 3>) -> f64 {
     }
     m = (0.25_f64 / (1.50_f64 * 1.50_f64 + 1.0)).tanh().exp();
     for i in 0..1 {
-        m = m * 1.00_f64 + m * (i as f64 + 1.0) + v[i % 3];
+        m += m * (i as f64 + 1.0) + v[i % 3];
     }
     for i in 0..2 {
         m = m * 1.25_f64 + ((v * a).norm_squared() + v.sum()).max(v[1].tanh()) * (i as f64 + 1.0) + v[i % 3];
@@ -15167,8 +15167,8 @@ fn g215_tangent(a: f64, v: SVector<f64, 3>, d_a: f64, d_v: SVector<f64, 3>) -> (
     m = o7;
     d_m = o8;
     for i in 0..1 {
-        m = m * 1.00_f64 + m * (i as f64 + 1.0) + v[i % 3];
-        d_m = d_m * 1.00_f64 + d_m * (i as f64 + 1.0) + d_v[i % 3];
+        m += m * (i as f64 + 1.0) + v[i % 3];
+        d_m += d_m * (i as f64 + 1.0) + d_v[i % 3];
     }
     for i in 0..2 {
         let o14 = (v * a).norm_squared() + v.sum();
@@ -15200,7 +15200,7 @@ fn g216(a: f64, b: f64, c: f64, v: SVector<f64, 3>) -> f64 {
     m = m * (1.0 + n1);
     let a = (c / ((((v * b).norm_squared() + v.sum()) * ((v * b).norm_squared() + v.sum()) + 1.0).sqrt() * (((v * b).norm_squared() + v.sum()) * ((v * b).norm_squared() + v.sum()) + 1.0).sqrt() + 1.0));
     for i in 0..3 {
-        m = m * 1.00_f64 + ((0.25_f64 * 0.25_f64 + 1.0).sqrt() * a.max(1.50_f64)) * (i as f64 + 1.0) + v[i % 3];
+        m += ((0.25_f64 * 0.25_f64 + 1.0).sqrt() * a.max(1.50_f64)) * (i as f64 + 1.0) + v[i % 3];
     }
     m * ((v * m).norm_squared() + v.sum()).tanh() + m
 }
@@ -15242,8 +15242,8 @@ fn g216_tangent(a: f64, b: f64, c: f64, v: SVector<f64, 3>, d_a: f64, d_b: f64, 
         let o22 = if a >= 1.50_f64 { d_a } else { 0.0 };
         let o17 = o19 * o21;
         let o18 = o20 * o21 + o19 * o22;
-        m = m * 1.00_f64 + o17 * (i as f64 + 1.0) + v[i % 3];
-        d_m = d_m * 1.00_f64 + o18 * (i as f64 + 1.0) + d_v[i % 3];
+        m += o17 * (i as f64 + 1.0) + v[i % 3];
+        d_m += o18 * (i as f64 + 1.0) + d_v[i % 3];
     }
     let o25 = (v * m).norm_squared() + v.sum();
     let o26 = 2.0 * (v * m).dot(&(d_v * m + v * d_m)) + d_v.sum();
@@ -15327,7 +15327,7 @@ fn g217_tangent(a: f64, d_a: f64) -> (f64, f64) {
 fn g218(a: f64, b: f64, c: f64) -> f64 {
     let mut m = c.sin();
     for i in 0..4 {
-        m = m * 1.00_f64 + ((m * a) - m.max(b)) * (i as f64 + 1.0);
+        m += ((m * a) - m.max(b)) * (i as f64 + 1.0);
     }
     let t9 = ((0.75_f64 * 0.75_f64 + 1.0).powf(1.5) * (0.75_f64 * 0.75_f64 + 1.0).powf(1.5));
     let mut n19 = 0.0;
@@ -15363,8 +15363,8 @@ fn g218_tangent(a: f64, b: f64, c: f64, d_a: f64, d_b: f64, d_c: f64) -> (f64, f
         let o8 = if m >= b { d_m } else { d_b };
         let o3 = o5 - o7;
         let o4 = o6 - o8;
-        m = m * 1.00_f64 + o3 * (i as f64 + 1.0);
-        d_m = d_m * 1.00_f64 + o4 * (i as f64 + 1.0);
+        m += o3 * (i as f64 + 1.0);
+        d_m += o4 * (i as f64 + 1.0);
     }
     let o12 = c * c + 1.0;
     let o10 = c / o12;
@@ -15993,7 +15993,7 @@ fn g227(a: f64, v: SVector<f64, 3>) -> f64 {
     }
     let t15 = ((v * 0.50_f64 + v.component_mul(&v)).dot(&v).cos() / (((a * a) * (a * a)) * ((a * a) * (a * a)) + 1.0));
     for i in 0..2 {
-        m = m * 1.00_f64 + ((1.25_f64 * t15) * (0.50_f64 * 0.50_f64 + 1.0).powf(1.5)) * (i as f64 + 1.0) + v[i % 3];
+        m += ((1.25_f64 * t15) * (0.50_f64 * 0.50_f64 + 1.0).powf(1.5)) * (i as f64 + 1.0) + v[i % 3];
     }
     m * (1.75_f64 * 1.75_f64 + 1.0).sqrt().min((0.75_f64 - m)) + m
 }
@@ -16050,8 +16050,8 @@ fn g227_tangent(a: f64, v: SVector<f64, 3>, d_a: f64, d_v: SVector<f64, 3>) -> (
         let o38 = 1.5 * (0.50_f64 * 0.50_f64 + 1.0).powf(0.5) * 2.0 * 0.50_f64 * 0.0;
         let o33 = o35 * o37;
         let o34 = o36 * o37 + o35 * o38;
-        m = m * 1.00_f64 + o33 * (i as f64 + 1.0) + v[i % 3];
-        d_m = d_m * 1.00_f64 + o34 * (i as f64 + 1.0) + d_v[i % 3];
+        m += o33 * (i as f64 + 1.0) + v[i % 3];
+        d_m += o34 * (i as f64 + 1.0) + d_v[i % 3];
     }
     let o41 = (1.75_f64 * 1.75_f64 + 1.0).sqrt();
     let o42 = 1.75_f64 * 0.0 / (1.75_f64 * 1.75_f64 + 1.0).sqrt();
@@ -16536,7 +16536,7 @@ fn g233_tangent(a: f64, d_a: f64) -> (f64, f64) {
 fn g234(a: f64, b: f64, c: f64) -> f64 {
     let mut m = a;
     for i in 0..2 {
-        m = m * 1.00_f64 + a * (i as f64 + 1.0);
+        m += a * (i as f64 + 1.0);
     }
     for i in 0..3 {
         m = m * 0.25_f64 + (m * m + 1.0).sqrt() * (i as f64 + 1.0);
@@ -16557,8 +16557,8 @@ fn g234_tangent(a: f64, b: f64, c: f64, d_a: f64, d_b: f64, d_c: f64) -> (f64, f
     let mut m = a;
     let mut d_m = d_a;
     for i in 0..2 {
-        m = m * 1.00_f64 + a * (i as f64 + 1.0);
-        d_m = d_m * 1.00_f64 + d_a * (i as f64 + 1.0);
+        m += a * (i as f64 + 1.0);
+        d_m += d_a * (i as f64 + 1.0);
     }
     for i in 0..3 {
         let o1 = (m * m + 1.0).sqrt();
@@ -16942,7 +16942,7 @@ fn g239_tangent(a: f64, d_a: f64) -> (f64, f64) {
 fn g240(a: f64, b: f64, c: f64) -> f64 {
     let mut m = (c / (0.50_f64 * 0.50_f64 + 1.0));
     for i in 0..4 {
-        m = m * 1.00_f64 + ((0.25_f64 * 0.25_f64) * (0.25_f64 * 0.25_f64) + 1.0).powf(1.5) * (i as f64 + 1.0);
+        m += ((0.25_f64 * 0.25_f64) * (0.25_f64 * 0.25_f64) + 1.0).powf(1.5) * (i as f64 + 1.0);
     }
     let t8 = g153((a / (c * c + 1.0)));
     m * c.tanh().max(m.tanh().exp()) + m
@@ -16960,8 +16960,8 @@ fn g240_tangent(a: f64, b: f64, c: f64, d_a: f64, d_b: f64, d_c: f64) -> (f64, f
         let o7 = 2.0 * 0.25_f64 * 0.0;
         let o4 = (o6 * o6 + 1.0).powf(1.5);
         let o5 = 1.5 * (o6 * o6 + 1.0).powf(0.5) * 2.0 * o6 * o7;
-        m = m * 1.00_f64 + o4 * (i as f64 + 1.0);
-        d_m = d_m * 1.00_f64 + o5 * (i as f64 + 1.0);
+        m += o4 * (i as f64 + 1.0);
+        d_m += o5 * (i as f64 + 1.0);
     }
     let o11 = c * c + 1.0;
     let o9 = a / o11;
@@ -18644,7 +18644,7 @@ fn g262(a: f64, b: f64) -> f64 {
         m = (m + a).max(b.tanh().exp());
     }
     for i in 0..2 {
-        m = m * 1.00_f64 + (1.50_f64 * 1.50_f64) * (i as f64 + 1.0);
+        m += (1.50_f64 * 1.50_f64) * (i as f64 + 1.0);
     }
     m * m + m
 }
@@ -18692,8 +18692,8 @@ fn g262_tangent(a: f64, b: f64, d_a: f64, d_b: f64) -> (f64, f64) {
     for i in 0..2 {
         let o28 = 1.50_f64 * 1.50_f64;
         let o29 = 2.0 * 1.50_f64 * 0.0;
-        m = m * 1.00_f64 + o28 * (i as f64 + 1.0);
-        d_m = d_m * 1.00_f64 + o29 * (i as f64 + 1.0);
+        m += o28 * (i as f64 + 1.0);
+        d_m += o29 * (i as f64 + 1.0);
     }
     (m * m + m, d_m * m + m * d_m + d_m)
 }
@@ -20508,7 +20508,7 @@ fn g289(a: f64, b: f64, c: f64) -> f64 {
     }
     let mut n30 = 0.0;
     for i in 0..3 {
-        m = m * 1.00_f64 + 1.50_f64.sin().sin() * (i as f64 + 1.0);
+        m += 1.50_f64.sin().sin() * (i as f64 + 1.0);
         if a > 0.25_f64 {
             n30 += 1.0
         }
@@ -20575,8 +20575,8 @@ fn g289_tangent(a: f64, b: f64, c: f64, d_a: f64, d_b: f64, d_c: f64) -> (f64, f
         let o34 = 1.50_f64.cos() * 0.0;
         let o31 = o33.sin();
         let o32 = o33.cos() * o34;
-        m = m * 1.00_f64 + o31 * (i as f64 + 1.0);
-        d_m = d_m * 1.00_f64 + o32 * (i as f64 + 1.0);
+        m += o31 * (i as f64 + 1.0);
+        d_m += o32 * (i as f64 + 1.0);
         if a > 0.25_f64 {
             n30 += 1.0
         }
@@ -20597,7 +20597,7 @@ fn g290(a: f64, b: f64, c: f64, v: SVector<f64, 3>) -> f64 {
         m = m * 1.25_f64 + c * (i as f64 + 1.0) + v[i % 3];
     }
     for i in 0..3 {
-        m = m * 1.00_f64 + (v * (a - 0.75_f64) + v.component_mul(&v)).dot(&v) * (i as f64 + 1.0) + v[i % 3];
+        m += (v * (a - 0.75_f64) + v.component_mul(&v)).dot(&v) * (i as f64 + 1.0) + v[i % 3];
     }
     match a > 0.50_f64 {
         true => {
@@ -20628,8 +20628,8 @@ fn g290_tangent(a: f64, b: f64, c: f64, v: SVector<f64, 3>, d_a: f64, d_b: f64, 
         let o8 = d_a - 0.0;
         let o5 = (v * o7 + v.component_mul(&v)).dot(&v);
         let o6 = (d_v * o7 + v * o8 + d_v.component_mul(&v) * 2.0).dot(&v) + (v * o7 + v.component_mul(&v)).dot(&d_v);
-        m = m * 1.00_f64 + o5 * (i as f64 + 1.0) + v[i % 3];
-        d_m = d_m * 1.00_f64 + o6 * (i as f64 + 1.0) + d_v[i % 3];
+        m += o5 * (i as f64 + 1.0) + v[i % 3];
+        d_m += o6 * (i as f64 + 1.0) + d_v[i % 3];
     }
     match a > 0.50_f64 {
         true => {

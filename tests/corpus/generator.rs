@@ -399,15 +399,23 @@ impl Gen<'_> {
                 let (l, v, d) = self.expr(2);
                 let entry = if self.vector { " + v[i % 3]" } else { "" };
                 let dentry = if self.vector { " + d_v[i % 3]" } else { "" };
-                self.lens_line(format!(
-                    "{mutable} = {mutable} * {c} + {l} * (i as f64 + 1.0){entry};"
-                ));
-                self.o(format!(
-                    "{mutable} = {mutable} * {c} + {v} * (i as f64 + 1.0){entry};"
-                ));
-                self.o(format!(
-                    "d_{mutable} = d_{mutable} * {c} + {d} * (i as f64 + 1.0){dentry};"
-                ));
+                if c == "1.00_f64" {
+                    // A sum the body only adds to: its reverse runs first to last, the
+                    // entries' changes added in the order read (`recompute::any_order`).
+                    self.lens_line(format!("{mutable} += {l} * (i as f64 + 1.0){entry};"));
+                    self.o(format!("{mutable} += {v} * (i as f64 + 1.0){entry};"));
+                    self.o(format!("d_{mutable} += {d} * (i as f64 + 1.0){dentry};"));
+                } else {
+                    self.lens_line(format!(
+                        "{mutable} = {mutable} * {c} + {l} * (i as f64 + 1.0){entry};"
+                    ));
+                    self.o(format!(
+                        "{mutable} = {mutable} * {c} + {v} * (i as f64 + 1.0){entry};"
+                    ));
+                    self.o(format!(
+                        "d_{mutable} = d_{mutable} * {c} + {d} * (i as f64 + 1.0){dentry};"
+                    ));
+                }
                 if let Some(k) = &count {
                     let cond = self.condition();
                     self.lens_line(format!("if {cond} {{"));
