@@ -1789,3 +1789,288 @@ fn entries_changes_added_in_the_order_the_body_reads_them() {
         ok(name, check_gradient(f, rev, x, H));
     }
 }
+
+// More bodies whose reverse runs first to last with the entries' changes deferred: entries
+// at several offsets (`x[i + 2]`, `x[5 - i]`), stepped and inclusive ranges (an `i64`
+// counter, `..=` stepped and reversed), three sums at once, a matrix's `m[(r, c)]`, an array
+// of vectors' `a[k][i]`, a `match` in the body, and a vector sum scaled by an entry.
+#[lens]
+fn entries_at_several_offsets(x: SVector<f64, 6>) -> f64 {
+    let mut f = 0.0;
+    for i in 0..4 {
+        f = f + x[i] * x[i + 1] - x[i + 2] * x[5 - i] + x[i + 2].cos();
+    }
+    f
+}
+
+#[lens]
+fn entries_over_stepped_and_inclusive_ranges(x: SVector<f64, 7>) -> f64 {
+    let mut f = 0.0;
+    for k in (0..6i64).step_by(2) {
+        f = f + x[k as usize] * x[k as usize + 1];
+    }
+    for i in (0..=6).step_by(3) {
+        f = f + x[i] * x[6 - i] * x[3];
+    }
+    for i in (0..=5).rev() {
+        f -= x[i + 1] * x[i].exp();
+    }
+    f
+}
+
+#[lens]
+fn three_sums_of_entries(x: V4) -> (f64, f64, f64) {
+    let mut a = 0.0;
+    let mut b = 1.0;
+    let mut c = x[0];
+    for i in 0..3 {
+        a = a + x[i] * x[i + 1];
+        b += x[i].exp() * x[i + 1];
+        c -= x[i + 1] * x[i + 1];
+    }
+    (a, b, c)
+}
+
+#[lens]
+fn matrix_entries_in_a_sum(m: SMatrix<f64, 3, 3>) -> f64 {
+    let mut f = 0.0;
+    for i in 0..3 {
+        f = f + m[(i, i)] * m[(i, 2 - i)] + m[(0, i)] * m[(i, 0)];
+    }
+    f
+}
+
+#[lens]
+fn array_entries_in_a_sum(a: [V4; 2]) -> f64 {
+    let mut f = 0.0;
+    for i in 0..4 {
+        f = f + a[0][i] * a[1][3 - i] + a[i % 2][i];
+    }
+    f
+}
+
+#[lens]
+fn match_in_a_sum(x: V4) -> f64 {
+    let mut f = 0.0;
+    for i in 0..4 {
+        let e = match i % 3 {
+            0 => x[i] * x[i],
+            1 => x[(i + 1) % 4].sin() * x[i],
+            _ => x[i] - x[0],
+        };
+        f += e;
+    }
+    f
+}
+
+#[lens]
+fn vector_sum_of_entries(x: V4) -> V4 {
+    let mut acc = V4::zeros();
+    for i in 0..4 {
+        acc = acc + x * x[i];
+        acc += x.component_mul(&x) * x[3 - i];
+    }
+    acc
+}
+
+#[test]
+fn entries_in_sums_of_every_shape() {
+    let x6 = SVector::<f64, 6>::new(0.3, -0.2, 0.9, 1.1, -0.6, 0.4);
+    ok(
+        "entries_at_several_offsets",
+        check_gradient(
+            entries_at_several_offsets,
+            entries_at_several_offsets_rev,
+            x6,
+            H,
+        ),
+    );
+    let x7 = SVector::<f64, 7>::from_column_slice(&[0.3, -0.2, 0.9, 1.1, -0.6, 0.4, 0.8]);
+    ok(
+        "entries_over_stepped_and_inclusive_ranges",
+        check_gradient(
+            entries_over_stepped_and_inclusive_ranges,
+            entries_over_stepped_and_inclusive_ranges_rev,
+            x7,
+            H,
+        ),
+    );
+    let x = V4::new(0.7, -0.4, 1.3, -1.1);
+    ok(
+        "three_sums_of_entries",
+        check_gradient(three_sums_of_entries, three_sums_of_entries_rev, x, H),
+    );
+    let m = SMatrix::<f64, 3, 3>::new(0.3, -0.2, 0.9, 1.1, -0.6, 0.4, 0.8, 0.5, -1.3);
+    ok(
+        "matrix_entries_in_a_sum",
+        check_gradient(matrix_entries_in_a_sum, matrix_entries_in_a_sum_rev, m, H),
+    );
+    let a = [x, V4::new(-0.3, 0.9, 0.2, 1.7)];
+    ok(
+        "array_entries_in_a_sum",
+        check_gradient(array_entries_in_a_sum, array_entries_in_a_sum_rev, a, H),
+    );
+    ok(
+        "match_in_a_sum",
+        check_gradient(match_in_a_sum, match_in_a_sum_rev, x, H),
+    );
+    ok(
+        "vector_sum_of_entries",
+        check_gradient(vector_sum_of_entries, vector_sum_of_entries_rev, x, H),
+    );
+    // `name_rev` (one frame, outside values read through references) against the pullback
+    // of `name_vjp`: the same sweep, the same sums.
+    let d = 0.7;
+    let (_, pb) = matrix_entries_in_a_sum_vjp(m);
+    assert!((matrix_entries_in_a_sum_rev(m, d) - pb(d)).amax() < 1e-12);
+    let (_, pb) = match_in_a_sum_vjp(x);
+    assert!((match_in_a_sum_rev(x, d) - pb(d)).amax() < 1e-12);
+    let dv = V4::new(1.0, -2.0, 0.5, 0.25);
+    let (_, pb) = vector_sum_of_entries_vjp(x);
+    assert!((vector_sum_of_entries_rev(x, dv) - pb(dv)).amax() < 1e-12);
+    let (_, pb) = entries_over_stepped_and_inclusive_ranges_vjp(x7);
+    assert!((entries_over_stepped_and_inclusive_ranges_rev(x7, d) - pb(d)).amax() < 1e-12);
+}
+
+// Deferred entries of values that are not the function's arguments: an inner sum over a
+// vector local to the outer sum's body (both loops run first to last; the outer sweep reads
+// that vector's change after the inner loop), and an inner sum over a vector an outer loop
+// carries (the outer loop keeps the reverse order).
+#[lens]
+fn inner_sum_over_a_local_vector(x: V4) -> f64 {
+    let mut f = 0.0;
+    for i in 0..3 {
+        let v = x * x[i];
+        let mut g = 0.0;
+        for j in 0..4 {
+            g = g + v[j] * x[j] + v[3 - j];
+        }
+        f = f + g;
+    }
+    f
+}
+
+#[lens]
+fn inner_sum_over_a_carried_vector(x: V4) -> f64 {
+    let mut v = x;
+    let mut out = 0.0;
+    for _k in 0..3 {
+        let mut g = 0.0;
+        for j in 0..3 {
+            g = g + v[j] * v[j + 1];
+        }
+        v = v * g.tanh() + x;
+        out = out * 0.5 + g;
+    }
+    out + v[0]
+}
+
+#[test]
+fn deferred_entries_of_locals_and_carried_values() {
+    for x in [V4::new(0.7, -0.4, 1.3, -1.1), V4::new(-0.3, 0.9, 0.2, 1.7)] {
+        ok(
+            "inner_sum_over_a_local_vector",
+            check_gradient(
+                inner_sum_over_a_local_vector,
+                inner_sum_over_a_local_vector_rev,
+                x,
+                H,
+            ),
+        );
+        ok(
+            "inner_sum_over_a_carried_vector",
+            check_gradient(
+                inner_sum_over_a_carried_vector,
+                inner_sum_over_a_carried_vector_rev,
+                x,
+                H,
+            ),
+        );
+        let (_, pb) = inner_sum_over_a_local_vector_vjp(x);
+        assert!((inner_sum_over_a_local_vector_rev(x, 0.7) - pb(0.7)).amax() < 1e-12);
+    }
+}
+
+// Entries of a `#[param]` argument (the parameter-only pullback adds the same changes) and
+// of a heap matrix given away after the loop.
+#[lens]
+fn parameter_entries_in_a_sum(#[param] w: V4, #[param] s: f64, x: V4) -> f64 {
+    let mut f = 0.0;
+    for i in 0..3 {
+        f = f + w[i] * x[i + 1] * s + w[i + 1] * w[i] - x[i] * s;
+    }
+    f
+}
+
+#[lens]
+fn heap_entries_in_a_sum(m: HeapMatrix<f64, 3, 2>, s: f64) -> f64 {
+    let mut f = 0.0;
+    for r in 0..3 {
+        f = f + m[(r, 1)] * m[(r, 0)] * s + m[r];
+    }
+    let n = m * SVector::<f64, 2>::new(0.5, -1.5);
+    f + n.norm_squared()
+}
+
+#[test]
+fn parameter_and_heap_entries_in_sums() {
+    let (w, x) = (V4::new(0.5, -1.5, 2.0, 0.1), V4::new(0.7, -0.4, 1.3, -1.1));
+    ok(
+        "parameter_entries_in_a_sum",
+        check_gradient(
+            |(w, s, x)| parameter_entries_in_a_sum(w, s, x),
+            |(w, s, x), d| parameter_entries_in_a_sum_rev(w, s, x, d),
+            (w, 0.8, x),
+            H,
+        ),
+    );
+    let p = (w, 0.8);
+    let ((dw, ds), _) = ParameterEntriesInASum.changes(&p, x, 1.0);
+    let mut only = <(V4, f64) as Tangent>::zeros();
+    let (_, pull) = ParameterEntriesInASum.vjp_params(&p, x);
+    pull(1.0, &mut only);
+    assert!((only.0 - dw).amax() < 1e-12 && (only.1 - ds).abs() < 1e-12);
+    let m = HeapMatrix::<f64, 3, 2>::from_fn(|r, c| 0.3 * r as f64 - 0.5 * c as f64 + 0.2);
+    ok(
+        "heap_entries_in_a_sum",
+        check_gradient(
+            |(m, s): (HeapMatrix<f64, 3, 2>, f64)| heap_entries_in_a_sum(m, s),
+            |(m, s), d| heap_entries_in_a_sum_rev(m, s, d),
+            (m, 0.7),
+            H,
+        ),
+    );
+}
+
+// In `para!`: a sum over a sub-model's outputs at an entry of the input, the sub-model called
+// in every iteration on the input scaled by an entry.
+para! {
+    /// `sum_i cell(x x_i)_i x_{i+1 mod 3}`.
+    pub struct EntrySum {
+        cell: Dense<3, 3, f64>,
+    }
+    fn forward(&self, x: SVector<f64, 3>) -> f64 {
+        let mut f = 0.0;
+        for i in 0..3 {
+            let h = self.cell(x * x[i]);
+            f = f + h[i] * x[(i + 1) % 3];
+        }
+        f
+    }
+}
+
+#[test]
+fn entries_in_a_para_sum() {
+    let model = EntrySum { cell: Dense::new() };
+    let p = model.init(6);
+    let x = SVector::<f64, 3>::new(0.3, -0.6, 0.9);
+    let f = |(p, x): (<EntrySum as Init>::Param, SVector<f64, 3>)| model.forward(&p, x);
+    let r = |(p, x): (<EntrySum as Init>::Param, SVector<f64, 3>), dy| model.changes(&p, x, dy);
+    ok("entry_sum_in_para", check_gradient(f, r, (p.clone(), x), H));
+    let mut only = <EntrySum as Init>::Param::zeros();
+    let (_, pull) = model.vjp_params(&p, x);
+    pull(1.0, &mut only);
+    let (dp, _) = model.changes(&p, x, 1.0);
+    assert!((*only.cell.w - *dp.cell.w).amax() < 1e-12);
+    assert!((only.cell.b - dp.cell.b).amax() < 1e-12);
+}
