@@ -129,11 +129,13 @@ pub fn plan(l: &Loop, vars: &[Var]) -> Plan {
 /// `f = e + f`, `f -= e`, through `let` aliases), each step of the sum read by the next
 /// alone: its change then passes through every iteration unchanged, so, with no carried
 /// value read by the reverse, the iterations' pullbacks are independent of one another and
-/// may run first to last. Running them backwards, as the general loop must, made the
-/// chained Rosenbrock gradient's accumulator a chain of dependent additions from one
-/// iteration to the next (each entry's change is written by two iterations, the later one
-/// first); forwards it is the hand-written loop's order. The changes of the values from
-/// outside are summed in another order: the same up to rounding.
+/// may run first to last. Backwards, as the general loop must run, the chained Rosenbrock
+/// gradient's entries were each written by two iterations, the later one first, which LLVM
+/// compiled to vector pairs carrying a lane from one iteration to the next; forwards, with the
+/// entries' changes added in the order the body reads them (`expand::reverse::Sweep::
+/// deferred`), it is the hand-written loop's order, the entry two iterations share kept in a
+/// register. The changes of the values from outside are summed in another order: the same up
+/// to rounding.
 fn any_order(l: &Loop) -> bool {
     let mut reads: HashMap<VarId, usize> = HashMap::new();
     count_reads(&l.body, &mut reads);
