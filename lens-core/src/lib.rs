@@ -241,15 +241,56 @@ pub mod __private {
     }
 
     /// A rule's value without its pullback: the function as written runs a differentiated
-    /// operation as `value_of(|| rule(operand(a), operand(b)))`. The rule runs in the
-    /// closure's frame, not the caller's: a debug build keeps every temporary of a frame for
-    /// the frame's whole life, and the pullbacks (with the operands they hold) left in the
-    /// forward function's own frame made it four times as large as written (545 KB against
-    /// 135 KB, for two 64x256 products and five vector operations); in closures it is 632
-    /// bytes. A call, so that an index after it (`v.component_mul(&w)[0]`) indexes its value.
-    #[inline]
-    pub fn value_of<V, P>(rule: impl FnOnce() -> (V, P)) -> V {
-        rule().0
+    /// operation as `!Value(|| rule(operand(a), operand(b)).0)`, a method as `Value(|| ..)
+    /// .get()`. The rule runs in the closure's frame, not the caller's: a debug build keeps
+    /// every temporary of a frame for the frame's whole life, and the pullbacks (with the
+    /// operands they hold) left in the forward function's own frame made it four times as
+    /// large as written (545 KB against 135 KB, for two 64x256 products and five vector
+    /// operations); in closures it is 632 bytes.
+    ///
+    /// The value is spanned from the expression's first token to its last (`!` or `Value` at
+    /// the first, the parentheses at the last), so that rustc reports a type error of it
+    /// over the whole expression with the help it gives for the code as written: a prefix
+    /// operation's precedence has it write `(y * 3.0).into()`, a method call's
+    /// `y.sin().into()`. A call spanned at the operator had it insert `.into()` after the
+    /// operator (`y *.into() 3.0`); a call over `y * 3.0`, after `3.0`. Neither form takes an
+    /// expected type into the closure, as a generic function's argument would, where the
+    /// mismatch was reported at an operand.
+    pub struct Value<F>(pub F);
+
+    impl<V, F: FnOnce() -> V> Value<F> {
+        /// The rule's value (a method's form: a postfix call, so that an index after it,
+        /// `v.component_mul(&w)[0]`, indexes its value).
+        #[inline]
+        pub fn get(self) -> V {
+            (self.0)()
+        }
+    }
+
+    impl<V, F: FnOnce() -> V> core::ops::Not for Value<F> {
+        type Output = V;
+
+        /// The rule's value (an operator's form).
+        #[inline]
+        fn not(self) -> V {
+            (self.0)()
+        }
+    }
+
+    /// A value of the sweep as a prefix operation (`!Moved(v)` is `v`): spread over an
+    /// operation as written (a call's argument, an array's element), rustc reports a type
+    /// error of it as it does the function as written's `!Value(..)` there, with the same
+    /// help, and merges the two.
+    pub struct Moved<T>(pub T);
+
+    impl<T> core::ops::Not for Moved<T> {
+        type Output = T;
+
+        /// The value.
+        #[inline(always)]
+        fn not(self) -> T {
+            self.0
+        }
     }
 
     /// An operand of a rule in the function as written, as given: the call, spanned at the

@@ -629,7 +629,7 @@ impl Analyser<'_> {
             }
             let args = c.args.iter().map(|a| self.expr(a, out)).collect();
             let callee = c.func.to_token_stream();
-            let places = c.args.iter().map(Spanned::span).collect();
+            let places = c.args.iter().map(place).collect();
             return self.push_op(
                 Op::Build {
                     callee,
@@ -653,7 +653,7 @@ impl Analyser<'_> {
                 .map(|(i, a)| (syn::Member::Unnamed(syn::Index::from(i)), self.expr(a, out)))
                 .collect();
             let path = p.path.to_token_stream();
-            let places = c.args.iter().map(Spanned::span).collect();
+            let places = c.args.iter().map(place).collect();
             return self.push_op(
                 Op::Struct {
                     path,
@@ -836,28 +836,48 @@ impl Analyser<'_> {
 }
 
 /// Where the function as written has the value of `e` as an argument, for the sweep to read
-/// it at the same place (see `Op::Call::spans`): a name at the name, an operator the rewrite
-/// runs through its rule at the operator, a method of the table at its name, an entry, a
-/// sign or parentheses over their whole extent (where rustc reports them). A sign is still
-/// two errors, rustc's help differing between the two (`-x.into()`, `(-x).into()`), but
-/// at its operator alone the sweep's help was `-.into()x`.
+/// it at the same place (see `Op::Call::spans`): a name at the name; an operation, a method
+/// of the table, an entry, a sign or parentheses over their whole extent, where rustc
+/// reports them (the rewrite spans an operation's value over it, see `Value`), in the same
+/// form. At its operator alone, the sweep's help for a sign was `-.into()x`.
 fn written_span(e: &Expr) -> Option<ArgAt> {
-    let point = |point| Some(ArgAt { point, ends: None });
-    let whole = |point, e: &Expr| {
+    let point = |point| {
+        Some(ArgAt {
+            point,
+            ends: None,
+            prefix: false,
+        })
+    };
+    let whole = |point, e: &Expr, prefix| {
         Some(ArgAt {
             point,
             ends: Some(token_ends(e)?),
+            prefix,
         })
     };
     match e {
         Expr::Path(p) if p.qself.is_none() && p.path.get_ident().is_some() => point(p.span()),
-        Expr::Binary(b) => point(b.op.span()),
-        Expr::MethodCall(m) if primitives::known(&m.method.to_string()) => point(m.method.span()),
+        Expr::Binary(b) => whole(b.op.span(), e, true),
+        Expr::MethodCall(m) if primitives::known(&m.method.to_string()) => {
+            whole(m.method.span(), e, false)
+        }
         // A lost change at the brackets, at the sign, at what the parentheses hold.
-        Expr::Index(i) => whole(i.bracket_token.span.join(), e),
-        Expr::Unary(u) => whole(u.op.span(), e),
-        Expr::Paren(p) => whole(written_span(&p.expr).map_or(p.span(), |a| a.point), e),
+        Expr::Index(i) => whole(i.bracket_token.span.join(), e, false),
+        Expr::Unary(u) => whole(u.op.span(), e, true),
+        Expr::Paren(p) => {
+            let inner = written_span(&p.expr);
+            let point = inner.map_or(p.span(), |a| a.point);
+            whole(point, e, inner.is_some_and(|a| a.prefix))
+        }
         _ => None,
+    }
+}
+
+/// Where a part of a value built from parts is as written (see [`Place`]).
+pub fn place(e: &Expr) -> Place {
+    Place {
+        first: e.span(),
+        written: written_span(e),
     }
 }
 

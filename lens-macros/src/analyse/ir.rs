@@ -96,9 +96,9 @@ pub enum Op {
     },
     /// `(a, b, ...)`
     Tuple(Vec<Operand>),
-    /// `[a, b, ...]`, with each element's span as written (where a type error in it is
+    /// `[a, b, ...]`, with each element's place as written (where a type error in it is
     /// reported, as in the function as written).
-    Array(Vec<Operand>, Vec<proc_macro2::Span>),
+    Array(Vec<Operand>, Vec<Place>),
     /// `base.field` (a named field of a struct, `.0` of a tuple): the reverse adds the change
     /// into that field of `base`'s adjoint, in place.
     Field { base: Operand, member: syn::Member },
@@ -107,16 +107,16 @@ pub enum Op {
     Struct {
         path: TokenStream,
         fields: Vec<(syn::Member, Operand)>,
-        /// Each field's value's span as written.
-        places: Vec<proc_macro2::Span>,
+        /// Each field's value's place as written.
+        places: Vec<Place>,
     },
     /// `SVector::new(a, b, ...)` (any nalgebra constructor `new` from entries): the callee
     /// as written and the entries in its order (row by row for a matrix).
     Build {
         callee: TokenStream,
         args: Vec<Operand>,
-        /// Each entry's span as written.
-        places: Vec<proc_macro2::Span>,
+        /// Each entry's place as written.
+        places: Vec<Place>,
     },
     /// `self.field(args)` inside `para!`, with each argument's first and last token as
     /// written: the three bodies give the sub-model its input spread over those, so that a
@@ -179,7 +179,7 @@ pub enum BranchHead {
 }
 
 /// A differentiated operator or method of the body as written, lowered to a rule: the
-/// function as written runs it through the same rule (`value_of(|| rule(operand(a), ..))`),
+/// function as written runs it through the same rule (`!Value(|| rule(operand(a), ..).0)`),
 /// so that a type error in it is the rule's one error, reported once for the three
 /// functions, not rustc's own errors for the operator beside the rule's (see
 /// `expand::written`).
@@ -231,6 +231,22 @@ pub struct ArgAt {
     /// name), and where a lost change is reported.
     pub point: Span,
     /// The first and last tokens' spans, for a form reported over its whole extent (an entry
-    /// `x[i]`, a sign, parentheses): the sweep's argument is then spread over the same extent.
+    /// `x[i]`, an operation, a method, parentheses): the sweep's argument is then spread over
+    /// the same extent.
     pub ends: Option<(Span, Span)>,
+    /// The form is a prefix operation where the function as written has it (an operator,
+    /// run as `!Value(..)`; a sign), and the sweep's spread value is one too (`!Moved(v)`):
+    /// rustc's help depends on the form (`(a * b).into()`, `x[0].into()`), and two helps
+    /// that differ are two errors.
+    pub prefix: bool,
+}
+
+/// Where a part of a value built from parts (an array's element, a struct's field, an entry
+/// of a nalgebra `new`) is as written.
+#[derive(Clone, Copy)]
+pub struct Place {
+    /// Its first token, where a binding read by name is read.
+    pub first: Span,
+    /// Its form, over which a computed part is spread (as a call's argument is).
+    pub written: Option<ArgAt>,
 }

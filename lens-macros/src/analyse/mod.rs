@@ -15,7 +15,7 @@ mod recompute;
 mod syntax;
 mod whitelist;
 
-pub use calls::{infer_operand, token_ends};
+pub use calls::{infer_operand, place, token_ends};
 pub use ir::*;
 use syntax::*;
 pub use syntax::{any_token, compound_op, mentions, scalar_type_params};
@@ -576,7 +576,7 @@ impl<'e> Analyser<'e> {
                     self.check_read(a);
                     return Operand::Const(e.to_token_stream());
                 }
-                let places = a.elems.iter().map(Spanned::span).collect();
+                let places = a.elems.iter().map(place).collect();
                 self.push_op(Op::Array(elems, places), span, out)
             }
             Expr::Block(b) if b.label.is_none() && !self.needs_lowering(b.to_token_stream()) => {
@@ -630,7 +630,7 @@ impl<'e> Analyser<'e> {
                     return Operand::Const(e.to_token_stream());
                 }
                 let path = st.path.to_token_stream();
-                let places = st.fields.iter().map(|fv| fv.expr.span()).collect();
+                let places = st.fields.iter().map(|fv| place(&fv.expr)).collect();
                 self.push_op(
                     Op::Struct {
                         path,

@@ -2,7 +2,7 @@
 //! pullback (`__pb<n>`) for the reverse sweep.
 
 use super::{Cx, Ret, block};
-use crate::analyse::{ArgAt, BranchHead, Loop, Op, Operand, Stmt, StmtKind, VarId};
+use crate::analyse::{ArgAt, BranchHead, Loop, Op, Operand, Place, Stmt, StmtKind, VarId};
 use proc_macro2::TokenStream;
 use quote::{ToTokens, format_ident, quote, quote_spanned};
 
@@ -38,12 +38,51 @@ fn at(tokens: TokenStream, o: &Operand, span: proc_macro2::Span) -> TokenStream 
 /// An element of a value built from parts (an array, a struct, a nalgebra `new`) at its place
 /// as written when it reads a binding by name: an element of another type is then the
 /// function as written's one error, not a second at the binding's declaration. A computed
-/// element (a temporary) stays where it is: its own operation reports a mismatch there.
-fn part(cx: &Cx, target: VarId, o: &Operand, place: proc_macro2::Span) -> TokenStream {
+/// element (a temporary) is spread over the extent the function as written reports it over
+/// (`x * 2.0`, `x.sin()`), in its form, so that the two errors are one; otherwise it stays
+/// where it is, and its own operation reports a mismatch there.
+fn part(cx: &Cx, target: VarId, o: &Operand, place: &Place) -> TokenStream {
     let tokens = moved(cx, target, o);
-    match o {
-        Operand::Var(id) if !cx.vars[*id].temp => at(tokens, o, place),
+    match (o, place.written) {
+        (Operand::Var(id), _) if !cx.vars[*id].temp => at(tokens, o, place.first),
+        (
+            Operand::Var(_),
+            Some(ArgAt {
+                ends: Some(ends),
+                prefix,
+                ..
+            }),
+        ) => spread(at(tokens, o, ends.0), ends, prefix),
         _ => tokens,
+    }
+}
+
+/// `v` spread from the first token of an expression as written to its last, as a value of
+/// the form the function as written has there, so that rustc reports a type error of either
+/// over the whole expression with the same help: `!Moved(v)` for a prefix operation (the
+/// `!` at the first, the parentheses at the last; see `Value`), otherwise `(v,).0` (the
+/// tuple at the first, the field at the last; a field takes no expected type into its tuple,
+/// so rustc reports the whole of it).
+fn spread(
+    v: TokenStream,
+    (first, last): (proc_macro2::Span, proc_macro2::Span),
+    prefix: bool,
+) -> TokenStream {
+    if prefix {
+        let mut value = proc_macro2::Group::new(proc_macro2::Delimiter::Parenthesis, v);
+        value.set_span(last);
+        quote_spanned!(first=> !::paralens::__private::Moved #value)
+    } else {
+        let mut tuple = proc_macro2::Group::new(
+            proc_macro2::Delimiter::Parenthesis,
+            quote_spanned!(first=> #v,),
+        );
+        tuple.set_span(first);
+        let field = syn::Index {
+            index: 0,
+            span: last,
+        };
+        quote_spanned!(last=> #tuple.#field)
     }
 }
 
@@ -223,7 +262,7 @@ pub fn stmt(cx: &Cx, s: &Stmt) -> TokenStream {
                     let elems = elems
                         .iter()
                         .zip(places)
-                        .map(|(e, p)| part(cx, *target, e, *p));
+                        .map(|(e, p)| part(cx, *target, e, p));
                     quote_spanned!(span=> let #x #ann = [#(#elems,)*];)
                 }
                 Op::Field { base, member } => {
@@ -241,7 +280,7 @@ pub fn stmt(cx: &Cx, s: &Stmt) -> TokenStream {
                     places,
                 } => {
                     let fields = fields.iter().zip(places).map(|((m, o), p)| {
-                        let o = part(cx, *target, o, *p);
+                        let o = part(cx, *target, o, p);
                         quote!(#m: #o)
                     });
                     quote_spanned!(span=> let #x #ann = #path { #(#fields,)* };)
@@ -254,7 +293,7 @@ pub fn stmt(cx: &Cx, s: &Stmt) -> TokenStream {
                     let args = args
                         .iter()
                         .zip(places)
-                        .map(|(e, p)| part(cx, *target, e, *p));
+                        .map(|(e, p)| part(cx, *target, e, p));
                     quote_spanned!(span=> let #x #ann = #callee(#(#args),*);)
                 }
                 Op::Rule {
@@ -303,23 +342,11 @@ pub fn stmt(cx: &Cx, s: &Stmt) -> TokenStream {
                     let witnesses = quote!(let #w = (#(#witnesses,)*););
                     let args = args.iter().zip(spans).map(|(a, s)| match s {
                         Some(ArgAt {
-                            ends: Some((first, last)),
+                            ends: Some(ends),
+                            prefix,
                             ..
                         }) if matches!(a, Operand::Var(_)) => {
-                            // Spread from its first token to its last: `(v,).0`, the tuple at
-                            // the first, the field at the last (a field takes no expected type
-                            // into its tuple, so rustc reports the whole of it).
-                            let v = at(moved(cx, *target, a), a, *first);
-                            let mut tuple = proc_macro2::Group::new(
-                                proc_macro2::Delimiter::Parenthesis,
-                                quote_spanned!(*first=> #v,),
-                            );
-                            tuple.set_span(*first);
-                            let field = syn::Index {
-                                index: 0,
-                                span: *last,
-                            };
-                            quote_spanned!(*last=> #tuple.#field)
+                            spread(at(moved(cx, *target, a), a, ends.0), *ends, *prefix)
                         }
                         Some(s) => at(moved(cx, *target, a), a, s.point),
                         None => moved(cx, *target, a),

@@ -1,14 +1,14 @@
 //! The function as written, with each differentiated operator and method run through the
-//! rule that `name_vjp` and `name_rev` call for it (`value_of(|| rule(operand(a),
-//! operand(b)))`, the rule's value without its pullback). A type error in such an
+//! rule that `name_vjp` and `name_rev` call for it (`!Value(|| rule(operand(a),
+//! operand(b)).0)`, the rule's value without its pullback). A type error in such an
 //! expression (`f64 * f32`, `v.dot(x)` with a scalar) is then the same diagnostic, at the same
 //! place, in all three functions, and rustc reports it once; with the operator as written it
 //! gave its own errors for the operator beside the rule's. After inlining the rule's forward
 //! is the operator itself, and its unused pullback is dropped.
 
 use crate::analyse::{InPlace, compound_op, node_key, token_ends};
-use proc_macro2::{Span, TokenStream};
-use quote::{ToTokens, format_ident, quote_spanned};
+use proc_macro2::{Delimiter, Group, Span, TokenStream};
+use quote::{ToTokens, format_ident, quote, quote_spanned};
 use std::collections::BTreeMap;
 use syn::spanned::Spanned;
 use syn::visit_mut::VisitMut;
@@ -135,6 +135,8 @@ impl VisitMut for Rewrite<'_> {
             Expr::Unary(u) => node_key(u),
             _ => return syn::visit_mut::visit_expr_mut(self, e),
         };
+        // The expression's first and last tokens as written, before its operands change.
+        let whole = token_ends(e);
         // A sub-model's arguments as written, before they are rewritten.
         let ends: Vec<Option<(Span, Span)>> = match &*e {
             Expr::MethodCall(m) if self.is_sub_call(m) => m.args.iter().map(token_ends).collect(),
@@ -163,7 +165,7 @@ impl VisitMut for Rewrite<'_> {
         let mut assigned = None;
         let mut operands: Vec<TokenStream> = match &*e {
             Expr::Binary(b) => {
-                // `x op= e` is `x = value_of(|| rule(operand(x), operand(e)))`.
+                // `x op= e` is `x = !Value(|| rule(operand(x), operand(e)).0)`.
                 if compound_op(&b.op).is_some() {
                     assigned = Some(&b.left);
                 }
@@ -208,8 +210,8 @@ impl VisitMut for Rewrite<'_> {
             _ => return,
         };
         operands.truncate(*taken);
-        // The rule run in a closure's frame (see `value_of`), a call first.
-        let value = match infer {
+        // The rule, run in a closure's frame (see `Value`).
+        let body = match infer {
             // `x + c.into()`: the operands bound, the forward-only one read with the other's
             // type (`guard::Infer`), in the order written.
             Some((i, kind)) => {
@@ -218,18 +220,16 @@ impl VisitMut for Rewrite<'_> {
                     .collect();
                 let (o, w) = (&names[*i], &names[1 - *i]);
                 let read = crate::respan(super::infer_read(*kind, w, o), span);
-                quote_spanned!(span=>
-                    ::paralens::__private::value_of(|| {
-                        #[allow(unused_imports)]
-                        use ::paralens::__private::guard::{
-                            InferAsIs as _, InferSame as _, InferScalarAsIs as _,
-                            InferScalarSame as _,
-                        };
-                        #(let #names = ::paralens::__private::operand(#operands);)*
-                        let #o = #read;
-                        #func(#(#names,)* #(#extra,)*)
-                    })
-                )
+                quote_spanned!(span=> {
+                    #[allow(unused_imports)]
+                    use ::paralens::__private::guard::{
+                        InferAsIs as _, InferSame as _, InferScalarAsIs as _,
+                        InferScalarSame as _,
+                    };
+                    #(let #names = ::paralens::__private::operand(#operands);)*
+                    let #o = #read;
+                    #func(#(#names,)* #(#extra,)*)
+                })
             }
             // `x.max(y)`: the operands after the receiver read at its type if it is a float,
             // at their own otherwise (`guard::Tie`), bound in the order written.
@@ -239,27 +239,46 @@ impl VisitMut for Rewrite<'_> {
                     .collect();
                 let (first, rest) = (&names[0], &names[1..]);
                 let (receiver, args) = (&operands[0], &operands[1..]);
-                quote_spanned!(span=>
-                    ::paralens::__private::value_of(|| {
-                        #[allow(unused_imports)]
-                        use ::paralens::__private::guard::{TieFloat as _, TieOther as _};
-                        let #first = ::paralens::__private::operand(#receiver);
-                        #(let #rest = ::paralens::__private::guard::Tie::of(&#first)
-                            .lens_tie(::paralens::__private::operand(#args));)*
-                        #func(#(#names,)* #(#extra,)*)
-                    })
-                )
+                quote_spanned!(span=> {
+                    #[allow(unused_imports)]
+                    use ::paralens::__private::guard::{TieFloat as _, TieOther as _};
+                    let #first = ::paralens::__private::operand(#receiver);
+                    #(let #rest = ::paralens::__private::guard::Tie::of(&#first)
+                        .lens_tie(::paralens::__private::operand(#args));)*
+                    #func(#(#names,)* #(#extra,)*)
+                })
             }
             None => quote_spanned!(span=>
-                ::paralens::__private::value_of(|| #func(
+                #func(
                     #(::paralens::__private::operand(#operands),)*
                     #(#extra,)*
-                ))
+                )
             ),
         };
-        *e = Expr::Verbatim(match assigned {
-            Some(place) => quote_spanned!(span=> #place = #value),
-            None => value,
+        // The closure gives the rule's value alone: the pullback's type (an `impl FnOnce` of a
+        // rule with bounds) in `Value`'s type would have a bound the operands miss reported
+        // again, at `Value`, over the whole expression.
+        let mut rule = Group::new(Delimiter::Parenthesis, quote_spanned!(span=> || #body.0));
+        rule.set_span(span);
+        *e = Expr::Verbatim(match (assigned, whole) {
+            // `x op= e`: the value is not the expression's (of the type `()`), at the operator.
+            (Some(place), _) => quote_spanned!(span=> #place = !::paralens::__private::Value #rule),
+            // The value spanned over the expression as written, from its first token (`!`, or
+            // `Value` of a method) to its last (the parentheses, or `get()`), so that rustc's
+            // help is for the expression (see `Value`); the rule's tokens stay at the
+            // operator, where the sweep's copy of an error in the rule is.
+            (None, Some((first, last))) => {
+                if matches!(e, Expr::MethodCall(_) | Expr::Call(_)) {
+                    let value = crate::respan(quote!(::paralens::__private::Value), first);
+                    let get = crate::respan(quote!(.get()), last);
+                    quote!(#value #rule #get)
+                } else {
+                    rule.set_span(last);
+                    let not = crate::respan(quote!(!), first);
+                    quote_spanned!(span=> #not ::paralens::__private::Value #rule)
+                }
+            }
+            _ => quote_spanned!(span=> !::paralens::__private::Value #rule),
         });
     }
 }
