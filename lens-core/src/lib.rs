@@ -316,6 +316,15 @@ pub mod __private {
         core::marker::PhantomData
     }
 
+    /// The type of the change a pullback takes, with no value: the sweep hands a rule's
+    /// pullback its change read at this type (`guard::Types`), so that a value bound or built
+    /// at another type (`let s: f64 = y * 3.0` of an `f32` `y`) is one error, the function as
+    /// written's, not a second at the operator.
+    #[inline(always)]
+    pub fn change_witness<A, R, P: FnOnce(A) -> R>(_pullback: &P) -> core::marker::PhantomData<A> {
+        core::marker::PhantomData
+    }
+
     /// An index, read back through the type of the entry it read (`E::Index`, which is
     /// `I`): where the read failed (`v[k]` of an `i32` `k`, rustc's "cannot be indexed by
     /// `i32`"), the entry's type is an error and so is this index, and rustc reports the read

@@ -1,9 +1,9 @@
 // An operation of another precision bound by a typed `let`, or a part of an array or a
-// vector: the function as written's error is over the whole operation, with rustc's help
-// for it (`(y * 3.0).into()`; it was `y *.into() 3.0`), and the sweep's copy of it, spread
-// the same way, is merged with it (an array's was a third error). Each still has a second
-// error, at an operator, not fixed here: the sweep hands an operation's pullback a change of
-// the type the value was bound or built at, not the operation's own.
+// vector: one error, the function as written's, over the whole operation with rustc's help
+// for it (`(y * 3.0).into()`; it was `y *.into() 3.0`). The sweep's copy of it is spread the
+// same way and merged with it (an array's was a third error), and a rule's pullback takes its
+// change read at its own type (`change_witness`): the change of the bound type handed to it
+// was a second error, at the operator, with a note pointing into the rule's definition.
 use paralens::prelude::*;
 
 #[lens]

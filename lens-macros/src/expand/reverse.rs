@@ -216,23 +216,39 @@ impl Sweep<'_> {
                                 );
                                 self.contribute(o, change);
                             }
-                        } else if let [one] = args.as_slice() {
-                            let g = format_ident!("__g{}_0", target);
-                            self.out.extend(quote_spanned!(span=> let #g = #pb(#d);));
-                            self.contribute(one, quote!(#g));
-                        } else if let Some(i) = side {
-                            // A one-sided rule (`expand::differentiated_side`): one change.
-                            let g = format_ident!("__g{}_{}", target, i);
-                            self.out.extend(quote_spanned!(span=> let #g = #pb(#d);));
-                            self.contribute(&args[i], quote!(#g));
                         } else {
-                            let names = self.names(*target, args);
-                            self.out
-                                .extend(quote_spanned!(span=> let (#(#names),*) = #pb(#d);));
-                            if matches!(&**op, Op::Rule { tied: true, .. }) {
-                                self.spread_tied(*target, args);
+                            // A rule's pullback takes its change read at the type it takes
+                            // (`change_witness`, `guard::Types`): a value bound or built at
+                            // another type (`let s: f64 = y * 3.0` of an `f32` `y`, an
+                            // array's element) is the function as written's one error there,
+                            // and the change of the bound type handed on was a second, at the
+                            // operator, pointing into the rule's definition.
+                            let cw = format_ident!("__cw{}", target);
+                            self.out.extend(quote_spanned!(span=>
+                                let #cw = ::paralens::__private::change_witness(&#pb);
+                            ));
+                            let d = quote_spanned!(span=>
+                                ::paralens::__private::guard::Types::like(#cw, &#d)
+                                    .lens_typed_move(#d)
+                            );
+                            if let [one] = args.as_slice() {
+                                let g = format_ident!("__g{}_0", target);
+                                self.out.extend(quote_spanned!(span=> let #g = #pb(#d);));
+                                self.contribute(one, quote!(#g));
+                            } else if let Some(i) = side {
+                                // A one-sided rule (`expand::differentiated_side`): one change.
+                                let g = format_ident!("__g{}_{}", target, i);
+                                self.out.extend(quote_spanned!(span=> let #g = #pb(#d);));
+                                self.contribute(&args[i], quote!(#g));
                             } else {
-                                self.spread(*target, args);
+                                let names = self.names(*target, args);
+                                self.out
+                                    .extend(quote_spanned!(span=> let (#(#names),*) = #pb(#d);));
+                                if matches!(&**op, Op::Rule { tied: true, .. }) {
+                                    self.spread_tied(*target, args);
+                                } else {
+                                    self.spread(*target, args);
+                                }
                             }
                         }
                     }
