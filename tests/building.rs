@@ -153,6 +153,39 @@ fn tuple_structs_built_by_their_constructor() {
     );
 }
 
+/// A tuple struct named through its module.
+pub mod geom {
+    use paralens::prelude::*;
+
+    /// A weight and a point.
+    #[derive(Clone, Copy, Debug, PartialEq, Tangent)]
+    pub struct Pt(pub f64, pub SVector<f64, 2>);
+}
+
+// A tuple struct built through a module path (`geom::Pt(..)`, `crate::geom::Pt(..)`), as
+// `Pt(..)` is: it was called as a function, "cannot find `Pt_vjp` in `geom`" (a prober's
+// finding).
+#[lens]
+fn module_tuple_struct(w: geom::Pt, s: f64) -> f64 {
+    let a = geom::Pt(w.1[0] * s, w.1 * w.0);
+    let b = crate::geom::Pt(a.0 * a.0, a.1 * s);
+    b.0 + b.1.norm_squared() + a.1[1]
+}
+
+#[test]
+fn tuple_structs_built_through_a_module_path() {
+    let w = geom::Pt(0.6, SVector::<f64, 2>::new(-0.4, 1.2));
+    ok(
+        "module_tuple_struct",
+        check_gradient(
+            |(w, s): (geom::Pt, f64)| module_tuple_struct(w, s),
+            |(w, s): (geom::Pt, f64), d: f64| module_tuple_struct_rev(w, s, d),
+            (w, 1.7),
+            H,
+        ),
+    );
+}
+
 // `from_fn` with a closure reading differentiated values: filled entry by entry (column
 // major, each entry at its own place); one that reads none is forward-only data; a const
 // generic shape.

@@ -640,11 +640,19 @@ impl Analyser<'_> {
                 out,
             );
         }
-        // `W(a, b)`: a tuple struct (deriving `Tangent`) built from values, as `W { 0: a, 1: b }`.
+        // `W(a, b)`: a tuple struct (deriving `Tangent`) built from values, as `W { 0: a, 1: b }`;
+        // also through a module path (`geom::W(a, b)`, `crate::W(..)`): the segments before the
+        // struct's name are modules (not capitalised, no generics), not a type (`Shape::Circle`
+        // is an enum's variant, left to the call below).
         if let Some(last) = p.path.segments.last()
             && capitalised(&last.ident)
             && !["Some", "Ok", "Err"].contains(&last.ident.to_string().as_str())
-            && p.path.segments.len() == 1
+            && p.path
+                .segments
+                .iter()
+                .rev()
+                .skip(1)
+                .all(|s| !capitalised(&s.ident) && matches!(s.arguments, syn::PathArguments::None))
         {
             let fields: Vec<(syn::Member, Operand)> = c
                 .args
