@@ -138,7 +138,9 @@
 //! What cannot be differentiated is a compile error at that expression saying what to write
 //! instead: `while` and `loop`, `for` over a range with no constant bound, `break` and
 //! `continue` in a differentiated loop, `return`, `?`, mutation other than assigning a whole `let mut` binding,
-//! methods with no reverse rule, casts of differentiated values, and
+//! methods with no reverse rule (those that change their receiver in place, `fill`, `swap`,
+//! `*_assign`, say to assign a new value), enum variants holding a differentiated value
+//! (`Some(x)`), casts of differentiated values, and
 //! forward-only code (a condition, a `println!`) that could change a binding while reading a
 //! differentiated value. All errors of a function are reported together, and the function's
 //! signature is still emitted (with an `unreachable!()` body) so its callers compile. Calling a plain function

@@ -345,7 +345,9 @@ impl Analyser<'_> {
                 }
                 None => {
                     let arities = primitives::arities(&name);
-                    let msg = if arities.is_empty() {
+                    let msg = if let Some(msg) = in_place_or_forward(&name, receiver) {
+                        msg
+                    } else if arities.is_empty() {
                         format!(
                             "no reverse rule for the method `{name}`; supported: {}; or write `{name}` as a `#[lens]` function and call it as `{name}(x)`",
                             primitives::supported()
@@ -739,6 +741,39 @@ impl Analyser<'_> {
             self.refused.insert(c.to_token_stream().to_string());
             return Operand::Const(c.to_token_stream());
         }
+        // `Some(x)`, `Ok(x)`, `Shape::Circle(x)` of a differentiated value: an enum's variant
+        // (a tuple struct was built above); rustc said "cannot find `Some_vjp`".
+        if let Some(last) = p.path.segments.last()
+            && capitalised(&last.ident)
+            && self.mentions_diff(c.args.to_token_stream())
+        {
+            self.errors.at(
+                c,
+                format!(
+                    "`{}(..)` of a differentiated value: an enum's variant (`Some`, `Ok` and `Err` too) carries no change; pass the value itself, or hold it in a struct deriving `Tangent`",
+                    p.path.to_token_stream().to_string().replace(' ', "")
+                ),
+            );
+            self.refused.insert(c.to_token_stream().to_string());
+            return Operand::Const(c.to_token_stream());
+        }
+        // `SVector::from([a, b])`, `SMatrix::from_row_slice(&[..])` of differentiated values:
+        // no `from_vjp`; the constructors that are differentiated say so.
+        if let [.., ty, method] = p.path.segments.iter().collect::<Vec<_>>().as_slice()
+            && capitalised(&ty.ident)
+            && method.ident.to_string().starts_with("from")
+            && self.mentions_diff(c.args.to_token_stream())
+        {
+            self.errors.at(
+                &method.ident,
+                format!(
+                    "`{}::{}` is not differentiated: build a vector or matrix of differentiated values with `{}::new(a, b, ..)` (its entries, row by row) or `from_fn(|r, c| ..)`",
+                    ty.ident, method.ident, ty.ident
+                ),
+            );
+            self.refused.insert(c.to_token_stream().to_string());
+            return Operand::Const(c.to_token_stream());
+        }
         // `f(x)` of a local binding (a closure): no `f_vjp` to call.
         if let Some(name) = p.path.get_ident()
             && self.lookup(&name.to_string()).is_some()
@@ -1018,4 +1053,49 @@ fn owned(span: proc_macro2::Span, k: &TokenStream) -> TokenStream {
     // then one error there, the same in both.
     let f = rules_path(span, quote!(owned));
     quote_spanned!(span=> #f(&(#k)))
+}
+
+/// The message for a method without a rule that changes its receiver in place (`swap`,
+/// `fill`, `*_assign`, `*_mut`), or for a sub-model's `forward` called by name in `para!`:
+/// the general "write it as a `#[lens]` function" cannot be followed there.
+fn in_place_or_forward(name: &str, receiver: &Expr) -> Option<String> {
+    const IN_PLACE: &[&str] = &[
+        "swap",
+        "swap_rows",
+        "swap_columns",
+        "fill",
+        "fill_with",
+        "fill_diagonal",
+        "fill_row",
+        "fill_column",
+        "set_row",
+        "set_column",
+        "copy_from",
+        "apply",
+        "push",
+        "insert",
+        "clear",
+        "sort",
+        "reverse",
+    ];
+    let of_self = matches!(receiver, Expr::Field(f) if matches!(&*f.base, Expr::Path(p) if p.path.is_ident("self")));
+    if of_self && ["forward", "vjp", "vjp_params"].contains(&name) {
+        let Expr::Field(f) = receiver else {
+            return None;
+        };
+        let field = f.member.to_token_stream();
+        return Some(format!(
+            "a sub-model is called through its field: `self.{field}(x)`, not `self.{field}.{name}(x)`"
+        ));
+    }
+    if let Some(base) = name.strip_suffix("_assign") {
+        return Some(format!(
+            "`{name}` changes its receiver in place, which a differentiated value cannot be: assign the new value instead (`w = w.{base}(..)`, or the operator)"
+        ));
+    }
+    (IN_PLACE.contains(&name) || name.ends_with("_mut")).then(|| {
+        format!(
+            "`{name}` changes its receiver in place, which a differentiated value cannot be: build the new value and assign it (`v = ..`), or write the entries one by one (`v[i] = ..`)"
+        )
+    })
 }

@@ -60,7 +60,9 @@ impl Analyser<'_> {
             other => {
                 self.errors.at(
                     other,
-                    "the pattern of a differentiated loop is a name or `_` (the loop counter)",
+                    format!(
+                        "the pattern of a differentiated loop is a name or `_`, the counter of a range (not an iterator's items): {WRITE}, and read the entries as `v[i]` in the body"
+                    ),
                 );
                 return unit;
             }
