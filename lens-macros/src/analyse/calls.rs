@@ -741,6 +741,23 @@ impl Analyser<'_> {
             self.refused.insert(c.to_token_stream().to_string());
             return Operand::Const(c.to_token_stream());
         }
+        // `mem::swap(&mut a, &mut b)` (`replace`, `take`) of differentiated values: one error,
+        // saying how to write it; each `&mut` was refused on its own.
+        if let [.., module, f] = p.path.segments.iter().collect::<Vec<_>>().as_slice()
+            && module.ident == "mem"
+            && ["swap", "replace", "take"].contains(&f.ident.to_string().as_str())
+            && self.mentions_diff(c.args.to_token_stream())
+        {
+            self.errors.at(
+                c,
+                format!(
+                    "`mem::{}` changes differentiated values through `&mut`, which the reverse sweep cannot follow: assign the bindings instead (`let t = a; a = b; b = t;`)",
+                    f.ident
+                ),
+            );
+            self.refused.insert(c.to_token_stream().to_string());
+            return Operand::Const(c.to_token_stream());
+        }
         // `Some(x)`, `Ok(x)`, `Shape::Circle(x)` of a differentiated value: an enum's variant
         // (a tuple struct was built above); rustc said "cannot find `Some_vjp`".
         if let Some(last) = p.path.segments.last()
