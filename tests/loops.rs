@@ -1586,7 +1586,7 @@ fn a_forward_only_value_runs_in_every_form() {
 // hands its change unchanged through every iteration, so the reverse runs the iterations
 // first to last, as a hand-written gradient loops (`recompute::any_order`). The changes of a
 // value from outside are then added in the loop's order: `w`'s change is the sum of `c` in
-// the order `0..3`, which for these entries rounds to 0 (last to first it is 1). (A
+// the order `0..3`, which for these entries rounds to 0 (last to first it does not). (A
 // `#[nodiff]` vector read in the body keeps the tape of pullbacks, run last to first.)
 #[lens]
 fn summed_forms(w: f64, c: SVector<f64, 3>) -> f64 {
@@ -1615,7 +1615,7 @@ fn sums_add_their_changes_in_the_loops_order() {
         in_order, last_first,
         "the entries must tell the orders apart"
     );
-    // Five sums, each adding the changes in the loop's order, then added up.
+    // The five sums' changes of `w` go into one accumulator, in the loop's order.
     let (dw, dc) = summed_forms_rev(1.0, c, 1.0);
     assert_eq!(dw, 5.0 * in_order, "{dw}");
     assert_eq!(dc, SVector::<f64, 3>::repeat(5.0));

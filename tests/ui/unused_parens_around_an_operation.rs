@@ -1,5 +1,5 @@
 // Parentheses or braces around a differentiated operation, linted (here denied): rustc's help
-// removes them and keeps the operation (`let y = x * 2.0 ;`). It was `let y = * ;`, which
+// removes them and keeps the operation (`let y = x * 2.0;`). It was `let y = * ;`, which
 // `cargo fix` would have written: the operation's value was spanned at its operator alone.
 #![deny(unused_parens, unused_braces)]
 use paralens::prelude::*;

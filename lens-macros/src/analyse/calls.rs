@@ -767,7 +767,7 @@ impl Analyser<'_> {
             self.errors.at(
                 c,
                 format!(
-                    "`{}(..)` of a differentiated value: an enum's variant (`Some`, `Ok` and `Err` too) carries no change; pass the value itself, or hold it in a struct deriving `Tangent`",
+                    "`{}(..)` of a differentiated value: an enum's variant (`Some`, `Ok` and `Err` too) carries no change; pass the value itself, hold it in a struct deriving `Tangent`, or compute forward-only data (`x > 0.0`) in its own `let` first",
                     p.path.to_token_stream().to_string().replace(' ', "")
                 ),
             );
@@ -775,9 +775,10 @@ impl Analyser<'_> {
             return Operand::Const(c.to_token_stream());
         }
         // `SVector::from([a, b])`, `SMatrix::from_row_slice(&[..])` of differentiated values:
-        // no `from_vjp`; the constructors that are differentiated say so.
+        // no `from_vjp`; the constructors that are differentiated say so. nalgebra's types
+        // only: another type's `from_*` may have a hand-written `from_*_vjp`.
         if let [.., ty, method] = p.path.segments.iter().collect::<Vec<_>>().as_slice()
-            && capitalised(&ty.ident)
+            && is_nalgebra_type(&ty.ident)
             && method.ident.to_string().starts_with("from")
             && self.mentions_diff(c.args.to_token_stream())
         {
