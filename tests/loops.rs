@@ -17,6 +17,16 @@ fn ok(name: &str, r: GradCheck) {
     assert!(r.passes(TOL), "{name}: {r}");
 }
 
+/// A function of a 4-vector and its `_rev`.
+type Checked = (fn(V4) -> f64, fn(V4, f64) -> V4);
+
+/// Each function of `table` against finite differences at `x`.
+fn all_ok(x: V4, table: &[(&str, Checked)]) {
+    for (name, (f, rev)) in table {
+        ok(name, check_gradient(f, rev, x, H));
+    }
+}
+
 // The loop that used to be refused: x + x^2 + x^3; d = 1 + 2x + 3x^2.
 #[lens]
 fn sum_of_powers(x: f64) -> f64 {
@@ -1683,8 +1693,7 @@ fn carries_changed_by_an_iteration_keep_the_reverse_order() {
         V4::new(-1.0, 1.0, -1.0, 1.0)
     );
     let x = V4::new(0.7, -0.4, 1.3, -1.1);
-    type Pair = (fn(V4) -> f64, fn(V4, f64) -> V4);
-    let carries: [(&str, Pair); 4] = [
+    let carries: [(&str, Checked); 4] = [
         ("scaled_carry", (scaled_carry, scaled_carry_rev)),
         ("subtracted_carry", (subtracted_carry, subtracted_carry_rev)),
         ("sum_read_twice", (sum_read_twice, sum_read_twice_rev)),
@@ -1693,9 +1702,7 @@ fn carries_changed_by_an_iteration_keep_the_reverse_order() {
             (sum_beside_a_product, sum_beside_a_product_rev),
         ),
     ];
-    for (name, (f, rev)) in carries {
-        ok(name, check_gradient(f, rev, x, H));
-    }
+    all_ok(x, &carries);
 }
 
 // In a loop whose reverse runs first to last, the changes of entries of a value from outside
@@ -1769,8 +1776,7 @@ fn entries_changes_added_in_the_order_the_body_reads_them() {
         SVector::<f64, 2>::repeat((one + big) - big)
     );
     let x = V4::new(0.7, -0.4, 1.3, -1.1);
-    type Pair = (fn(V4) -> f64, fn(V4, f64) -> V4);
-    let sums: [(&str, Pair); 4] = [
+    let sums: [(&str, Checked); 4] = [
         (
             "local_entries_in_a_sum",
             (local_entries_in_a_sum, local_entries_in_a_sum_rev),
@@ -1785,9 +1791,7 @@ fn entries_changes_added_in_the_order_the_body_reads_them() {
             (nested_loop_in_a_sum, nested_loop_in_a_sum_rev),
         ),
     ];
-    for (name, (f, rev)) in sums {
-        ok(name, check_gradient(f, rev, x, H));
-    }
+    all_ok(x, &sums);
 }
 
 // More bodies whose reverse runs first to last with the entries' changes deferred: entries

@@ -563,12 +563,11 @@ impl Analyser<'_> {
                 .all(|s| s.ident == "self" || s.ident == "crate" || s.ident == "super")
             && self.mentions_diff(c.args.to_token_stream())
         {
-            self.errors.at(
+            return self.refuse_call(
                 &c.func,
                 "a `#[lens]` function cannot call itself: its reverse would hold its own pullback, a type of no finite size; write the repetition as a `for` loop with a constant bound (`for _ in 0..N`), or call another `#[lens]` function",
+                c,
             );
-            self.refused.insert(c.to_token_stream().to_string());
-            return Operand::Const(c.to_token_stream());
         }
         // `Type::method(..)`: the type's and the method's segments, for the constructors below.
         let segments: Vec<&syn::PathSegment> = p.path.segments.iter().collect();
@@ -716,15 +715,14 @@ impl Analyser<'_> {
             && SCALARS[2..].contains(&ty.ident.to_string().as_str())
             && self.mentions_diff(c.args.to_token_stream())
         {
-            self.errors.at(
+            return self.refuse_call(
                 &ty.ident,
                 format!(
                     "`{}::{}` is an integer type's function, and a differentiated value is a float: write `f64::{}(..)` (or `f32::`), or the method form",
                     ty.ident, method.ident, method.ident
                 ),
+                c,
             );
-            self.refused.insert(c.to_token_stream().to_string());
-            return Operand::Const(c.to_token_stream());
         }
         // `l1(x)` in a `para!` model, for the sub-model `self.l1`.
         if let Some(name) = p.path.get_ident()
@@ -732,14 +730,13 @@ impl Analyser<'_> {
             && self.fields.contains(name)
             && self.lookup(&name.to_string()).is_none()
         {
-            self.errors.at(
+            return self.refuse_call(
                 &c.func,
                 format!(
                     "`{name}` is a sub-model of this model: call it as `self.{name}(..)` (a `#[lens]` function of the same name outside the model is called as `self::{name}(..)`)"
                 ),
+                c,
             );
-            self.refused.insert(c.to_token_stream().to_string());
-            return Operand::Const(c.to_token_stream());
         }
         // `mem::swap(&mut a, &mut b)` (`replace`, `take`) of differentiated values: one error,
         // saying how to write it; each `&mut` was refused on its own.
@@ -748,15 +745,14 @@ impl Analyser<'_> {
             && ["swap", "replace", "take"].contains(&f.ident.to_string().as_str())
             && self.mentions_diff(c.args.to_token_stream())
         {
-            self.errors.at(
+            return self.refuse_call(
                 c,
                 format!(
                     "`mem::{}` changes differentiated values through `&mut`, which the reverse sweep cannot follow: assign the bindings instead (`let t = a; a = b; b = t;`)",
                     f.ident
                 ),
+                c,
             );
-            self.refused.insert(c.to_token_stream().to_string());
-            return Operand::Const(c.to_token_stream());
         }
         // `Some(x)`, `Ok(x)`, `Shape::Circle(x)` of a differentiated value: an enum's variant
         // (a tuple struct was built above); rustc said "cannot find `Some_vjp`".
@@ -764,15 +760,14 @@ impl Analyser<'_> {
             && capitalised(&last.ident)
             && self.mentions_diff(c.args.to_token_stream())
         {
-            self.errors.at(
+            return self.refuse_call(
                 c,
                 format!(
                     "`{}(..)` of a differentiated value: an enum's variant (`Some`, `Ok` and `Err` too) carries no change; pass the value itself, hold it in a struct deriving `Tangent`, or compute forward-only data (`x > 0.0`) in its own `let` first",
                     p.path.to_token_stream().to_string().replace(' ', "")
                 ),
+                c,
             );
-            self.refused.insert(c.to_token_stream().to_string());
-            return Operand::Const(c.to_token_stream());
         }
         // `SVector::from([a, b])`, `SMatrix::from_row_slice(&[..])` of differentiated values:
         // no `from_vjp`; the constructors that are differentiated say so. nalgebra's types
@@ -782,15 +777,14 @@ impl Analyser<'_> {
             && method.ident.to_string().starts_with("from")
             && self.mentions_diff(c.args.to_token_stream())
         {
-            self.errors.at(
+            return self.refuse_call(
                 &method.ident,
                 format!(
                     "`{}::{}` is not differentiated: build a vector or matrix of differentiated values with `{}::new(a, b, ..)` (its entries, row by row) or `from_fn(|r, c| ..)`",
                     ty.ident, method.ident, ty.ident
                 ),
+                c,
             );
-            self.refused.insert(c.to_token_stream().to_string());
-            return Operand::Const(c.to_token_stream());
         }
         // `f(x)` of a local binding (a closure): no `f_vjp` to call.
         if let Some(name) = p.path.get_ident()
@@ -893,6 +887,21 @@ impl Analyser<'_> {
         }))
         .expect("the loops of `from_fn` parse");
         self.expr(&block, out)
+    }
+}
+
+impl Analyser<'_> {
+    /// Refuses the call `c` with `msg` at `at`: it stays as written (analysis goes on), and
+    /// the function as written's rewrite leaves it alone (`refused`).
+    fn refuse_call(
+        &mut self,
+        at: impl ToTokens,
+        msg: impl std::fmt::Display,
+        c: &syn::ExprCall,
+    ) -> Operand {
+        self.errors.at(at, msg);
+        self.refused.insert(c.to_token_stream().to_string());
+        Operand::Const(c.to_token_stream())
     }
 }
 

@@ -52,7 +52,7 @@ fn part(cx: &Cx, target: VarId, o: &Operand, place: &Place) -> TokenStream {
                 prefix,
                 ..
             }),
-        ) => spread(at(tokens, o, ends.0), ends, prefix),
+        ) => over_extent(at(tokens, o, ends.0), ends, prefix),
         _ => tokens,
     }
 }
@@ -63,7 +63,7 @@ fn part(cx: &Cx, target: VarId, o: &Operand, place: &Place) -> TokenStream {
 /// `!` at the first, the parentheses at the last; see `Value`), otherwise `(v,).0` (the
 /// tuple at the first, the field at the last; a field takes no expected type into its tuple,
 /// so rustc reports the whole of it).
-fn spread(
+fn over_extent(
     v: TokenStream,
     (first, last): (proc_macro2::Span, proc_macro2::Span),
     prefix: bool,
@@ -346,7 +346,7 @@ pub fn stmt(cx: &Cx, s: &Stmt) -> TokenStream {
                             prefix,
                             ..
                         }) if matches!(a, Operand::Var(_)) => {
-                            spread(at(moved(cx, *target, a), a, ends.0), *ends, *prefix)
+                            over_extent(at(moved(cx, *target, a), a, ends.0), *ends, *prefix)
                         }
                         Some(s) => at(moved(cx, *target, a), a, s.point),
                         None => moved(cx, *target, a),
