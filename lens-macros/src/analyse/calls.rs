@@ -738,21 +738,28 @@ impl Analyser<'_> {
                 c,
             );
         }
-        // `mem::swap(&mut a, &mut b)` (`replace`, `take`) of differentiated values: one error,
+        // A call given `&mut` of a differentiated value (`mem::swap(&mut a, &mut b)`, also
+        // imported as `swap(..)`, or a function of the user's): one error at the call,
         // saying how to write it; each `&mut` was refused on its own.
-        if let [.., module, f] = p.path.segments.iter().collect::<Vec<_>>().as_slice()
-            && module.ident == "mem"
-            && ["swap", "replace", "take"].contains(&f.ident.to_string().as_str())
-            && self.mentions_diff(c.args.to_token_stream())
+        if let Some(f) = p.path.segments.last()
+            && c.args.iter().any(|a| {
+                matches!(a, syn::Expr::Reference(r) if r.mutability.is_some()
+                    && self.mentions_diff(r.expr.to_token_stream()))
+            })
         {
-            return self.refuse_call(
-                c,
+            let advice = if ["swap", "replace", "take"].contains(&f.ident.to_string().as_str()) {
                 format!(
-                    "`mem::{}` changes differentiated values through `&mut`, which the reverse sweep cannot follow: assign the bindings instead (`let t = a; a = b; b = t;`)",
+                    "`{}` changes differentiated values through `&mut`, which the reverse sweep cannot follow: assign the bindings instead (`let t = a; a = b; b = t;`)",
+                    p.path.to_token_stream().to_string().replace(' ', "")
+                )
+            } else {
+                format!(
+                    "`{}` is given a differentiated value through `&mut`, which the reverse sweep cannot follow: make it return the new value and assign it (`a = {}(a, ..)`, a `#[lens]` function)",
+                    p.path.to_token_stream().to_string().replace(' ', ""),
                     f.ident
-                ),
-                c,
-            );
+                )
+            };
+            return self.refuse_call(c, advice, c);
         }
         // `Some(x)`, `Ok(x)`, `Shape::Circle(x)` of a differentiated value: an enum's variant
         // (a tuple struct was built above); rustc said "cannot find `Some_vjp`".
