@@ -790,3 +790,83 @@ fn data_forms_beside_the_refusals_compile_and_differentiate() {
         check_gradient(signed_square, signed_square_rev, 0.7, H),
     );
 }
+
+// A callee of twenty parameters (more than the sixteen a tuple pattern was kept for): its
+// changes spread over the call's arguments, each weighted differently.
+#[lens]
+#[allow(clippy::too_many_arguments)]
+fn wide20(
+    a: f64,
+    b: f64,
+    c: f64,
+    d: f64,
+    e: f64,
+    f: f64,
+    g: f64,
+    h: f64,
+    i: f64,
+    j: f64,
+    k: f64,
+    l: f64,
+    m: f64,
+    n: f64,
+    o: f64,
+    p: f64,
+    q: f64,
+    r: f64,
+    s: f64,
+    t: f64,
+) -> f64 {
+    a + 2.0 * b
+        + 3.0 * c
+        + 4.0 * d
+        + 5.0 * e
+        + 6.0 * f
+        + 7.0 * g
+        + 8.0 * h
+        + 9.0 * i
+        + 10.0 * j
+        + 11.0 * k
+        + 12.0 * l
+        + 13.0 * m
+        + 14.0 * n
+        + 15.0 * o
+        + 16.0 * p
+        + 17.0 * q
+        + 18.0 * r
+        + 19.0 * s
+        + t * t
+}
+
+#[lens]
+fn calls_wide20(x: f64, y: f64) -> f64 {
+    wide20(
+        x,
+        y,
+        x * y,
+        x,
+        y,
+        x,
+        y,
+        x,
+        y,
+        x,
+        y,
+        x,
+        y,
+        x,
+        y,
+        x,
+        y,
+        x.sin(),
+        y,
+        x * x,
+    )
+}
+
+#[test]
+fn a_callee_of_twenty_parameters() {
+    let f = |(x, y): (f64, f64)| calls_wide20(x, y);
+    let r = |(x, y): (f64, f64), d: f64| calls_wide20_rev(x, y, d);
+    ok("calls_wide20", check_gradient(f, r, (0.7, -0.4), H));
+}

@@ -411,6 +411,22 @@ spread!(13: A B C D E F G H I J K L M);
 spread!(14: A B C D E F G H I J K L M N);
 spread!(15: A B C D E F G H I J K L M N O);
 spread!(16: A B C D E F G H I J K L M N O P);
+spread!(17: A B C D E F G H I J K L M N O P Q);
+spread!(18: A B C D E F G H I J K L M N O P Q R);
+spread!(19: A B C D E F G H I J K L M N O P Q R S);
+spread!(20: A B C D E F G H I J K L M N O P Q R S T);
+spread!(21: A B C D E F G H I J K L M N O P Q R S T U);
+spread!(22: A B C D E F G H I J K L M N O P Q R S T U V);
+spread!(23: A B C D E F G H I J K L M N O P Q R S T U V W);
+spread!(24: A B C D E F G H I J K L M N O P Q R S T U V W X);
+spread!(25: A B C D E F G H I J K L M N O P Q R S T U V W X Y);
+spread!(26: A B C D E F G H I J K L M N O P Q R S T U V W X Y Z);
+spread!(27: A B C D E F G H I J K L M N O P Q R S T U V W X Y Z A1);
+spread!(28: A B C D E F G H I J K L M N O P Q R S T U V W X Y Z A1 B1);
+spread!(29: A B C D E F G H I J K L M N O P Q R S T U V W X Y Z A1 B1 C1);
+spread!(30: A B C D E F G H I J K L M N O P Q R S T U V W X Y Z A1 B1 C1 D1);
+spread!(31: A B C D E F G H I J K L M N O P Q R S T U V W X Y Z A1 B1 C1 D1 E1);
+spread!(32: A B C D E F G H I J K L M N O P Q R S T U V W X Y Z A1 B1 C1 D1 E1 F1);
 
 /// The receiver of a float method of several operands (`x.max(y)`, `x.powf(a)`), for the
 /// function as written, which reads each further operand through `Tie::of(&x).lens_tie(y)`.

@@ -23,7 +23,7 @@ fn outer_of_single(x: f64, y: f64) -> f64 {
     single(x, y)
 }
 
-// Thirteen parameters, fourteen arguments (`guard::Spread` goes to 16).
+// Thirteen parameters, fourteen arguments.
 #[lens]
 #[allow(clippy::too_many_arguments)]
 fn wide(a: f64, b: f64, c: f64, d: f64, e: f64, f: f64, g: f64, h: f64, i: f64, j: f64, k: f64, l: f64, m: f64) -> f64 {
@@ -33,6 +33,19 @@ fn wide(a: f64, b: f64, c: f64, d: f64, e: f64, f: f64, g: f64, h: f64, i: f64, 
 #[lens]
 fn outer_of_wide(x: f64) -> f64 {
     wide(x, x, x, x, x, x, x, x, x, x, x, x, x, x)
+}
+
+// Eighteen parameters, nineteen arguments (`guard::Spread` goes to 32; a tuple pattern of
+// the call's arity was a second error).
+#[lens]
+#[allow(clippy::too_many_arguments)]
+fn wider(a: f64, b: f64, c: f64, d: f64, e: f64, f: f64, g: f64, h: f64, i: f64, j: f64, k: f64, l: f64, m: f64, n: f64, o: f64, p: f64, q: f64, r: f64) -> f64 {
+    a + b + c + d + e + f + g + h + i + j + k + l + m + n + o + p + q + r
+}
+
+#[lens]
+fn outer_of_wider(x: f64) -> f64 {
+    wider(x, x, x, x, x, x, x, x, x, x, x, x, x, x, x, x, x, x, x)
 }
 
 fn main() {}

@@ -13,7 +13,7 @@ use syn::Ident;
 
 /// The most arguments a call's changes are spread for through `guard::Spread` (its impls):
 /// a call of more keeps a tuple pattern, and an argument too many there is two errors.
-const SPREAD_MAX: usize = 16;
+const SPREAD_MAX: usize = 32;
 
 /// The adjoint of variable `id`, spanned at the variable so that type errors in the
 /// reverse sweep point at the user's code.
