@@ -285,3 +285,55 @@ fn repeated_entries() {
         assert!((dy - (6.0 * x * x + 8.0 * y)).abs() < 1e-12, "{dy}");
     }
 }
+
+/// A struct whose `Tangent` is written by hand (no field known by name to the sweep): its
+/// literal's change is read field by field as it is.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ByHand {
+    pub a: f64,
+    pub b: f64,
+}
+
+impl Tangent for ByHand {
+    fn zeros() -> Self {
+        ByHand { a: 0.0, b: 0.0 }
+    }
+    fn accumulate(&mut self, other: &Self) {
+        self.a += other.a;
+        self.b += other.b;
+    }
+}
+
+/// A generic struct deriving `Tangent`, with a field of a type that names no parameter.
+#[derive(Clone, Copy, Debug, PartialEq, Tangent)]
+pub struct Weighted<T> {
+    pub value: T,
+    pub weight: f64,
+}
+
+// Literals naming their fields in another order than declared, one of them raw, of a struct
+// with a hand-written `Tangent` and of a generic one (their changes go through
+// `guard::FieldsOf`, which checks the names a literal gives).
+#[lens]
+fn literals_of_every_kind(x: f64, y: f64) -> f64 {
+    let h = ByHand {
+        b: x * y,
+        a: x.sin(),
+    };
+    let w = Weighted {
+        weight: y * y,
+        r#value: SVector::<f64, 2>::new(x, h.a * h.b),
+    };
+    let p = Pair(w.weight * h.b, w.value * x);
+    h.a * 3.0 + w.value[1] * w.weight + p.0 + p.1[1]
+}
+
+#[test]
+fn literals_of_hand_written_generic_and_reordered_structs() {
+    let f = |(x, y): (f64, f64)| literals_of_every_kind(x, y);
+    let r = |(x, y): (f64, f64), d: f64| literals_of_every_kind_rev(x, y, d);
+    ok(
+        "literals_of_every_kind",
+        check_gradient(f, r, (0.8, -0.6), H),
+    );
+}

@@ -428,6 +428,113 @@ spread!(30: A B C D E F G H I J K L M N O P Q R S T U V W X Y Z A1 B1 C1 D1);
 spread!(31: A B C D E F G H I J K L M N O P Q R S T U V W X Y Z A1 B1 C1 D1 E1);
 spread!(32: A B C D E F G H I J K L M N O P Q R S T U V W X Y Z A1 B1 C1 D1 E1 F1);
 
+/// One character of a field's name, as a type: the name `at` is `(Ch<'a'>, Ch<'t'>)`, a
+/// tuple field's `0` is `(Ch<'0'>,)`. `#[derive(Tangent)]` implements [`HasField`] for each of
+/// the struct's fields under its name.
+pub struct Ch<const C: char>;
+
+/// The struct has a field named `N` (a tuple of [`Ch`]); implemented by `#[derive(Tangent)]`.
+pub trait HasField<N> {}
+
+/// The struct's fields are known by name: implemented by `#[derive(Tangent)]` (see
+/// [`FieldsOf`]).
+pub trait DerivedFields {}
+
+/// The struct has every field named in `N`, a tuple of names (see [`FieldsOf`]).
+pub trait HasFields<N> {}
+
+macro_rules! has_fields {
+    ($($n:ident)*) => {
+        impl<S $(, $n)*> HasFields<($($n,)*)> for S where $(S: HasField<$n>),* {}
+    };
+}
+
+has_fields!(A);
+has_fields!(A B);
+has_fields!(A B C);
+has_fields!(A B C D);
+has_fields!(A B C D E);
+has_fields!(A B C D E F);
+has_fields!(A B C D E F G);
+has_fields!(A B C D E F G H);
+has_fields!(A B C D E F G H I);
+has_fields!(A B C D E F G H I J);
+has_fields!(A B C D E F G H I J K);
+has_fields!(A B C D E F G H I J K L);
+has_fields!(A B C D E F G H I J K L M);
+has_fields!(A B C D E F G H I J K L M N);
+has_fields!(A B C D E F G H I J K L M N O);
+has_fields!(A B C D E F G H I J K L M N O P);
+
+/// The change of a struct built by a literal (`Pose { at: a, angle: b }`, `Pair(a, b)`),
+/// before the sweep reads its fields (`d.at`): `(&&FieldsOf::<N, _>::of(&d)).lens_fields(d)`,
+/// `N` the literal's field names.
+/// - [`FieldsKnown`]: the struct derives `Tangent` and has every field named: `d`.
+/// - [`FieldsUnknown`]: it derives `Tangent` and lacks one of them. The literal as written
+///   is rustc's one error there (E0560, E0061); the value read is of a type inferred from
+///   nothing, whose field reads rustc does not report again in a body that has an error
+///   (where `d.angel` was a second error, E0609). Never built: the crate has that error.
+/// - [`FieldsAsIs`]: a struct whose `Tangent` is written by hand: `d`, its fields read as
+///   they are.
+pub struct FieldsOf<N, S>(PhantomData<fn() -> (N, S)>);
+
+// Copied out of the references `FieldsAsIs` is found through.
+impl<N, S> Clone for FieldsOf<N, S> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<N, S> Copy for FieldsOf<N, S> {}
+
+impl<N, S> FieldsOf<N, S> {
+    /// For the change `_d`.
+    #[inline(always)]
+    pub fn of(_d: &S) -> Self {
+        FieldsOf(PhantomData)
+    }
+}
+
+/// Every field named is the struct's (see [`FieldsOf`]).
+pub trait FieldsKnown<S> {
+    /// `d`.
+    fn lens_fields(self, d: S) -> S;
+}
+
+impl<N, S: HasFields<N>> FieldsKnown<S> for &&FieldsOf<N, S> {
+    #[inline(always)]
+    fn lens_fields(self, d: S) -> S {
+        d
+    }
+}
+
+/// A field named is not the struct's (see [`FieldsOf`]).
+pub trait FieldsUnknown<S> {
+    /// Never returns.
+    fn lens_fields<W>(self, d: S) -> W;
+}
+
+impl<N, S: DerivedFields> FieldsUnknown<S> for &FieldsOf<N, S> {
+    fn lens_fields<W>(self, _d: S) -> W {
+        #[allow(clippy::let_unit_value)]
+        let () = Typed::<W, S>::MISMATCH;
+        unreachable!()
+    }
+}
+
+/// A struct whose fields are not known by name (see [`FieldsOf`]).
+pub trait FieldsAsIs<S> {
+    /// `d`.
+    fn lens_fields(self, d: S) -> S;
+}
+
+impl<N, S> FieldsAsIs<S> for FieldsOf<N, S> {
+    #[inline(always)]
+    fn lens_fields(self, d: S) -> S {
+        d
+    }
+}
+
 /// The receiver of a float method of several operands (`x.max(y)`, `x.powf(a)`), for the
 /// function as written, which reads each further operand through `Tie::of(&x).lens_tie(y)`.
 /// The rules (`MaxRule::max_vjp(self, y: Self)`) take every operand at the receiver's type,

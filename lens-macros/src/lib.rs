@@ -41,6 +41,15 @@ pub(crate) fn respan(
         .collect()
 }
 
+/// A field's name as a type, one `guard::Ch` per character (`at` is `(Ch<'a'>, Ch<'t'>,)`, a
+/// tuple field `0` is `(Ch<'0'>,)`): how `#[derive(Tangent)]` and a literal's sweep name it.
+pub(crate) fn field_name_type(name: &str) -> proc_macro2::TokenStream {
+    let chars = name
+        .chars()
+        .map(|c| quote::quote!(::paralens::__private::guard::Ch<#c>));
+    quote::quote!((#(#chars,)*))
+}
+
 /// `tokens` with the names the generated code declares itself (`__pb1`, `__cl6_5`, `self`)
 /// resolved in the hygiene context of `body` (a token of the body as written), wherever they
 /// are placed. The code places some of them at the user's expressions (so that a type error

@@ -56,6 +56,7 @@ pub fn expand(input: &DeriveInput) -> syn::Result<TokenStream> {
     let p = quote!(::paralens::__private);
 
     let (impl_generics, ty_generics, where_clause) = input.generics.split_for_impl();
+    let name_ty = quote!(#name #ty_generics);
     // A field type that names none of the struct's generics (`n: usize`) bounds neither impl
     // by its `Tangent` (`Flat` keeps `Field: FlatField` for every field): such a bound is decided here, and when it failed rustc reported it here and again at
     // every use of the struct (at `#[lens]`, for an argument of the struct's type). Its
@@ -187,7 +188,18 @@ pub fn expand(input: &DeriveInput) -> syn::Result<TokenStream> {
         slices_mut = quote!(#p::Iterator::chain(#slices_mut, #p::Flat::<__S>::slices_mut(#x_mut)));
     }
 
+    // Each field under its name, for the sweep of a literal that builds the struct
+    // (`guard::FieldsOf`): a field the literal names and the struct lacks is then the literal's
+    // one error, not again where the sweep reads its change.
+    let has_field = part_names.iter().map(|n| {
+        let field = crate::field_name_type(n);
+        quote!(impl #impl_generics #p::guard::HasField<#field> for #name_ty #where_clause {})
+    });
+
     Ok(quote! {
+        #(#has_field)*
+        impl #impl_generics #p::guard::DerivedFields for #name_ty #where_clause {}
+
         impl #impl_generics #p::Tangent for #name #ty_generics #tangent_where {
             #[inline]
             fn zeros() -> Self {

@@ -641,7 +641,7 @@ impl Analyser<'_> {
                 out,
             );
         }
-        // `W(a, b)`: a tuple struct (deriving `Tangent`) built from values, as `W { 0: a, 1: b }`;
+        // `W(a, b)`: a tuple struct (deriving `Tangent`) built from values;
         // also through a module path (`geom::W(a, b)`, `crate::W(..)`): the segments before the
         // struct's name are modules (not capitalised, no generics), not a type (`Shape::Circle`
         // is an enum's variant, left to the call below).
@@ -668,6 +668,7 @@ impl Analyser<'_> {
                     path,
                     fields,
                     places,
+                    tuple: true,
                 },
                 c.span(),
                 out,

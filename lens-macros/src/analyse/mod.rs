@@ -636,6 +636,7 @@ impl<'e> Analyser<'e> {
                         path,
                         fields,
                         places,
+                        tuple: false,
                     },
                     span,
                     out,

@@ -278,12 +278,20 @@ pub fn stmt(cx: &Cx, s: &Stmt) -> TokenStream {
                     path,
                     fields,
                     places,
+                    tuple,
                 } => {
-                    let fields = fields.iter().zip(places).map(|((m, o), p)| {
-                        let o = part(cx, *target, o, p);
-                        quote!(#m: #o)
-                    });
-                    quote_spanned!(span=> let #x #ann = #path { #(#fields,)* };)
+                    let values = fields
+                        .iter()
+                        .zip(places)
+                        .map(|((_, o), p)| part(cx, *target, o, p));
+                    if *tuple {
+                        // As written: an argument too many is then the function as written's
+                        // error (E0061), not a field `2` of `W { .. }` at `#[lens]`.
+                        quote_spanned!(span=> let #x #ann = #path(#(#values),*);)
+                    } else {
+                        let members = fields.iter().map(|(m, _)| m);
+                        quote_spanned!(span=> let #x #ann = #path { #(#members: #values,)* };)
+                    }
                 }
                 Op::Build {
                     callee,

@@ -414,8 +414,9 @@ pub fn guard_traits() -> TokenStream {
         #[allow(unused_imports)]
         use ::paralens::__private::guard::{
             ChangeExact as _, ChangeNone as _, ChangeOther as _, Exact as _, ExactTypes as _,
-            InferAsIs as _, InferSame as _, InferScalarAsIs as _, InferScalarSame as _,
-            Mismatch as _, MismatchTypes as _, SpreadExact as _, SpreadOther as _,
+            FieldsAsIs as _, FieldsKnown as _, FieldsUnknown as _, InferAsIs as _, InferSame as _,
+            InferScalarAsIs as _, InferScalarSame as _, Mismatch as _, MismatchTypes as _,
+            SpreadExact as _, SpreadOther as _,
         };
         #[allow(unused_imports)]
         use ::paralens::__private::rules::checked::{

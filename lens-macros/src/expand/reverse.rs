@@ -10,10 +10,15 @@ use proc_macro2::TokenStream;
 use quote::{format_ident, quote, quote_spanned};
 use std::collections::{HashMap, HashSet};
 use syn::Ident;
+use syn::ext::IdentExt;
 
 /// The most arguments a call's changes are spread for through `guard::Spread` (its impls):
 /// a call of more keeps a tuple pattern, and an argument too many there is two errors.
 const SPREAD_MAX: usize = 32;
+
+/// The most fields a literal's names are checked for through `guard::FieldsOf` (its
+/// `HasFields` impls): the change of a literal of more is read as it is.
+const FIELDS_MAX: usize = 16;
 
 /// The adjoint of variable `id`, spanned at the variable so that type errors in the
 /// reverse sweep point at the user's code.
@@ -153,6 +158,25 @@ impl Sweep<'_> {
                         }
                     }
                     Op::Struct { fields, .. } => {
+                        // The change read as the struct's when it has every field the literal
+                        // names (`guard::FieldsOf`): a field it lacks is the literal's one
+                        // error, not again at `d.angel` here.
+                        let d = if fields.len() <= FIELDS_MAX {
+                            let names = fields.iter().map(|(m, _)| {
+                                crate::field_name_type(&match m {
+                                    syn::Member::Named(i) => i.unraw().to_string(),
+                                    syn::Member::Unnamed(i) => i.index.to_string(),
+                                })
+                            });
+                            let f = format_ident!("__f{}", target);
+                            self.out.extend(quote!(
+                                let #f = (&&::paralens::__private::guard::FieldsOf::<(#(#names,)*), _>::of(&#d))
+                                    .lens_fields(#d);
+                            ));
+                            quote!(#f)
+                        } else {
+                            quote!(#d)
+                        };
                         for (m, o) in fields {
                             self.contribute(o, quote!(#d.#m));
                         }
