@@ -556,13 +556,18 @@ impl<S> Tie<S> {
     }
 }
 
-/// A float receiver: the operand at its type.
-pub trait TieFloat<S> {
+/// A float receiver: the operand at its type. The type is an associated type, not a
+/// parameter of the method: rustc then does not say that the operand "influences the return
+/// type of `lens_tie`" when it is of another precision.
+pub trait TieFloat {
+    /// The receiver's type.
+    type Scalar;
     /// `a`.
-    fn lens_tie(self, a: S) -> S;
+    fn lens_tie(self, a: Self::Scalar) -> Self::Scalar;
 }
 
-impl<S: crate::Real> TieFloat<S> for Tie<S> {
+impl<S: crate::Real> TieFloat for Tie<S> {
+    type Scalar = S;
     #[inline(always)]
     fn lens_tie(self, a: S) -> S {
         a
@@ -570,12 +575,15 @@ impl<S: crate::Real> TieFloat<S> for Tie<S> {
 }
 
 /// Any other receiver: its rule is missing, and that is the error (see [`Tie`]).
-pub trait TieOther<S> {
+pub trait TieOther {
+    /// The receiver's type.
+    type Scalar;
     /// Never returns.
-    fn lens_tie<A>(self, a: A) -> S;
+    fn lens_tie<A>(self, a: A) -> Self::Scalar;
 }
 
-impl<S> TieOther<S> for &Tie<S> {
+impl<S> TieOther for &Tie<S> {
+    type Scalar = S;
     fn lens_tie<A>(self, _a: A) -> S {
         #[allow(clippy::let_unit_value)]
         let () = Typed::<S, A>::MISMATCH;

@@ -244,7 +244,7 @@ impl VisitMut for Rewrite<'_> {
                     use ::paralens::__private::guard::{TieFloat as _, TieOther as _};
                     let #first = ::paralens::__private::operand(#receiver);
                     #(let #rest = ::paralens::__private::guard::Tie::of(&#first)
-                        .lens_tie(::paralens::__private::operand(#args));)*
+                        .lens_tie(#args);)*
                     #func(#(#names,)* #(#extra,)*)
                 })
             }
