@@ -322,10 +322,17 @@ fn generate(f: &LensFn, sweeps: Option<(&Analysed, Option<&Analysed>)>) -> Token
             .collect()
     };
     let init_where = writable_where("");
-    // Parameters start where `#[lens(init = f)]` puts them, or at zero.
+    // Parameters start where `#[lens(init = f)]` puts them, or at zero. The generator's
+    // type is named `AnyRng` in the impls: an `f` taking one generator type only
+    // (`&mut StdRng`) is then "expected `&mut StdRng`, found `&mut AnyRng`".
     let (init_body, doc_init) = match &f.init {
         Some(path) => (
-            quote!(#path(__rng)),
+            {
+                // At the path: its mistake is reported there, not over the whole attribute.
+                let at = syn::spanned::Spanned::span(path);
+                let rng = Ident::new("__rng", at);
+                quote_spanned!(at=> #path(#rng))
+            },
             format!("The parameters drawn by `{}`.", path.to_token_stream()),
         ),
         None => (
@@ -415,7 +422,7 @@ fn generate(f: &LensFn, sweeps: Option<(&Analysed, Option<&Analysed>)>) -> Token
                         {
                             type Param = #p_ty_tokens;
                             #[doc = #doc_init]
-                            fn init_at_with<__R: ::paralens::__private::Rng + ?Sized>(&self, __rng: &mut __R) -> #p_ty_tokens {
+                            fn init_at_with<AnyRng: ::paralens::__private::Rng + ?Sized>(&self, __rng: &mut AnyRng) -> #p_ty_tokens {
                                 #init_body
                             }
                         }
@@ -433,7 +440,7 @@ fn generate(f: &LensFn, sweeps: Option<(&Analysed, Option<&Analysed>)>) -> Token
             {
                 type Param = #p_ty_tokens;
                 #[doc = #doc_init]
-                fn init_with<__R: ::paralens::__private::Rng + ?Sized>(&self, __rng: &mut __R) -> #p_ty_tokens {
+                fn init_with<AnyRng: ::paralens::__private::Rng + ?Sized>(&self, __rng: &mut AnyRng) -> #p_ty_tokens {
                     #init_body
                 }
             }

@@ -1,0 +1,16 @@
+// `#[lens(init = draw)]` where `draw` takes one generator type (`&mut StdRng`), not any
+// `R: Rng + ?Sized`: one error at the attribute, naming the generator as `AnyRng` (it was
+// `__R`, a name of the generated code).
+use paralens::prelude::*;
+
+#[lens(init = draw)]
+fn affine(#[param] w: SVector<f64, 2>, x: SVector<f64, 2>) -> f64 {
+    w.dot(&x)
+}
+
+fn draw(rng: &mut paralens::rand::rngs::StdRng) -> SVector<f64, 2> {
+    let _ = rng;
+    SVector::<f64, 2>::zeros()
+}
+
+fn main() {}
