@@ -63,20 +63,19 @@
 //! assert_eq!(Poly.apply(2.0), poly(2.0));
 //! ```
 //!
-//! Differentiated: `+ - * /` and unary `-`, `let` (with shadowing and tuple patterns),
+//! Differentiated: the operators and methods of the [`primitives`] table (generated from the
+//! macro's own table: `+ - * /` and unary `-`, float methods such as `exp`, `powf`, `max`,
+//! `atan2`, also as `f64::max(x, y)` or `T::exp(x)`, nalgebra operations such as `dot`,
+//! `transpose`, `norm`, and the step functions such as `floor` with no change), `let` (with
+//! shadowing and tuple patterns),
 //! tuples, nested blocks, `if` (with or without `else`), `if let` and `match` whose
 //! conditions are not differentiated, assignments `x = e` and `x += e` (`-= *= /=` too) on
 //! `let mut` bindings, anywhere in blocks and branches (an untaken branch keeps the old value),
 //! calls of other `#[lens]` functions (`m::g(x)` uses `m::g_vjp`) and of the activations in
 //! [`fns`] (with [`fns::add_bias`], a layer's bias added to every column of a batch, and
-//! [`fns::to_static`] and [`fns::to_heap`] between heap and static values), the
-//! float methods `exp exp2 ln log2 log10 sqrt powi powf sin cos tan tanh sinh
-//! cosh asin acos atan abs recip max min atan2 hypot mul_add clamp` (also as `f64::max(x, y)`
-//! or `T::exp(x)`), the step functions `floor ceil round trunc signum` (no change), the
-//! nalgebra operations `*` (matrix products and scaling), `transpose`, `dot`,
-//! `component_mul`, `component_div`, `sum`, `mean`, `norm`, `norm_squared`, `max()`, `min()`,
-//! entry-wise `abs`, `map(f)` with `f` a `#[lens]` function, and on `u64` Z2 words
-//! (64 examples per word) `& ^ | !` with the Z2 rules. Generic and const-generic functions
+//! [`fns::to_static`] and [`fns::to_heap`] between heap and static values), `map(f)` with `f`
+//! a `#[lens]` function, and on `u64` Z2 words (64 examples per word) `& ^ | !` with the Z2
+//! rules. Generic and const-generic functions
 //! work. Arguments of integer, `bool` or `char` type, and those marked `#[nodiff]`, get no
 //! change (their slot is omitted from `name_rev`); a borrowed argument must be marked
 //! `#[nodiff]` (it cannot give a change back), or taken by value to be differentiated. A
@@ -93,12 +92,17 @@
 //! `for` loops are differentiated when their trip count is bounded by a constant: `a..N`,
 //! `a..=N`, `.rev()`, `.step_by(k)`, with `N` a literal, a `const` item or a const generic
 //! parameter (also `N - k`, `N / k`, `N + 1`). The `let mut` bindings the body assigns are
-//! carried from one iteration to the next; the loop counter is forward-only data. Each
-//! iteration's pullback is kept in fixed-size storage on the stack (no allocation), and the
-//! reverse pass runs the iterations last first. That storage is `N + 1` times one
-//! iteration's pullback (what it keeps of the iteration's values), on the caller's stack:
-//! large values in long loops belong in `HeapMatrix`, and a debug build, which copies more,
-//! needs several times the stack of a release build. A function whose generic parameter
+//! carried from one iteration to the next; the loop counter is forward-only data. A loop whose
+//! body calls nothing but primitives and pure functions runs its body again in the reverse
+//! pass, keeping per iteration only the carried values the reverse reads (none for the chained
+//! Rosenbrock function: no tape); any other keeps each iteration's pullback. What is kept is
+//! in a tape of `N + 1` fixed-size slots: with `std`, a
+//! block of the per-thread pool that [`HeapMatrix`] uses, taken on the first call and recycled
+//! after, so a training step allocates nothing once warm; with `alloc` alone, a block
+//! allocated per call; without `alloc`, inline with the pullback, on the caller's stack
+//! (`N + 1` times what one iteration keeps). The reverse pass runs the iterations last first
+//! (first to last when the carried values are only sums the body adds to, whose iterations'
+//! changes are independent). A function whose generic parameter
 //! appears in no input's type gets `name_vjp` and `name_rev` but no lens type (the lens
 //! type's traits are implemented per input type), unless it is a const generic that the
 //! `#[param]` arguments' types name: the lens type carries those (a hidden width), in the
@@ -199,6 +203,11 @@
 pub use lens_circuits as circuits;
 pub use lens_core::*;
 pub use nalgebra;
+
+/// The operators and methods `#[lens]` and `para!` differentiate.
+///
+#[doc = lens_macros::__primitives_doc!()]
+pub mod primitives {}
 
 /// Everything a model needs in scope: traits, layers, activations, losses, optimizers, the
 /// learner and nalgebra's static matrix aliases.

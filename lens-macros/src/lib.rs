@@ -219,6 +219,20 @@ pub fn __companions(input: TokenStream) -> TokenStream {
         .into()
 }
 
+/// The primitives table as Markdown (`primitives::doc`), a string literal for the
+/// `paralens::primitives` page of the documentation; not part of the API.
+#[doc(hidden)]
+#[proc_macro]
+pub fn __primitives_doc(input: TokenStream) -> TokenStream {
+    if !input.is_empty() {
+        return syn::Error::new(proc_macro2::Span::call_site(), "takes no input")
+            .into_compile_error()
+            .into();
+    }
+    let doc = primitives::doc();
+    quote::quote!(#doc).into()
+}
+
 /// Derives `Tangent` (zero, accumulate) and `Flat<S>` (the flat-slice view) for a struct
 /// whose fields all have them, field by field in declaration order.
 #[proc_macro_derive(Tangent)]

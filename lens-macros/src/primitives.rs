@@ -1,9 +1,12 @@
-//! The one table of the methods `#[lens]` differentiates: each method's name, how many
-//! arguments it takes besides its receiver, the reverse rule it lowers to (an item of
-//! `lens_core::rules`; the operand types pick the impl), and the rule used instead when its
-//! one argument is its receiver (`x.dot(&x)`: one change `2 x d`, not two to be added), and
-//! whether it has one-sided forms for a forward-only operand (`Method::sided`). The
-//! analysis dispatches through it, and the "supported: ..." message is built from it.
+//! The one table of the primitives `#[lens]` differentiates. For each method: its name, how
+//! many arguments it takes besides its receiver, the reverse rule it lowers to (an item of
+//! `lens_core::rules`; the operand types pick the impl), the rule used instead when its one
+//! argument is its receiver (`x.dot(&x)`: one change `2 x d`, not two to be added), and
+//! whether it has one-sided forms for a forward-only operand (`Method::sided`). For each
+//! operator (`+`, unary `-`, `^` of words): its rule, and the tags of its checked forms. The
+//! methods whose value carries no change (`floor`, `signum`, `len`). The analysis dispatches
+//! through these tables, the "supported: ..." messages are built from them, and so is the
+//! `paralens::primitives` page of the documentation ([`doc`], through `__primitives_doc!`).
 //!
 //! `powi` (an integer exponent that is not differentiated), `map` (a function name) and
 //! `clone` (an alias) are lowered by the analysis itself.
@@ -94,6 +97,120 @@ pub const METHODS: &[Method] = &[
     sided("component_div", "ComponentProduct::component_div_vjp"),
 ];
 
+/// One differentiated operator.
+pub struct Operator {
+    /// As written: `+`, or `-` of one operand.
+    pub symbol: &'static str,
+    /// Operands: 2, or 1 for a prefix operator.
+    pub arity: usize,
+    /// The reverse rule (an item of `lens_core::rules`).
+    pub rule: &'static str,
+    /// The tags of `rules::checked`'s forms of `a op b` and `a op= b` (`Add`, `AddAssign`):
+    /// the sweep runs the four arithmetic operators through them, so that operands without a
+    /// rule are the function as written's one error. `None`: the rule itself (Z2 words).
+    pub checked: Option<(&'static str, &'static str)>,
+    /// What it applies to, for the documentation.
+    pub on: &'static str,
+}
+
+const fn op(
+    symbol: &'static str,
+    rule: &'static str,
+    checked: Option<(&'static str, &'static str)>,
+    on: &'static str,
+) -> Operator {
+    Operator {
+        symbol,
+        arity: 2,
+        rule,
+        checked,
+        on,
+    }
+}
+
+const fn prefix(symbol: &'static str, rule: &'static str, on: &'static str) -> Operator {
+    Operator {
+        symbol,
+        arity: 1,
+        rule,
+        checked: None,
+        on,
+    }
+}
+
+/// The operators (`x op= e` is `x = x op e` of the same row).
+pub const OPERATORS: &[Operator] = &[
+    op(
+        "+",
+        "AddRule::add_vjp",
+        Some(("Add", "AddAssign")),
+        "scalars; matrices of one shape",
+    ),
+    op(
+        "-",
+        "SubRule::sub_vjp",
+        Some(("Sub", "SubAssign")),
+        "scalars; matrices of one shape",
+    ),
+    op(
+        "*",
+        "MulRule::mul_vjp",
+        Some(("Mul", "MulAssign")),
+        "scalars; a matrix and a scalar; matrix products (static and heap)",
+    ),
+    op(
+        "/",
+        "DivRule::div_vjp",
+        Some(("Div", "DivAssign")),
+        "scalars; a matrix by a scalar",
+    ),
+    op("^", "XorRule::xor_vjp", None, "`u64` Z2 words"),
+    op("&", "AndRule::and_vjp", None, "`u64` Z2 words"),
+    op("|", "OrRule::or_vjp", None, "`u64` Z2 words"),
+    prefix("-", "NegRule::neg_vjp", "scalars; matrices"),
+    prefix("!", "NotRule::not_vjp", "`u64` Z2 words"),
+];
+
+impl Operator {
+    /// The rule as a path (in `lens_core::rules`).
+    pub fn tokens(&self) -> proc_macro2::TokenStream {
+        self.rule.parse().expect("the table's rules are paths")
+    }
+}
+
+/// The operator `symbol` of `arity` operands.
+pub fn operator(symbol: &str, arity: usize) -> &'static Operator {
+    OPERATORS
+        .iter()
+        .find(|o| o.symbol == symbol && o.arity == arity)
+        .expect("an operator of the table")
+}
+
+/// Methods whose value carries no change: counts and shapes, tests, signs, and the step
+/// functions, whose derivative is zero wherever it exists. Their value is forward-only data.
+pub const NO_CHANGE: &[&str] = &[
+    "len",
+    "nrows",
+    "ncols",
+    "shape",
+    "is_empty",
+    "is_nan",
+    "is_finite",
+    "is_infinite",
+    "is_sign_negative",
+    "is_sign_positive",
+    "signum",
+    "floor",
+    "ceil",
+    "round",
+    "trunc",
+    "argmax",
+    "argmin",
+    "imax",
+    "imin",
+    "count_ones",
+];
+
 /// Whether `m`'s rule takes every operand at the receiver's type (`Self`): the rule traits
 /// of scalar methods (`MaxRule::max_vjp(self, y: Self)`). The rules of matrices' methods take
 /// an operand that may also be borrowed (`x.dot(w)` with `w: &SVector`).
@@ -153,4 +270,86 @@ pub fn supported() -> String {
     }
     names.extend(SPECIAL);
     names.join(", ")
+}
+
+/// The tables as Markdown, for the `paralens::primitives` page of the documentation.
+pub fn doc() -> String {
+    let mut out = String::from(
+        "The primitives `#[lens]` and `para!` differentiate, generated from the macro crate's \
+         table (`lens-macros/src/primitives.rs`), which the analysis dispatches through. Each \
+         rule is an item of [`rules`](crate::rules); the operands' types pick its impl, so a \
+         type of the user's that implements a rule trait is differentiated by it too.\n\n\
+         ## Operators\n\n\
+         `x op= e` (on a `let mut` binding) is `x = x op e`.\n\n\
+         | operator | operands | rule | applies to |\n|---|---|---|---|\n",
+    );
+    for o in OPERATORS {
+        let written = if o.arity == 1 {
+            format!("`{}x`", o.symbol)
+        } else {
+            format!("`a {} b`", o.symbol)
+        };
+        out.push_str(&format!(
+            "| {written} | {} | `{}` | {} |\n",
+            o.arity, o.rule, o.on
+        ));
+    }
+    out.push_str(
+        "\n## Methods\n\n\
+         Called as methods (`x.sin()`) or, for a float's, through the type (`f64::max(x, y)`, \
+         `T::exp(x)`). The square variant is the rule when the operand is the receiver itself \
+         (`x.dot(&x)`); one-sided forms run when one operand is forward-only data.\n\n\
+         | method | arguments besides the receiver | rule | square variant | one-sided forms |\n\
+         |---|---|---|---|---|\n",
+    );
+    for m in METHODS {
+        out.push_str(&format!(
+            "| `{}` | {} | `{}` | {} | {} |\n",
+            m.name,
+            m.args,
+            m.rule,
+            m.square.map_or("".to_string(), |s| format!("`{s}`")),
+            if m.sided { "yes" } else { "" }
+        ));
+    }
+    out.push_str(
+        "| `powi` | 1 (an integer, forward-only) | `PowiRule::powi_vjp` | | |\n\
+         | `map` | 1 (the name of a `#[lens]` function of one scalar) | entry by entry, that function's | | |\n\
+         | `clone` | 0 | the value itself | | |\n",
+    );
+    out.push_str(
+        "\n## Methods without a change\n\n\
+         Their value is forward-only data (a count, a test, a sign, a step function's value: \
+         the derivative is zero wherever it exists): ",
+    );
+    let names: Vec<String> = NO_CHANGE.iter().map(|n| format!("`{n}`")).collect();
+    out.push_str(&names.join(", "));
+    out.push_str(".\n");
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_primitive_is_in_the_documentation() {
+        let doc = doc();
+        for m in METHODS {
+            assert!(doc.contains(&format!("| `{}` | {} | `{}` |", m.name, m.args, m.rule)));
+        }
+        for o in OPERATORS {
+            assert!(doc.contains(o.rule), "{}", o.symbol);
+        }
+        for n in NO_CHANGE.iter().chain(SPECIAL) {
+            assert!(doc.contains(&format!("`{n}`")), "{n}");
+        }
+    }
+
+    #[test]
+    fn no_method_both_differentiated_and_without_change() {
+        for n in NO_CHANGE {
+            assert!(!known(n), "{n}");
+        }
+    }
 }

@@ -25,16 +25,21 @@ impl Analyser<'_> {
         // both words at one type (tied).
         // A compound assignment's own tag: with no rule, the sweep goes on at the binding's
         // type, which the assignment keeps (not the other operand's, a second error).
-        let tag =
-            |op: &'static str, assign_op: &'static str| Some(if assign { assign_op } else { op });
+        let of = |symbol: &str| {
+            let o = crate::primitives::operator(symbol, 2);
+            let checked = o
+                .checked
+                .map(|(op, assign_op)| if assign { assign_op } else { op });
+            (o.tokens(), checked)
+        };
         let (rule, checked) = match b.op {
-            BinOp::Add(_) => (quote!(AddRule::add_vjp), tag("Add", "AddAssign")),
-            BinOp::Sub(_) => (quote!(SubRule::sub_vjp), tag("Sub", "SubAssign")),
-            BinOp::Mul(_) => (quote!(MulRule::mul_vjp), tag("Mul", "MulAssign")),
-            BinOp::Div(_) => (quote!(DivRule::div_vjp), tag("Div", "DivAssign")),
-            BinOp::BitXor(_) => (quote!(XorRule::xor_vjp), None),
-            BinOp::BitAnd(_) => (quote!(AndRule::and_vjp), None),
-            BinOp::BitOr(_) => (quote!(OrRule::or_vjp), None),
+            BinOp::Add(_) => of("+"),
+            BinOp::Sub(_) => of("-"),
+            BinOp::Mul(_) => of("*"),
+            BinOp::Div(_) => of("/"),
+            BinOp::BitXor(_) => of("^"),
+            BinOp::BitAnd(_) => of("&"),
+            BinOp::BitOr(_) => of("|"),
             BinOp::Eq(_)
             | BinOp::Ne(_)
             | BinOp::Lt(_)
@@ -245,7 +250,7 @@ impl Analyser<'_> {
             }
             return Operand::Const(m.to_token_stream());
         }
-        if NO_CHANGE_METHODS.contains(&name.as_str()) {
+        if crate::primitives::NO_CHANGE.contains(&name.as_str()) {
             self.check_read(m);
             return Operand::Const(m.to_token_stream());
         }
@@ -694,7 +699,7 @@ impl Analyser<'_> {
                 return self.method_of(&call, receiver, args, node_key(c), out);
             }
             // `f64::signum(x)`, `f64::floor(x)`: forward-only data, as the method forms are.
-            if NO_CHANGE_METHODS.contains(&name.as_str()) {
+            if crate::primitives::NO_CHANGE.contains(&name.as_str()) {
                 self.check_read(c);
                 return Operand::Const(c.to_token_stream());
             }

@@ -19,7 +19,7 @@ pub use calls::{infer_operand, place, token_ends};
 pub use ir::*;
 use syntax::*;
 pub use syntax::{any_token, compound_op, mentions, scalar_type_params};
-use whitelist::{EarlyExits, NO_CHANGE_METHODS, format_captures};
+use whitelist::{EarlyExits, format_captures};
 
 pub use loops::Loop;
 pub use recompute::plan as recompute_plan;
@@ -527,8 +527,8 @@ impl<'e> Analyser<'e> {
             Expr::Binary(b) if compound_op(&b.op).is_none() => self.binary(b, out),
             Expr::Unary(u) => {
                 let rule = match u.op {
-                    UnOp::Neg(_) => quote!(NegRule::neg_vjp),
-                    UnOp::Not(_) => quote!(NotRule::not_vjp),
+                    UnOp::Neg(_) => crate::primitives::operator("-", 1).tokens(),
+                    UnOp::Not(_) => crate::primitives::operator("!", 1).tokens(),
                     _ => {
                         self.errors.at(
                             u,

@@ -23,30 +23,17 @@ use crate::primitives::METHODS;
 use proc_macro2::{Delimiter, Spacing, TokenStream, TokenTree};
 use std::collections::{HashMap, HashSet};
 
-/// Calls a recomputed body may make besides the differentiated methods: pure functions of
-/// their operands.
+/// Calls a recomputed body may make besides the primitives (`primitives::METHODS`,
+/// `primitives::NO_CHANGE`): pure functions of their operands.
 const PURE_CALLS: &[&str] = &[
-    "len",
-    "min",
-    "max",
-    "abs",
     "pow",
     "powi",
-    "signum",
-    "floor",
-    "ceil",
-    "round",
-    "trunc",
-    "is_nan",
-    "is_finite",
     "rem_euclid",
     "div_euclid",
     "wrapping_add",
     "wrapping_sub",
     "saturating_sub",
     "saturating_add",
-    "nrows",
-    "ncols",
     "zeros",
     "repeat",
     "from_element",
@@ -494,6 +481,7 @@ impl Walk<'_> {
                     if called {
                         let pure = PURE_CALLS.contains(&name.as_str())
                             || METHODS.iter().any(|m| m.name == name)
+                            || crate::primitives::NO_CHANGE.contains(&name.as_str())
                             || name.starts_with(char::is_uppercase);
                         if !pure {
                             self.pure = false;

@@ -27,7 +27,8 @@ impl Analyser<'_> {
         }
         for (name, call) in effects.1 {
             if !READ_METHODS.contains(&name.as_str())
-                && !NO_CHANGE_METHODS.contains(&name.as_str())
+                && !crate::primitives::METHODS.iter().any(|m| m.name == name)
+                && !crate::primitives::NO_CHANGE.contains(&name.as_str())
                 && !self.refused.contains(&call.to_string())
                 && self.mentions_diff(call.clone())
             {
@@ -104,31 +105,6 @@ impl Analyser<'_> {
     }
 }
 
-/// Methods whose value carries no change (counts, tests, signs, and the step functions,
-/// whose derivative is zero wherever it exists).
-pub(super) const NO_CHANGE_METHODS: &[&str] = &[
-    "len",
-    "nrows",
-    "ncols",
-    "shape",
-    "is_empty",
-    "is_nan",
-    "is_finite",
-    "is_infinite",
-    "is_sign_negative",
-    "is_sign_positive",
-    "signum",
-    "floor",
-    "ceil",
-    "round",
-    "trunc",
-    "argmax",
-    "argmin",
-    "imax",
-    "imin",
-    "count_ones",
-];
-
 /// Macros whose arguments are only read, so they may print or check differentiated values.
 pub(super) const READING_MACROS: &[&str] = &[
     "print",
@@ -145,50 +121,15 @@ pub(super) const READING_MACROS: &[&str] = &[
     "unreachable",
 ];
 
-/// Methods forward-only code may call on (or with) a differentiated value: they read it and
-/// return plain data.
+/// Methods forward-only code may call on (or with) a differentiated value besides the
+/// primitives (`primitives::METHODS`, `primitives::NO_CHANGE`): they read it and return plain
+/// data.
 pub(super) const READ_METHODS: &[&str] = &[
-    "exp",
-    "ln",
-    "sqrt",
     "powi",
-    "powf",
-    "sin",
-    "cos",
-    "tan",
-    "tanh",
-    "sinh",
-    "cosh",
-    "asin",
-    "acos",
-    "atan",
-    "atan2",
-    "log2",
-    "log10",
-    "exp2",
-    "hypot",
-    "abs",
-    "max",
-    "min",
-    "clamp",
-    "recip",
-    "floor",
-    "ceil",
-    "round",
-    "trunc",
+    "clone",
     "fract",
-    "mul_add",
-    "transpose",
-    "dot",
-    "component_mul",
-    "component_div",
-    "sum",
-    "mean",
-    "norm",
-    "norm_squared",
     "amax",
     "amin",
-    "clone",
     "partial_cmp",
     "total_cmp",
     "eq",
