@@ -337,3 +337,42 @@ fn literals_of_hand_written_generic_and_reordered_structs() {
         check_gradient(f, r, (0.8, -0.6), H),
     );
 }
+
+#[test]
+fn a_struct_built_as_the_result_on_its_own() {
+    // `step_pose`'s reverse alone (not through `pose_score`): every output field's change
+    // checked against finite differences, through each field as the cotangent in turn.
+    let p = Pose {
+        at: SVector::<f64, 2>::new(0.4, -1.1),
+        angle: 0.7,
+    };
+    let unit = |at: [f64; 2], angle: f64| Pose {
+        at: SVector::<f64, 2>::new(at[0], at[1]),
+        angle,
+    };
+    for d in [
+        unit([1.0, 0.0], 0.0),
+        unit([0.0, 1.0], 0.0),
+        unit([0.0, 0.0], 1.0),
+    ] {
+        let score = |q: Pose| q.at.dot(&d.at) + q.angle * d.angle;
+        ok(
+            "step_pose",
+            check_gradient(
+                |(p, s): (Pose, f64)| score(step_pose(p, s)),
+                |(p, s): (Pose, f64), g: f64| {
+                    step_pose_rev(
+                        p,
+                        s,
+                        Pose {
+                            at: d.at * g,
+                            angle: d.angle * g,
+                        },
+                    )
+                },
+                (p, 1.3),
+                H,
+            ),
+        );
+    }
+}

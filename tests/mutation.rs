@@ -591,3 +591,33 @@ fn a_diverging_block_in_a_lowered_branch_is_differentiated_without_a_warning() {
     );
     assert!(std::panic::catch_unwind(|| scaled_rev(0.8, None, 1.0)).is_err());
 }
+
+// Defect 2 of the issue: a statement-form `if`/`else` that only mentions a differentiated
+// value (here in a `println!` in both arms) failed with E0282 at `#[lens]`. It compiles, and
+// the printing changes nothing in the derivative: d = 3x^2.
+#[lens]
+fn printing_in_both_arms(x: f64, verbose: bool) -> f64 {
+    let y = x * x * x;
+    if verbose {
+        println!("x = {x}, y = {y}");
+    } else {
+        println!("y = {y}");
+    }
+    y
+}
+
+#[test]
+fn a_statement_if_else_mentioning_a_differentiated_value() {
+    for verbose in [true, false] {
+        assert_eq!(printing_in_both_arms_rev(0.5, verbose, 1.0), 0.75);
+        ok(
+            "printing_in_both_arms",
+            check_gradient(
+                |x| printing_in_both_arms(x, verbose),
+                |x, d| printing_in_both_arms_rev(x, verbose, d),
+                -1.3,
+                H,
+            ),
+        );
+    }
+}
