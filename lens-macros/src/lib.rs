@@ -87,6 +87,12 @@ fn in_context(
 /// `#[lens(name = Other)]` names that type `Other` instead, and `#[lens(init = f)]` gives the
 /// parameters' initialiser of a lens type with `#[param]` arguments. See the `paralens` crate
 /// documentation.
+///
+/// It goes on a free function: the lens type and its impls are items of the module. A method
+/// taking `self` is refused with a message; an associated function without `self` cannot be
+/// told apart from a free one by the macro, and in an `impl` rustc reports the generated
+/// module and impls as "not supported in `trait`s or `impl`s": move the function out of the
+/// `impl`.
 #[proc_macro_attribute]
 pub fn lens(attr: TokenStream, item: TokenStream) -> TokenStream {
     let mut errors = errors::Errors::default();
