@@ -1,5 +1,5 @@
 // A struct literal of differentiated values naming a field the struct lacks, and a tuple
-// struct built with an argument too many: one error each, rustc's at the literal, with its
+// struct built with an argument too many or too few: one error each, rustc's at the literal, with its
 // help. It was two: the sweep read the change of the unknown field (`d.angel`, E0609), and
 // built the tuple struct as `Pair { 0: .., 1: .., 2: .. }` (E0560 and E0609 at `#[lens]`).
 use paralens::prelude::*;
@@ -27,6 +27,14 @@ fn pose_read(x: f64, y: f64) -> f64 {
 #[lens]
 fn make_pair(x: f64, y: f64) -> Pair {
     Pair(x * 2.0, y.sin(), x)
+}
+
+// An argument too few: one error, with rustc's help (it was two, the sweeps' suggesting
+// `Pair(x, /* f64 */)(x)`).
+#[lens]
+fn make_half_pair(x: f64) -> f64 {
+    let p = Pair(x * 2.0);
+    p.0
 }
 
 fn main() {}

@@ -109,8 +109,9 @@ pub enum Op {
         fields: Vec<(syn::Member, Operand)>,
         /// Each field's value's place as written.
         places: Vec<Place>,
-        /// Built as a tuple struct, `Path(x, y)` (the fields are `0`, `1`, ..).
-        tuple: bool,
+        /// Built as a tuple struct, `Path(x, y)` (the fields are `0`, `1`, ..): the span of
+        /// its parentheses as written.
+        tuple: Option<proc_macro2::Span>,
     },
     /// `SVector::new(a, b, ...)` (any nalgebra constructor `new` from entries): the callee
     /// as written and the entries in its order (row by row for a matrix).

@@ -636,7 +636,7 @@ impl<'e> Analyser<'e> {
                         path,
                         fields,
                         places,
-                        tuple: false,
+                        tuple: None,
                     },
                     span,
                     out,

@@ -284,10 +284,16 @@ pub fn stmt(cx: &Cx, s: &Stmt) -> TokenStream {
                         .iter()
                         .zip(places)
                         .map(|((_, o), p)| part(cx, *target, o, p));
-                    if *tuple {
-                        // As written: an argument too many is then the function as written's
-                        // error (E0061), not a field `2` of `W { .. }` at `#[lens]`.
-                        quote_spanned!(span=> let #x #ann = #path(#(#values),*);)
+                    if let Some(parens) = tuple {
+                        // As written, parentheses included: an argument too many or too few
+                        // is then the function as written's one error (E0061), with its help
+                        // where it applies, not a field `2` of `W { .. }` at `#[lens]`.
+                        let mut args = proc_macro2::Group::new(
+                            proc_macro2::Delimiter::Parenthesis,
+                            quote!(#(#values),*),
+                        );
+                        args.set_span(*parens);
+                        quote_spanned!(span=> let #x #ann = #path #args;)
                     } else {
                         let members = fields.iter().map(|(m, _)| m);
                         quote_spanned!(span=> let #x #ann = #path { #(#members: #values,)* };)
