@@ -870,3 +870,37 @@ fn a_callee_of_twenty_parameters() {
     let r = |(x, y): (f64, f64), d: f64| calls_wide20_rev(x, y, d);
     ok("calls_wide20", check_gradient(f, r, (0.7, -0.4), H));
 }
+
+// A borrowed `#[nodiff]` scalar as the receiver of a method of several operands (from a
+// prober: "no reverse rule for this float method on `&f64`", with the help `r.&max(x)`).
+#[lens]
+fn borrowed_receivers(x: f64, #[nodiff] r: &f64, #[nodiff] s: &f64) -> f64 {
+    r.max(x) + s.powf(x) + r.atan2(x * 2.0) + x.max(*s)
+}
+
+#[test]
+fn borrowed_nodiff_scalars_as_receivers() {
+    let (r, s) = (0.3, 1.7);
+    assert_eq!(
+        borrowed_receivers(0.5, &r, &s),
+        0.5 + 1.7_f64.powf(0.5) + 0.3_f64.atan2(1.0) + 1.7
+    );
+    ok(
+        "borrowed_receivers",
+        check_gradient(
+            |x| borrowed_receivers(x, &r, &s),
+            |x, d| borrowed_receivers_rev(x, &r, &s, d),
+            0.5,
+            H,
+        ),
+    );
+    ok(
+        "borrowed_receivers below r",
+        check_gradient(
+            |x| borrowed_receivers(x, &r, &s),
+            |x, d| borrowed_receivers_rev(x, &r, &s, d),
+            0.1,
+            H,
+        ),
+    );
+}

@@ -390,8 +390,11 @@ impl Analyser<'_> {
         // `k.dot(&h)`: a forward-only receiver, which the method borrows, is read as an owned
         // matrix (a copy of a static one, a pooled block for a heap one; through a reference
         // too), so `k` stays the caller's and `k: &SMatrix` is a receiver like `k: SMatrix`.
+        // `r.max(x)` with `#[nodiff] r: &f64`: the rule takes its receiver by value, so a
+        // borrowed receiver is read as an owned copy too (it was "no rule for `&f64`").
+        let recv_owned = borrows || self.is_borrowed_data(receiver);
         let recv = match recv {
-            Operand::Const(k) if borrows => Operand::Const(owned(span, &k)),
+            Operand::Const(k) if recv_owned => Operand::Const(owned(span, &k)),
             o => o,
         };
         // `b.component_div(&b)`: the method borrows both, so this is Rust for a heap matrix
@@ -411,7 +414,8 @@ impl Analyser<'_> {
         // The function as written reads the same operands so (`expand::written`).
         let read_owned: Vec<bool> = ops
             .iter()
-            .map(|o| borrows && matches!(o, Operand::Const(_)))
+            .enumerate()
+            .map(|(i, o)| (borrows || (i == 0 && recv_owned)) && matches!(o, Operand::Const(_)))
             .collect();
         let func = rules_path(span, func);
         let rule = Op::Rule {
@@ -673,7 +677,7 @@ impl Analyser<'_> {
                     path,
                     fields,
                     places,
-                    tuple: true,
+                    tuple: Some(c.paren_token.span.join()),
                 },
                 c.span(),
                 out,
