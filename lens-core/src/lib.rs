@@ -370,18 +370,6 @@ pub mod __private {
     /// The most outside values a branch or loop body may read (the arities above).
     pub const MAX_ADJOINTS: usize = 12;
 
-    /// Implemented by a type for itself only: `#[lens]` checks with it that the name of the
-    /// lens type it generates still refers to that type where the function is (an item of the
-    /// same name would hide the type's glob re-export).
-    #[diagnostic::on_unimplemented(
-        message = "`{Self}` is not the lens type that `#[lens]` generates for this function",
-        label = "another item has the lens type's name",
-        note = "`#[lens] fn f` generates a lens type named after the function (`F`); give it another name with `#[lens(name = OtherName)]`, or rename the other item"
-    )]
-    pub trait LensTypeNamed<B> {}
-
-    impl<B> LensTypeNamed<B> for B {}
-
     /// The input of no lens. Each `#[lens]` type implements its traits for it too (hidden
     /// from rustc's suggestions by `#[diagnostic::do_not_recommend]`): with one impl only,
     /// rustc read a wrong input as a mismatch against that impl's input, once in each sweep
@@ -389,13 +377,11 @@ pub mod __private {
     /// input of type" error, once.
     pub enum NotAnInput {}
 
-    /// Compiles when `A` is `B` (see [`LensTypeNamed`]).
-    pub const fn lens_type_named<A: LensTypeNamed<B>, B>() {}
-
     /// Implemented by `B` for `(B, B)` only (and for a second shape that no call can meet,
     /// so that rustc waits for both arguments instead of inferring the second from the
-    /// first): `#[lens]` checks with it that both namespaces of a generic lens type's name
-    /// still refer to that type, in one obligation, hence one error.
+    /// first): `#[lens]` checks with it that both namespaces of a lens type's name still refer
+    /// to that type where the function is (an item of the same name would hide the type's glob
+    /// re-export), in one obligation, hence one error.
     #[diagnostic::on_unimplemented(
         message = "another item has the name of the lens type that `#[lens]` generates for this function",
         label = "another item has the lens type's name",
@@ -408,9 +394,10 @@ pub mod __private {
     impl<B> LensNamed<(NotAnInput, B), B> for B {}
 
     /// Compiles when the type that a struct pattern of the name gives (`A`) and the type of
-    /// the name's unit value (`V`) are both `B`: the check of a generic lens type, whose name
-    /// cannot be written as a type without its generics. A pattern `Gain { .. }` finds a
-    /// braced or tuple struct that a unit value would not.
+    /// the name's unit value (`V`) are both `B`: the check of a lens type, whose name is never
+    /// written as a type (a generic one, or a user's generic struct of that name, would be an
+    /// error about generics first). A pattern `Gain { .. }` finds a braced or tuple struct
+    /// that a unit value would not.
     pub const fn lens_named<A: LensNamed<V, B>, V, B>(_: &A, _: &V) {}
 
     /// The "no change" value a lens type returns for an argument that is not differentiated

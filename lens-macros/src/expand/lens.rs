@@ -596,13 +596,13 @@ fn generate(f: &LensFn, sweeps: Option<(&Analysed, Option<&Analysed>)>) -> Token
         });
         quote!(<#(#any),*>)
     };
-    // A generic type is checked through a pattern and the value of its name: `Gain<0>`
-    // written on another item named `Gain` would be an error about its generics first.
-    let name_check = if own_consts.is_empty() {
-        quote!(const _: () = ::paralens::__private::lens_type_named::<#ty_name, #ty_path>();)
-    } else {
-        // The pattern names the type namespace, the value the value namespace: an item of
-        // either kind named `Gain` is caught, in one obligation (one error).
+    // The type is checked through a pattern and the value of its name, never the name as a
+    // type: `Gain<0>` written on another item named `Gain`, or `Gv` on a user's generic
+    // `struct Gv<T, const N: usize>`, would be an error about its generics first ("missing
+    // generics for struct `Gv`", with a help placing them after the function's own). The
+    // pattern names the type namespace, the value the value namespace: an item of either kind
+    // named `Gain` is caught, in one obligation (one error).
+    let name_check = {
         let span = name.span();
         quote_spanned! {span=>
             const _: () = {
