@@ -184,16 +184,11 @@ macro_rules! __map_checked {
 pub use crate::__map_checked as map_checked;
 
 /// `v.map(f)` in the function as written: the value, checking only `f` (the error of an `f`
-/// of another type is then reported once; `f_rev` is the sweep's to check). `f` is taken as
-/// a function pointer of the entries' type: an `f` of another type is then a mismatch of
-/// types, where a bound `Fn(V::Scalar)` was rustc's mismatch of signatures suggesting to
-/// wrap `f` in a closure, which `map` in a `#[lens]` function refuses. (A generic `f`,
-/// `tanh::<_>`, is inferred at the entries' type; the pointer is a constant where this is
-/// inlined, and the call through it is inlined too.)
+/// of another type is then reported once; `f_rev` is the sweep's to check).
 #[inline]
 pub fn map_forward<V: crate::activation::Elementwise>(
     v: V,
-    f: fn(V::Scalar) -> V::Scalar,
+    f: impl Fn(V::Scalar) -> V::Scalar,
 ) -> (V, ()) {
     (v.map_entries(f), ())
 }
