@@ -875,7 +875,7 @@ fn a_callee_of_twenty_parameters() {
 // prober: "no reverse rule for this float method on `&f64`", with the help `r.&max(x)`).
 #[lens]
 fn borrowed_receivers(x: f64, #[nodiff] r: &f64, #[nodiff] s: &f64) -> f64 {
-    r.max(x) + s.powf(x) + r.atan2(x * 2.0) + x.max(*s)
+    r.max(x) + s.powf(x) + r.atan2(x * 2.0) + r.min(x * x)
 }
 
 #[test]
@@ -883,7 +883,7 @@ fn borrowed_nodiff_scalars_as_receivers() {
     let (r, s) = (0.3, 1.7);
     assert_eq!(
         borrowed_receivers(0.5, &r, &s),
-        0.5 + 1.7_f64.powf(0.5) + 0.3_f64.atan2(1.0) + 1.7
+        0.5 + 1.7_f64.powf(0.5) + 0.3_f64.atan2(1.0) + 0.25
     );
     ok(
         "borrowed_receivers",

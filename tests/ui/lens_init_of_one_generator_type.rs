@@ -1,6 +1,5 @@
 // `#[lens(init = draw)]` where `draw` takes one generator type (`&mut StdRng`), not any
-// `R: Rng + ?Sized`: one error at the attribute, naming the generator as `AnyRng` (it was
-// `__R`, a name of the generated code).
+// `R: Rng + ?Sized`: one error, at `draw` (it was over the whole attribute).
 use paralens::prelude::*;
 
 #[lens(init = draw)]

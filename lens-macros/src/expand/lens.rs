@@ -323,8 +323,8 @@ fn generate(f: &LensFn, sweeps: Option<(&Analysed, Option<&Analysed>)>) -> Token
     };
     let init_where = writable_where("");
     // Parameters start where `#[lens(init = f)]` puts them, or at zero. The generator's
-    // type is named `AnyRng` in the impls: an `f` taking one generator type only
-    // (`&mut StdRng`) is then "expected `&mut StdRng`, found `&mut AnyRng`".
+    // type is `__R` in the impls, a name no user type has (a user's parameter type named
+    // like it would be hidden by it in the return type: `tests/para_macro.rs`).
     let (init_body, doc_init) = match &f.init {
         Some(path) => (
             {
@@ -422,7 +422,7 @@ fn generate(f: &LensFn, sweeps: Option<(&Analysed, Option<&Analysed>)>) -> Token
                         {
                             type Param = #p_ty_tokens;
                             #[doc = #doc_init]
-                            fn init_at_with<AnyRng: ::paralens::__private::Rng + ?Sized>(&self, __rng: &mut AnyRng) -> #p_ty_tokens {
+                            fn init_at_with<__R: ::paralens::__private::Rng + ?Sized>(&self, __rng: &mut __R) -> #p_ty_tokens {
                                 #init_body
                             }
                         }
@@ -440,7 +440,7 @@ fn generate(f: &LensFn, sweeps: Option<(&Analysed, Option<&Analysed>)>) -> Token
             {
                 type Param = #p_ty_tokens;
                 #[doc = #doc_init]
-                fn init_with<AnyRng: ::paralens::__private::Rng + ?Sized>(&self, __rng: &mut AnyRng) -> #p_ty_tokens {
+                fn init_with<__R: ::paralens::__private::Rng + ?Sized>(&self, __rng: &mut __R) -> #p_ty_tokens {
                     #init_body
                 }
             }
