@@ -93,7 +93,7 @@ pub use z2::{AndRule, NotRule, OrRule, XorRule};
 /// `v.map(f)` in the reverse sweep `#[lens]` generates (`map_checked!(v, f, f_rev)`): the
 /// types of `v`, `f` and `f_rev`, for [`MapDispatch`] to pick [`map_vjp`] when `f` takes the
 /// entries' type. When it takes another, the function as written
-/// ([`map_forward`]`(v, f)`) reports the error once, and method resolution picks
+/// (`map_written!(v, f)`) reports the error once, and method resolution picks
 /// [`MapMismatch`] one autoref step later, whose value has the vector's type, so the sweep
 /// reports nothing more (see `lens_core::guard`). `f_rev` is checked once `map_vjp` is
 /// picked: a function whose reverse does not fit (a `#[nodiff]` argument) is an error there.
@@ -183,15 +183,78 @@ macro_rules! __map_checked {
 #[doc(hidden)]
 pub use crate::__map_checked as map_checked;
 
-/// `v.map(f)` in the function as written: the value, checking only `f` (the error of an `f`
-/// of another type is then reported once; `f_rev` is the sweep's to check).
-#[inline]
-pub fn map_forward<V: crate::activation::Elementwise>(
-    v: V,
-    f: impl Fn(V::Scalar) -> V::Scalar,
-) -> (V, ()) {
-    (v.map_entries(f), ())
+/// `v.map(f)` in the function as written (`map_written!`): `f` is read once as a function
+/// pointer of the entries' type ([`map_type`]), so an `f` of another type is one mismatch of
+/// types there, with no suggestion (a bound `Fn(V::Scalar)` was rustc's mismatch of
+/// signatures suggesting to wrap `f` in a closure, which `map` in a `#[lens]` function
+/// refuses); the value is computed with `f` itself, statically dispatched, through
+/// [`MapWritten`]: [`MapWrittenExact`] when `f` takes the entries' type, else
+/// [`MapWrittenOther`] one autoref step later, which reports nothing more and is never built
+/// (the crate has the mismatch).
+#[doc(hidden)]
+pub struct MapWritten<V, F>(core::marker::PhantomData<(fn() -> V, fn() -> F)>);
+
+impl<V, F> MapWritten<V, F> {
+    /// The types of `v` and `f`.
+    #[inline(always)]
+    pub fn of(_v: &V, _f: &F) -> Self {
+        MapWritten(core::marker::PhantomData)
+    }
 }
+
+/// `f` as a function of the entries' type (see [`MapWritten`]).
+#[doc(hidden)]
+#[inline(always)]
+pub fn map_type<V: crate::activation::Elementwise>(_v: &V, _f: fn(V::Scalar) -> V::Scalar) {}
+
+/// [`MapWritten`] whose `f` takes the entries' type: the value.
+#[doc(hidden)]
+pub trait MapWrittenExact<V, F> {
+    /// `(v.map(f), ())`.
+    fn lens_map_written(self, v: V, f: F) -> (V, ());
+}
+
+impl<V, F> MapWrittenExact<V, F> for &&MapWritten<V, F>
+where
+    V: crate::activation::Elementwise,
+    F: Fn(V::Scalar) -> V::Scalar,
+{
+    #[inline(always)]
+    fn lens_map_written(self, v: V, f: F) -> (V, ()) {
+        (v.map_entries(f), ())
+    }
+}
+
+/// [`MapWritten`] whose `f` takes another type: never built.
+#[doc(hidden)]
+pub trait MapWrittenOther<V, F> {
+    /// Never returns.
+    fn lens_map_written(self, v: V, f: F) -> (V, ());
+}
+
+impl<V, F> MapWrittenOther<V, F> for &MapWritten<V, F> {
+    fn lens_map_written(self, _v: V, _f: F) -> (V, ()) {
+        #[allow(clippy::let_unit_value)]
+        let () = crate::guard::Typed::<V, F>::MISMATCH;
+        unreachable!()
+    }
+}
+
+/// `v.map(f)` in the function as written (see [`MapWritten`]).
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __map_written {
+    ($v:expr, $f:expr $(,)?) => {{
+        use $crate::__private::rules::{MapWrittenExact as _, MapWrittenOther as _};
+        let v = $v;
+        // `f` as written (a function's path, read twice): its mismatch is reported at it.
+        $crate::__private::rules::map_type(&v, $f);
+        let f = $f;
+        (&&$crate::__private::rules::MapWritten::of(&v, &f)).lens_map_written(v, f)
+    }};
+}
+#[doc(hidden)]
+pub use crate::__map_written as map_written;
 
 /// `v.map(f)` for a scalar lens function `f` with reverse `f_rev`: entry-wise forward, and
 /// reverse `d_i f'(v_i)` entry by entry.

@@ -316,7 +316,7 @@ impl Analyser<'_> {
                 let f = &p.path;
                 extra.extend([quote!(#f), quote!(#f_rev)]);
                 // In the sweep through `map_checked!`, which reports nothing when `f` takes
-                // another type; the function as written runs `map_forward(v, f)`, which
+                // another type; the function as written runs `map_written!(v, f)`, which
                 // reports it once (`f_rev` is the sweep's to check).
                 (quote!(map_checked!), Vec::new())
             }
@@ -431,7 +431,7 @@ impl Analyser<'_> {
                 unreachable!("built as a rule above")
             };
             let written = InPlace {
-                func: rules_path(span, quote!(map_forward)),
+                func: rules_path(span, quote!(map_written!)),
                 extra: extra[..1].to_vec(),
                 operands: 1,
                 infer: None,
