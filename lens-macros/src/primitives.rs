@@ -130,11 +130,8 @@ const fn op(
 
 const fn prefix(symbol: &'static str, rule: &'static str, on: &'static str) -> Operator {
     Operator {
-        symbol,
         arity: 1,
-        rule,
-        checked: None,
-        on,
+        ..op(symbol, rule, None, on)
     }
 }
 
