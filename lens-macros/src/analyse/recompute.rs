@@ -10,9 +10,12 @@
 //! the tape of pullbacks:
 //! - forward-only code in the body is `let` bindings, indices, conditions and constant
 //!   arguments, with no macro, no assignment, no `&mut`, and no call other than the pure
-//!   methods listed here, constructors (`Some(x)`, a tuple struct) and the differentiated
-//!   primitives; a call of another `#[lens]` function keeps the tape (it could have an
-//!   effect, or read state that changes between the two runs);
+//!   methods of numbers listed here and the primitives of `primitives.rs`, called as methods
+//!   or through a primitive type (`f64::max`); any other call keeps the tape, whatever its
+//!   name or form: a function of the user's (upper-case or not, with or without a turbofish:
+//!   `COIN()` and `coin::<f64>()` may have effects), a constructor, a method not listed, a
+//!   call of another `#[lens]` function (it could have an effect, or read state that changes
+//!   between the two runs);
 //! - the names it reads are its own bindings, the loop counter, differentiated values,
 //!   `self` and the parameters, constants (upper-case) and paths: a forward-only binding from
 //!   outside could be a value the reverse would have to move (a `Vec`) or that later code
@@ -23,9 +26,13 @@ use crate::primitives::METHODS;
 use proc_macro2::{Delimiter, Spacing, TokenStream, TokenTree};
 use std::collections::{HashMap, HashSet};
 
-/// Calls a recomputed body may make besides the primitives (`primitives::METHODS`,
-/// `primitives::NO_CHANGE`): pure functions of their operands.
-const PURE_CALLS: &[&str] = &[
+/// Methods a recomputed body may call besides the primitives (`primitives::METHODS`,
+/// `primitives::NO_CHANGE`): pure methods of numbers. A method call is pure when its name is
+/// one of these or a primitive's; a path call only when it is such a method of a primitive
+/// type (`f64::max(a, b)`, `usize::pow(2, k)`); any other call (a function of the user's, a
+/// constructor, a method not listed, with or without a turbofish) keeps the tape of pullbacks,
+/// which runs the body once.
+const PURE_METHODS: &[&str] = &[
     "pow",
     "powi",
     "rem_euclid",
@@ -34,11 +41,89 @@ const PURE_CALLS: &[&str] = &[
     "wrapping_sub",
     "saturating_sub",
     "saturating_add",
-    "zeros",
-    "repeat",
-    "from_element",
-    "identity",
 ];
+
+/// The primitive types whose inherent methods a path call may name.
+const PRIMITIVE_TYPES: &[&str] = &[
+    "f32", "f64", "usize", "isize", "u8", "u16", "u32", "u64", "u128", "i8", "i16", "i32", "i64",
+    "i128",
+];
+
+fn pure_method(name: &str) -> bool {
+    PURE_METHODS.contains(&name)
+        || METHODS.iter().any(|m| m.name == name)
+        || crate::primitives::NO_CHANGE.contains(&name)
+}
+
+/// Whether the identifier at `j` is called: followed by parentheses, after a turbofish
+/// (`draw::<f64>()`) if it has one.
+fn called(toks: &[TokenTree], j: usize) -> bool {
+    let colon = |k: usize| matches!(toks.get(k), Some(TokenTree::Punct(p)) if p.as_char() == ':');
+    let mut k = j + 1;
+    if colon(k)
+        && colon(k + 1)
+        && matches!(toks.get(k + 2), Some(TokenTree::Punct(p)) if p.as_char() == '<')
+    {
+        // Skip the generic arguments to their closing `>`.
+        let mut depth = 0usize;
+        k += 2;
+        while let Some(t) = toks.get(k) {
+            if let TokenTree::Punct(p) = t {
+                match p.as_char() {
+                    '<' => depth += 1,
+                    '>' if !matches!(toks.get(k - 1), Some(TokenTree::Punct(q)) if q.as_char() == '-') =>
+                    {
+                        depth -= 1;
+                        if depth == 0 {
+                            break;
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            k += 1;
+        }
+        k += 1;
+    }
+    matches!(toks.get(k), Some(TokenTree::Group(g)) if g.delimiter() == Delimiter::Parenthesis)
+}
+
+/// The segment before the path segment at `j` (`f64` in `f64::max`, `SVector` in
+/// `SVector::<f64, 3>::zeros`), if there is one.
+fn qualifier(toks: &[TokenTree], j: usize) -> Option<String> {
+    let colon = |k: usize| matches!(toks.get(k), Some(TokenTree::Punct(p)) if p.as_char() == ':');
+    if j < 3 || !colon(j - 1) || !colon(j - 2) {
+        return None;
+    }
+    let mut k = j - 3;
+    if matches!(&toks[k], TokenTree::Punct(p) if p.as_char() == '>') {
+        // Back over the generic arguments to their `::<`.
+        let mut depth = 0usize;
+        loop {
+            if let TokenTree::Punct(p) = &toks[k] {
+                match p.as_char() {
+                    '>' => depth += 1,
+                    '<' => {
+                        depth -= 1;
+                        if depth == 0 {
+                            break;
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            k = k.checked_sub(1)?;
+        }
+        if k < 3 || !colon(k - 1) || !colon(k - 2) {
+            return None;
+        }
+        k -= 3;
+    }
+    match &toks[k] {
+        TokenTree::Ident(i) => Some(i.to_string()),
+        _ => None,
+    }
+}
 
 /// Words that are not variables.
 const KEYWORDS: &[&str] = &[
@@ -475,18 +560,27 @@ impl Walk<'_> {
                 },
                 TokenTree::Ident(i) => {
                     let name = i.to_string();
-                    let after_dot = matches!(prev, Some(TokenTree::Punct(q)) if q.as_char() == '.' || q.as_char() == ':');
+                    let after_dot = matches!(prev, Some(TokenTree::Punct(q)) if q.as_char() == '.');
+                    let after_path =
+                        matches!(prev, Some(TokenTree::Punct(q)) if q.as_char() == ':');
                     let path_head = matches!(next, Some(TokenTree::Punct(q)) if q.as_char() == ':');
-                    let called = matches!(next, Some(TokenTree::Group(g)) if g.delimiter() == Delimiter::Parenthesis);
-                    if called {
-                        let pure = PURE_CALLS.contains(&name.as_str())
-                            || METHODS.iter().any(|m| m.name == name)
-                            || crate::primitives::NO_CHANGE.contains(&name.as_str())
-                            || name.starts_with(char::is_uppercase);
+                    if called(&toks, j) {
+                        let pure = if after_dot {
+                            pure_method(&name)
+                        } else {
+                            // A path call is pure only as an inherent method of a primitive
+                            // type (`f64::max(a, b)`): any other function, an upper-case one
+                            // included (`COIN()` is not always a constructor), may have an
+                            // effect, and is taped.
+                            qualifier(&toks, j)
+                                .is_some_and(|q| PRIMITIVE_TYPES.contains(&q.as_str()))
+                                && pure_method(&name)
+                        };
                         if !pure {
                             self.pure = false;
                         }
                     } else if !after_dot
+                        && !after_path
                         && !path_head
                         && !KEYWORDS.contains(&name.as_str())
                         && !name.starts_with(|c: char| c.is_uppercase())
