@@ -27,13 +27,13 @@ fn COIN() -> bool {
     coin::<()>()
 }
 
-struct Rng;
-impl Rng {
+struct Urn;
+impl Urn {
     fn draw<T>(&self) -> f64 {
         if coin::<T>() { 1.0 } else { 0.0 }
     }
 }
-static RNG: Rng = Rng;
+static RNG: Urn = Urn;
 
 fn flips() -> usize {
     FLIPS.with(Cell::get)
@@ -117,4 +117,76 @@ fn effects_in_a_loop_run_once_and_the_reverse_sees_their_results() {
         assert_eq!(d, SVector::<f64, 2>::new(1.0, 0.0), "{name}");
         assert_eq!(flips(), 2, "{name}: the effect ran {} times", flips());
     }
+}
+
+// ---- 2. A stateful sub-model called in a `para!` loop keeps its pullback ----
+
+/// `y = m w x` with a mask `m` that is 1 at the first call and 0 after: a dropout of one
+/// unit, whose state (the calls so far) changes at every forward run.
+#[derive(Debug, Default)]
+pub struct Dropout {
+    calls: Cell<usize>,
+}
+
+impl Dropout {
+    fn mask(&self) -> f64 {
+        let n = self.calls.get();
+        self.calls.set(n + 1);
+        if n == 0 { 1.0 } else { 0.0 }
+    }
+}
+
+impl Init for Dropout {
+    type Param = f64;
+    fn init_with<R: rand::Rng + ?Sized>(&self, _: &mut R) -> f64 {
+        1.0
+    }
+}
+
+impl Para<f64> for Dropout {
+    type Param = f64;
+    type Out = f64;
+    fn vjp(&self, w: &f64, x: f64) -> (f64, impl FnOnce(f64, &mut f64) -> f64) {
+        let (m, w) = (self.mask(), *w);
+        (m * w * x, move |dy, dw: &mut f64| {
+            *dw += m * x * dy;
+            m * w * dy
+        })
+    }
+}
+
+para! {
+    /// `sum_i drop(x_i)`: the first entry kept, the second dropped.
+    #[derive(Debug, Default)]
+    pub struct Dropped {
+        drop: Dropout,
+    }
+    fn forward(&self, x: SVector<f64, 2>) -> f64 {
+        let mut f = 0.0;
+        for i in 0..2 {
+            f = f + self.drop(x[i] * x[i]);
+        }
+        f
+    }
+}
+
+#[test]
+fn a_stateful_sub_model_in_a_para_loop_runs_once() {
+    let x = SVector::<f64, 2>::new(0.5, 1.0);
+    let w = 2.0;
+    let p = DroppedParams { drop: w };
+    // f = w x0^2: df/dw = x0^2 = 0.25, df/dx = [2 w x0, 0] = [2, 0].
+    let model = Dropped::default();
+    let (dp, dx) = model.changes(&p, x, 1.0);
+    assert_eq!(model.drop.calls.get(), 2, "changes: the sub-model ran again");
+    assert_eq!(dp.drop, 0.25, "changes: dw");
+    assert_eq!(dx, SVector::<f64, 2>::new(2.0, 0.0), "changes: dx");
+
+    let model = Dropped::default();
+    let mut dp = DroppedParams { drop: 0.0 };
+    let (y, pull) = model.vjp_params(&p, x);
+    pull(1.0, &mut dp);
+    assert_eq!(y, 0.5);
+    assert_eq!(model.drop.calls.get(), 2, "vjp_params: the sub-model ran again");
+    assert_eq!(dp.drop, 0.25, "vjp_params: dw");
 }

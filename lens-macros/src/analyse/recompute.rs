@@ -14,8 +14,8 @@
 //!   or through a primitive type (`f64::max`); any other call keeps the tape, whatever its
 //!   name or form: a function of the user's (upper-case or not, with or without a turbofish:
 //!   `COIN()` and `coin::<f64>()` may have effects), a constructor, a method not listed, a
-//!   call of another `#[lens]` function (it could have an effect, or read state that changes
-//!   between the two runs);
+//!   call of another `#[lens]` function or of a sub-model in `para!` (it could have an
+//!   effect, or read state that changes between the two runs: a dropout);
 //! - the names it reads are its own bindings, the loop counter, differentiated values,
 //!   `self` and the parameters, constants (upper-case) and paths: a forward-only binding from
 //!   outside could be a value the reverse would have to move (a `Vec`) or that later code
@@ -405,6 +405,9 @@ impl Walk<'_> {
                 self.edges.push((target, from));
             }
             Op::Sub { args, .. } => {
+                // A sub-model may keep state that its forward run changes (a dropout's
+                // generator): its pullback is taped, never run again.
+                self.pure = false;
                 let from = self.operands(args);
                 self.roots.extend(from.iter().copied());
                 self.edges.push((target, from));
