@@ -147,9 +147,16 @@
 //! (`Some(x)`), casts of differentiated values, and
 //! forward-only code (a condition, a `println!`) that could change a binding while reading a
 //! differentiated value. All errors of a function are reported together, and the function's
-//! signature is still emitted (with an `unreachable!()` body) so its callers compile. Calling a plain function
-//! (one without `_vjp`) fails with "cannot find function `g_vjp`" at the call: annotate `g`
-//! with `#[lens]`, or write `g_vjp` by hand to give it a custom reverse rule.
+//! signature is still emitted (with an `unreachable!()` body) so its callers compile. A call `g(x)` of another
+//! function reaches `g`'s own reverse, never one found by name alone: the sweeps call the
+//! hidden `g_lens_vjp` that `#[lens]` writes beside `g`, which is tied to that `g`. Calling a
+//! plain function fails with "cannot find function `g_lens_vjp`" at the call: annotate `g`
+//! with `#[lens]`, or give it a reverse written by hand with [`custom_reverse!`] (importing a
+//! `#[lens]` function by name, import its `g_lens_vjp` too, as rustc's help says, or call it
+//! by its path, `module::g(x)`). Where a plain function of the same name shadows a `#[lens]`
+//! one (a `fn relu` of yours beside the prelude's, imported by a glob), the call runs yours
+//! and the reverse found is the other's: it is refused with a panic at its first run naming
+//! both (Rust cannot compare the two functions at compile time).
 //!
 //! ## `para!`: models of sub-models
 //!
@@ -221,7 +228,7 @@ pub mod prelude {
     };
     #[cfg(feature = "alloc")]
     pub use lens_core::{Dense, DenseParams, HeapMatrix};
-    pub use lens_core::{lens, para};
+    pub use lens_core::{custom_reverse, lens, para};
     pub use nalgebra::{SMatrix, SVector};
 }
 

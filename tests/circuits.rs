@@ -1,7 +1,7 @@
 //! `#[lens]` over Z2 words and lanes against the netlist interpreter and the oracle: the
 //! same small circuits, written both ways, have the same reverse derivative.
 
-use paralens::circuits::rules::{mux, mux_vjp, nand, nand_vjp};
+use paralens::circuits::rules::{mux, mux_lens_vjp, nand, nand_lens_vjp};
 use paralens::circuits::{Lanes, Netlist, NetlistBuilder, Word};
 use paralens::prelude::*;
 

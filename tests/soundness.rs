@@ -14,6 +14,8 @@ thread_local! {
 }
 
 /// A coin that comes up 1 at its first throw and 0 after, and counts its throws: an effect.
+/// Generic, to be called with a turbofish.
+#[allow(clippy::extra_unused_type_parameters)]
 fn coin<T>() -> bool {
     FLIPS.with(|c| {
         let n = c.get();
@@ -178,7 +180,11 @@ fn a_stateful_sub_model_in_a_para_loop_runs_once() {
     // f = w x0^2: df/dw = x0^2 = 0.25, df/dx = [2 w x0, 0] = [2, 0].
     let model = Dropped::default();
     let (dp, dx) = model.changes(&p, x, 1.0);
-    assert_eq!(model.drop.calls.get(), 2, "changes: the sub-model ran again");
+    assert_eq!(
+        model.drop.calls.get(),
+        2,
+        "changes: the sub-model ran again"
+    );
     assert_eq!(dp.drop, 0.25, "changes: dw");
     assert_eq!(dx, SVector::<f64, 2>::new(2.0, 0.0), "changes: dx");
 
@@ -187,6 +193,93 @@ fn a_stateful_sub_model_in_a_para_loop_runs_once() {
     let (y, pull) = model.vjp_params(&p, x);
     pull(1.0, &mut dp);
     assert_eq!(y, 0.5);
-    assert_eq!(model.drop.calls.get(), 2, "vjp_params: the sub-model ran again");
+    assert_eq!(
+        model.drop.calls.get(),
+        2,
+        "vjp_params: the sub-model ran again"
+    );
     assert_eq!(dp.drop, 0.25, "vjp_params: dw");
+}
+
+// ---- 3. A call reaches the value and the reverse of one function ----
+
+mod shadowed {
+    use paralens::prelude::*;
+
+    /// A plain helper named like the prelude's `relu`: it shadows it (the glob import), and
+    /// the prelude's `relu_vjp` must not be taken for its reverse.
+    pub fn relu(x: f64) -> f64 {
+        x.clamp(0.0, 6.0)
+    }
+
+    #[lens]
+    pub fn twice_relu6(x: f64) -> f64 {
+        2.0 * relu(x)
+    }
+}
+
+mod mine {
+    /// A plain `tanh` of the user's, imported by name beside the prelude's glob.
+    pub fn tanh(x: f64) -> f64 {
+        x / (1.0 + x.abs())
+    }
+}
+
+mod imported {
+    use super::mine::tanh;
+    use paralens::prelude::*;
+
+    #[lens]
+    pub fn soft(x: f64) -> f64 {
+        tanh(x) * 3.0
+    }
+}
+
+mod lensed {
+    use paralens::prelude::*;
+
+    /// A `#[lens]` function named like the prelude's: its own reverse is used.
+    #[lens(name = Relu6)]
+    pub fn relu(x: f64) -> f64 {
+        x.clamp(0.0, 6.0)
+    }
+
+    #[lens]
+    pub fn twice_relu6(x: f64) -> f64 {
+        2.0 * relu(x)
+    }
+
+    #[lens]
+    pub fn mapped(v: SVector<f64, 2>) -> f64 {
+        v.map(relu).sum()
+    }
+}
+
+#[test]
+fn a_plain_function_shadowing_a_lens_function_is_refused() {
+    // The function as written is the user's: relu6(7) = 6.
+    assert_eq!(shadowed::twice_relu6(7.0), 12.0);
+    let refused = std::panic::catch_unwind(|| shadowed::twice_relu6_vjp(7.0).0);
+    let message = refused.expect_err("the prelude's reverse was taken for relu6's");
+    let message = message.downcast_ref::<String>().expect("a message");
+    assert!(message.contains("is not a `#[lens]` function"), "{message}");
+    assert!(std::panic::catch_unwind(|| shadowed::twice_relu6_rev(7.0, 1.0)).is_err());
+}
+
+#[test]
+fn a_plain_function_imported_by_name_is_refused() {
+    assert_eq!(imported::soft(1.0), 1.5);
+    assert!(std::panic::catch_unwind(|| imported::soft_rev(1.0, 1.0)).is_err());
+}
+
+#[test]
+fn a_lens_function_shadowing_the_prelude_has_its_own_reverse() {
+    // relu6 at 7 is flat: value 12, change 0 (the prelude's relu gave 14 and 2).
+    assert_eq!(lensed::twice_relu6(7.0), 12.0);
+    let (y, pb) = lensed::twice_relu6_vjp(7.0);
+    assert_eq!((y, pb(1.0)), (12.0, 0.0));
+    assert_eq!(lensed::twice_relu6_rev(3.0, 1.0), 2.0);
+    let v = SVector::<f64, 2>::new(7.0, 3.0);
+    assert_eq!(lensed::mapped(v), 9.0);
+    assert_eq!(lensed::mapped_rev(v, 1.0), SVector::<f64, 2>::new(0.0, 1.0));
 }

@@ -33,6 +33,9 @@
 #![cfg_attr(not(feature = "std"), no_std)]
 #![deny(missing_docs)]
 
+// The rules' companions (`companions!`) name the runtime as `::paralens::__private`.
+extern crate lens_core as paralens;
+
 // Netlists and learners keep their buffers on the heap.
 #[cfg(feature = "alloc")]
 extern crate alloc;

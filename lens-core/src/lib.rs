@@ -79,6 +79,7 @@ pub mod span;
 mod sub_model;
 mod tangent;
 mod tape;
+mod tie;
 #[cfg(feature = "std")]
 pub mod train;
 
@@ -107,6 +108,34 @@ pub use tangent::{Flat, Tangent};
 
 /// Derives [`Tangent`] and [`Flat`] for a parameter struct, field by field.
 pub use lens_macros::Tangent;
+/// A function with a reverse written by hand, for `#[lens]` bodies to call.
+///
+/// Give `g` and `g_vjp` together (and `g_rev` if you want one): a call `g(x)` in a `#[lens]`
+/// body then runs this `g_vjp` in the reverse, and no other function's.
+///
+/// ```
+/// use paralens::prelude::*;
+///
+/// custom_reverse! {
+///     /// `x` clipped to `[0, 6]`.
+///     fn relu6(x: f64) -> f64 {
+///         x.clamp(0.0, 6.0)
+///     }
+///     /// Its value and pullback: the change passes where `0 < x < 6`.
+///     fn relu6_vjp(x: f64) -> (f64, impl FnOnce(f64) -> f64) {
+///         (relu6(x), move |d| if x > 0.0 && x < 6.0 { d } else { 0.0 })
+///     }
+/// }
+///
+/// #[lens]
+/// fn twice(x: f64) -> f64 {
+///     2.0 * relu6(x)
+/// }
+/// assert_eq!(twice(7.0), 12.0);
+/// assert_eq!(twice_rev(7.0, 1.0), 0.0); // flat above 6
+/// assert_eq!(twice_rev(3.0, 1.0), 2.0);
+/// ```
+pub use lens_macros::custom_reverse;
 /// Makes a function a lens: see the `paralens` crate documentation.
 pub use lens_macros::lens;
 /// Declares a model of sub-models: see the `paralens` crate documentation.
@@ -142,6 +171,7 @@ pub mod __private {
     pub use crate::lens::Lens;
     pub use crate::para::Para;
     pub use crate::sub_model::sub_model_input;
+    pub use crate::tie::{CallWith, Tied};
     /// Guards on the types of the reverse sweep (see the module).
     pub mod guard {
         pub use crate::guard::{

@@ -31,7 +31,7 @@
 //! assert!(dp.cell.z.x.w.norm() > 0.0); // every step added to the shared gate weights
 //! ```
 
-use crate::fns::{sigmoid, sigmoid_vjp, tanh, tanh_vjp};
+use crate::fns::{sigmoid, sigmoid_lens_vjp, tanh, tanh_lens_vjp};
 use crate::{Dense, HeapMatrix, Real};
 use nalgebra::SMatrix;
 

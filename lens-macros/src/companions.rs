@@ -50,7 +50,63 @@ pub fn expand(input: TokenStream) -> syn::Result<TokenStream> {
             *arg = syn::parse2(tokens).map_err(|e| syn::Error::new(arg.span(), e))?;
         }
     }
-    Ok(items.iter().map(ToTokens::to_token_stream).collect())
+    // Each reverse tied to its function (`crate::tie`): what a `#[lens]` body's sweeps call.
+    let mut tied = Vec::new();
+    for item in &items {
+        let syn::Item::Fn(f) = item else { continue };
+        let name = f.sig.ident.to_string();
+        let (base, suffix, rev) = match (name.strip_suffix("_vjp"), name.strip_suffix("_rev")) {
+            (Some(base), _) => (base, "_lens_vjp", false),
+            (_, Some(base)) => (base, "_lens_rev", true),
+            _ => continue,
+        };
+        let Some(item_fn) = items.iter().find_map(|i| match i {
+            syn::Item::Fn(g) if g.sig.ident == base => Some(g),
+            _ => None,
+        }) else {
+            continue;
+        };
+        let Some(args) = crate::tie::plain_args(&f.sig) else {
+            return Err(syn::Error::new(
+                f.sig.inputs.span(),
+                "the arguments of a reverse are plain names (`x: T`)",
+            ));
+        };
+        let ret = match &f.sig.output {
+            syn::ReturnType::Type(_, t) => t.to_token_stream(),
+            syn::ReturnType::Default => quote::quote!(()),
+        };
+        let n = item_fn.sig.inputs.len();
+        if args.len() != n + usize::from(rev) {
+            return Err(syn::Error::new(
+                f.sig.inputs.span(),
+                format!(
+                    "`{name}` takes the arguments of `{base}`{}",
+                    if rev { " and the output's change" } else { "" }
+                ),
+            ));
+        }
+        tied.push(crate::tie::companion(&crate::tie::Companion {
+            vis: &f.vis,
+            item: &item_fn.sig.ident,
+            reverse: &f.sig.ident,
+            name: crate::tie::name(&item_fn.sig.ident, suffix),
+            generics: &f.sig.generics,
+            args,
+            tied: n,
+            ret,
+            same_generics: generic_names(&item_fn.sig.generics) == generic_names(&f.sig.generics),
+            cfgs: f
+                .attrs
+                .iter()
+                .filter(|a| a.path().is_ident("cfg"))
+                .cloned()
+                .collect(),
+        }));
+    }
+    let mut out: TokenStream = items.iter().map(ToTokens::to_token_stream).collect();
+    out.extend(tied);
+    Ok(out)
 }
 
 /// The spans of the first and last top-level tokens of `tokens` (a group's whole span).
@@ -74,4 +130,16 @@ fn with_ends(tokens: TokenStream, first: Span, last: Span) -> TokenStream {
         trees[0].set_span(first);
     }
     trees.into_iter().collect()
+}
+
+/// The names of `g`'s type and const generics, in order.
+fn generic_names(g: &syn::Generics) -> Vec<String> {
+    g.params
+        .iter()
+        .filter_map(|p| match p {
+            syn::GenericParam::Type(t) => Some(t.ident.to_string()),
+            syn::GenericParam::Const(c) => Some(c.ident.to_string()),
+            syn::GenericParam::Lifetime(_) => None,
+        })
+        .collect()
 }

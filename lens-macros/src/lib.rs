@@ -18,6 +18,7 @@ mod expand;
 mod parse;
 mod primitives;
 mod tangent;
+mod tie;
 mod validate;
 
 /// `tokens` with every token (inside groups too) at `span`.
@@ -220,6 +221,23 @@ pub fn para(input: TokenStream) -> TokenStream {
 #[doc(hidden)]
 #[proc_macro]
 pub fn __companions(input: TokenStream) -> TokenStream {
+    companions::expand(input.into())
+        .unwrap_or_else(syn::Error::into_compile_error)
+        .into()
+}
+
+/// A function with a reverse written by hand, for `#[lens]` bodies to call: give `g` and
+/// `g_vjp` (and optionally `g_rev`) together inside it. A `#[lens]` body's call `g(x)` then
+/// reaches this `g_vjp` and no other: the macro writes beside them the hidden `g_lens_vjp`
+/// (and `g_lens_rev`), which ties the reverse to this `g`, and a call whose `g` is another
+/// function (a plain one of the same name shadowing this one) is refused when it runs.
+///
+/// `g_vjp` takes `g`'s arguments as plain names and returns `(value, pullback)`, the pullback
+/// giving each argument's change (a tuple for several, `()` for an argument that is not
+/// differentiated); `g_rev` takes them and the output's change. See the `paralens` crate
+/// documentation for an example.
+#[proc_macro]
+pub fn custom_reverse(input: TokenStream) -> TokenStream {
     companions::expand(input.into())
         .unwrap_or_else(syn::Error::into_compile_error)
         .into()

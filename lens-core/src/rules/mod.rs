@@ -112,14 +112,15 @@ impl<V, F, R> MapOf<V, F, R> {
 #[doc(hidden)]
 pub struct MapRule<V, F, R>(core::marker::PhantomData<(fn() -> V, fn() -> F, fn() -> R)>);
 
-impl<V: crate::activation::Elementwise, F: Fn(V::Scalar) -> V::Scalar, R> MapRule<V, F, R> {
-    /// [`map_vjp`].
+impl<V: crate::activation::Elementwise, F: Fn(V::Scalar) -> V::Scalar + Copy, R> MapRule<V, F, R> {
+    /// [`map_vjp`], with `f_rev` the reverse tied to its function (`f_lens_rev`, see
+    /// `lens_core::tie`): it must be `f`'s own.
     #[inline(always)]
     pub fn lens_map(self, v: V, f: F, f_rev: R) -> (V, impl FnOnce(V) -> V)
     where
-        R: Fn(V::Scalar, V::Scalar) -> V::Scalar,
+        R: Fn(V::Scalar, V::Scalar) -> crate::tie::Tied<V::Scalar, (V::Scalar,)>,
     {
-        map_vjp(v, f, f_rev)
+        map_vjp(v, f, move |x, d| f_rev(x, d).lens_tie(&f))
     }
 }
 

@@ -312,7 +312,8 @@ impl Analyser<'_> {
                     );
                     return Operand::Const(m.to_token_stream());
                 }
-                let f_rev = suffixed(&p.path, "_rev");
+                // Its reverse tied to `f` itself (see `crate::tie`).
+                let f_rev = suffixed(&p.path, "_lens_rev");
                 let f = &p.path;
                 extra.extend([quote!(#f), quote!(#f_rev)]);
                 // In the sweep through `map_checked!`, which reports nothing when `f` takes
@@ -817,11 +818,30 @@ impl Analyser<'_> {
         }
         let args = c.args.iter().map(|a| self.expr(a, out)).collect();
         let spans = c.args.iter().map(written_span).collect();
-        let path = suffixed(&p.path, "_vjp");
+        // A function's reverse is its `_lens_vjp`, tied to it (`crate::tie`). An associated
+        // function of a type (`Type::g(x)`, `T::g(x)`, `R::sin(x)` through an alias) has its
+        // `Type::g_vjp` resolved on the same type, as a trait's rule or beside it.
+        let type_relative = match p.path.segments.iter().rev().nth(1) {
+            Some(seg) => {
+                let q = seg.ident.to_string();
+                q.starts_with(char::is_uppercase)
+                    || SCALARS.contains(&q.as_str())
+                    || self.type_params.contains(&q)
+                    || q == "Self"
+            }
+            None => p.qself.is_some(),
+        };
+        let (suffix, item) = if type_relative {
+            ("_vjp", None)
+        } else {
+            ("_lens_vjp", Some(p.path.clone()))
+        };
+        let path = suffixed(&p.path, suffix);
         let parens = c.paren_token.span.join();
         self.push_op(
             Op::Call {
                 path,
+                item,
                 args,
                 spans,
                 parens,

@@ -81,9 +81,12 @@ pub enum Op {
         /// sided`), which the sweep runs when one operand is forward-only data.
         sided: bool,
     },
-    /// A call of another lens function through its `_vjp`.
+    /// A call of another lens function through its `_lens_vjp`, tied to the function the
+    /// call names (`item`, as written): see `crate::tie`; an associated function's through
+    /// its `_vjp` (`item` is `None`).
     Call {
         path: Path,
+        item: Option<Path>,
         args: Vec<Operand>,
         /// Where each argument is in the function as written, when the sweep can read it at
         /// the same place (a name; an operation, at its operator; an entry, over its whole

@@ -346,6 +346,7 @@ pub fn stmt(cx: &Cx, s: &Stmt) -> TokenStream {
                 }
                 Op::Call {
                     path,
+                    item,
                     args,
                     spans,
                     parens,
@@ -370,9 +371,13 @@ pub fn stmt(cx: &Cx, s: &Stmt) -> TokenStream {
                         quote!(#(#args),*),
                     );
                     args.set_span(*parens);
+                    // The reverse must be the called function's own (`crate::tie`).
+                    let tie = item
+                        .as_ref()
+                        .map(|item| quote_spanned!(span=> .lens_tie(&#item)));
                     quote_spanned!(span=>
                         #witnesses
-                        let (#x, #pb) #pair_ann = #path #args;
+                        let (#x, #pb) #pair_ann = #path #args #tie;
                     )
                 }
                 Op::Sub { field, args, ends } => {

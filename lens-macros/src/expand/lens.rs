@@ -666,7 +666,43 @@ fn generate(f: &LensFn, sweeps: Option<(&Analysed, Option<&Analysed>)>) -> Token
     } else {
         TokenStream::new()
     };
+    // What a `#[lens]` body's sweeps call: `name_vjp` and `name_rev` tied to `name` (see
+    // `crate::tie`).
+    let named_args: Vec<(Ident, Type)> = args
+        .iter()
+        .map(|a| (a.ident.clone(), a.ty.clone()))
+        .collect();
+    let lens_vjp = crate::tie::companion(&crate::tie::Companion {
+        vis,
+        item: name,
+        reverse: &vjp,
+        name: crate::tie::name(name, "_lens_vjp"),
+        generics,
+        args: named_args.clone(),
+        tied: args.len(),
+        ret: quote!((#ret, impl FnOnce(#ret) -> #slots_ty #captures)),
+        same_generics: true,
+        cfgs: Vec::new(),
+    });
+    let lens_rev = crate::tie::companion(&crate::tie::Companion {
+        vis,
+        item: name,
+        reverse: &rev,
+        name: crate::tie::name(name, "_lens_rev"),
+        generics,
+        args: named_args
+            .into_iter()
+            .chain([(d_name.clone(), ret.clone())])
+            .collect(),
+        tied: args.len(),
+        ret: rev_ty.clone(),
+        same_generics: true,
+        cfgs: Vec::new(),
+    });
     quote! {
+        #lens_vjp
+        #lens_rev
+
         #[doc = #doc_vjp]
         #[inline]
         #sweep_allow
