@@ -283,3 +283,33 @@ fn a_lens_function_shadowing_the_prelude_has_its_own_reverse() {
     assert_eq!(lensed::mapped(v), 9.0);
     assert_eq!(lensed::mapped_rev(v, 1.0), SVector::<f64, 2>::new(0.0, 1.0));
 }
+
+// ---- 4. `powf` at a zero exponent ----
+
+#[lens]
+fn to_the_zero(x: f64) -> f64 {
+    x.powf(0.0)
+}
+
+#[lens]
+fn to_the_power(x: f64, a: f64) -> f64 {
+    x.powf(a)
+}
+
+#[test]
+fn powf_at_a_zero_exponent_has_a_zero_change() {
+    // x^0 = 1 everywhere, 0^0 included: the change is 0, not 0 * 0^-1 = NaN.
+    for x in [0.0, 2.0, -3.0] {
+        assert_eq!(to_the_zero(x), x.powf(0.0));
+        assert_eq!(to_the_zero_rev(x, 1.0), 0.0, "at {x}");
+    }
+    let (y, (dx, da)) = (to_the_power(0.0, 0.0), to_the_power_rev(0.0, 0.0, 1.0));
+    assert_eq!(y, 1.0);
+    assert_eq!((dx, da), (0.0, 0.0));
+    // Elsewhere the rule is unchanged: d/dx x^2 = 2x, d/da 2^a = 2^a ln 2.
+    assert_eq!(to_the_power_rev(3.0, 2.0, 1.0).0, 6.0);
+    let da = to_the_power_rev(2.0, 1.5, 1.0).1;
+    assert!((da - 2f64.powf(1.5) * 2f64.ln()).abs() < 1e-12);
+    // a = 1 at x = 0: x^1 = x, change 1.
+    assert_eq!(to_the_power_rev(0.0, 1.0, 1.0).0, 1.0);
+}

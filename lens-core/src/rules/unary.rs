@@ -134,7 +134,8 @@ several_operands!(
     /// `x.powi(n)`; reverse `d n x^(n-1)` (the integer exponent gets no change).
     PowiRule::powi_vjp(n: i32) -> Self => powi_rule);
 several_operands!(
-    /// `x.powf(a)`; reverse `(d a x^(a-1), d x^a ln x)` (the second is 0 where `x <= 0`).
+    /// `x.powf(a)`; reverse `(d a x^(a-1), d x^a ln x)` (the first is 0 where `a = 0`, the
+    /// second where `x <= 0`).
     PowfRule::powf_vjp(a: Self) -> (Self, Self) => powf_rule);
 several_operands!(
     /// `x.max(y)`; the change goes to the larger operand (to `x` on a tie).
@@ -165,7 +166,12 @@ fn powf_rule<T: Real>(x: T, a: T) -> (T, impl FnOnce(T) -> (T, T)) {
         y,
         #[inline(always)]
         move |d: T| {
-            let dx = d * a * x.powf(a - T::one());
+            // `x^0` is 1 everywhere: its change is 0, where `0 x^-1` is NaN at `x = 0`.
+            let dx = if a == T::zero() {
+                T::zero()
+            } else {
+                d * a * x.powf(a - T::one())
+            };
             let da = if x > T::zero() {
                 d * y * x.ln()
             } else {
