@@ -313,3 +313,51 @@ fn powf_at_a_zero_exponent_has_a_zero_change() {
     // a = 1 at x = 0: x^1 = x, change 1.
     assert_eq!(to_the_power_rev(0.0, 1.0, 1.0).0, 1.0);
 }
+
+// ---- 5. `max` and `min` with a NaN operand are Rust's ----
+
+#[lens]
+fn larger(x: f64, y: f64) -> f64 {
+    x.max(y)
+}
+
+#[lens]
+fn smaller(x: f64, y: f64) -> f64 {
+    x.min(y)
+}
+
+#[test]
+fn max_and_min_ignore_a_nan_operand_as_rust_does() {
+    let nan = f64::NAN;
+    for (x, y) in [(1.0, nan), (nan, 1.0), (2.0, -1.0), (-1.0, 2.0), (3.0, 3.0)] {
+        let (m, n) = (x.max(y), x.min(y));
+        assert_eq!(larger(x, y).to_bits(), m.to_bits(), "max({x}, {y})");
+        assert_eq!(smaller(x, y).to_bits(), n.to_bits(), "min({x}, {y})");
+        let (dx, dy) = larger_rev(x, y, 1.0);
+        // The change goes to the operand whose value is the result (`x` on a tie).
+        let to_x = if x.is_nan() {
+            false
+        } else {
+            y.is_nan() || x >= y
+        };
+        assert_eq!(
+            (dx, dy),
+            if to_x { (1.0, 0.0) } else { (0.0, 1.0) },
+            "max({x}, {y})"
+        );
+        let (dx, dy) = smaller_rev(x, y, 1.0);
+        let to_x = if x.is_nan() {
+            false
+        } else {
+            y.is_nan() || x <= y
+        };
+        assert_eq!(
+            (dx, dy),
+            if to_x { (1.0, 0.0) } else { (0.0, 1.0) },
+            "min({x}, {y})"
+        );
+    }
+    // Both NaN: NaN, the change to `x`.
+    assert!(larger(nan, nan).is_nan());
+    assert_eq!(larger_rev(nan, nan, 1.0), (1.0, 0.0));
+}

@@ -138,10 +138,12 @@ several_operands!(
     /// second where `x <= 0`).
     PowfRule::powf_vjp(a: Self) -> (Self, Self) => powf_rule);
 several_operands!(
-    /// `x.max(y)`; the change goes to the larger operand (to `x` on a tie).
+    /// `x.max(y)`; the change goes to the larger operand (to `x` on a tie); a NaN operand is
+    /// ignored, as `f64::max` ignores it.
     MaxRule::max_vjp(y: Self) -> (Self, Self) => max_rule);
 several_operands!(
-    /// `x.min(y)`; the change goes to the smaller operand (to `x` on a tie).
+    /// `x.min(y)`; the change goes to the smaller operand (to `x` on a tie); a NaN operand is
+    /// ignored, as `f64::min` ignores it.
     MinRule::min_vjp(y: Self) -> (Self, Self) => min_rule);
 
 #[inline(always)]
@@ -184,7 +186,9 @@ fn powf_rule<T: Real>(x: T, a: T) -> (T, impl FnOnce(T) -> (T, T)) {
 
 #[inline(always)]
 fn max_rule<T: Real>(x: T, y: T) -> (T, impl FnOnce(T) -> (T, T)) {
-    let first = x >= y;
+    // As `f64::max`: a NaN operand is ignored (the value and the change are the other's).
+    #[allow(clippy::eq_op)]
+    let first = y != y || x >= y;
     (
         if first { x } else { y },
         #[inline(always)]
@@ -200,7 +204,9 @@ fn max_rule<T: Real>(x: T, y: T) -> (T, impl FnOnce(T) -> (T, T)) {
 
 #[inline(always)]
 fn min_rule<T: Real>(x: T, y: T) -> (T, impl FnOnce(T) -> (T, T)) {
-    let first = x <= y;
+    // As `f64::min`: a NaN operand is ignored (the value and the change are the other's).
+    #[allow(clippy::eq_op)]
+    let first = y != y || x <= y;
     (
         if first { x } else { y },
         #[inline(always)]
