@@ -262,11 +262,11 @@ impl Analyser<'_> {
                 self.range_bound(&m.receiver)
             }
             Expr::Range(r) => {
-                if let Some(Expr::Unary(u)) = r.start.as_deref()
-                    && matches!(u.op, syn::UnOp::Neg(_))
+                if let Some(start) = r.start.as_deref()
+                    && negative(start)
                 {
                     self.errors.at(
-                        u,
+                        start,
                         "a differentiated loop's range starts at 0 or later (its storage is sized by the end); shift the counter: `for j in 0..M { let k = j as i32 - 2; ... }`",
                     );
                     return None;
@@ -470,5 +470,44 @@ fn steps(e: &Expr) -> bool {
         Expr::Group(g) => steps(&g.expr),
         Expr::MethodCall(m) => m.method == "step_by" || steps(&m.receiver),
         _ => false,
+    }
+}
+
+/// Whether `e` is negative as written: a negation (`-2`, `-(k)`, in parentheses or not), or
+/// integer literals whose sum, difference or product is below 0 (`0 - 2`, `(1 - 3) * 2`).
+fn negative(e: &Expr) -> bool {
+    match e {
+        Expr::Paren(p) => negative(&p.expr),
+        Expr::Group(g) => negative(&g.expr),
+        Expr::Unary(u) if matches!(u.op, syn::UnOp::Neg(_)) => {
+            // `-(-2)` is 2.
+            !matches!(literal_value(&u.expr), Some(v) if v <= 0)
+        }
+        other => literal_value(other).is_some_and(|v| v < 0),
+    }
+}
+
+/// The value of integer literals combined by `+`, `-`, `*` and negation, in parentheses.
+fn literal_value(e: &Expr) -> Option<i128> {
+    match e {
+        Expr::Paren(p) => literal_value(&p.expr),
+        Expr::Group(g) => literal_value(&g.expr),
+        Expr::Lit(syn::ExprLit {
+            lit: syn::Lit::Int(i),
+            ..
+        }) => i.base10_parse().ok(),
+        Expr::Unary(u) if matches!(u.op, syn::UnOp::Neg(_)) => {
+            literal_value(&u.expr)?.checked_neg()
+        }
+        Expr::Binary(b) => {
+            let (l, r) = (literal_value(&b.left)?, literal_value(&b.right)?);
+            match b.op {
+                syn::BinOp::Add(_) => l.checked_add(r),
+                syn::BinOp::Sub(_) => l.checked_sub(r),
+                syn::BinOp::Mul(_) => l.checked_mul(r),
+                _ => None,
+            }
+        }
+        _ => None,
     }
 }
