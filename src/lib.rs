@@ -158,6 +158,34 @@
 //! and the reverse found is the other's: it is refused with a panic at its first run naming
 //! both (Rust cannot compare the two functions at compile time).
 //!
+//! ## Reverses written by hand
+//!
+//! A function whose reverse you write yourself goes in [`custom_reverse!`] beside it; a
+//! `#[lens]` body that calls it runs that reverse, and only for that function:
+//!
+//! ```
+//! use paralens::prelude::*;
+//!
+//! custom_reverse! {
+//!     /// `x` clipped to `[0, 6]`.
+//!     fn relu6(x: f64) -> f64 {
+//!         x.clamp(0.0, 6.0)
+//!     }
+//!     /// Its value and pullback: the change passes where `0 < x < 6`.
+//!     fn relu6_vjp(x: f64) -> (f64, impl FnOnce(f64) -> f64) {
+//!         (relu6(x), move |d| if x > 0.0 && x < 6.0 { d } else { 0.0 })
+//!     }
+//! }
+//!
+//! #[lens]
+//! fn twice(x: f64) -> f64 {
+//!     2.0 * relu6(x)
+//! }
+//! assert_eq!(twice(7.0), 12.0);
+//! assert_eq!(twice_rev(7.0, 1.0), 0.0); // flat above 6
+//! assert_eq!(twice_rev(3.0, 1.0), 2.0);
+//! ```
+//!
 //! ## `para!`: models of sub-models
 //!
 //! ```

@@ -361,3 +361,72 @@ fn max_and_min_ignore_a_nan_operand_as_rust_does() {
     assert!(larger(nan, nan).is_nan());
     assert_eq!(larger_rev(nan, nan, 1.0), (1.0, 0.0));
 }
+
+// ---- Documented constructs that did not compile ----
+
+/// `#[nodiff]` arrays of data (`[bool; N]`, `[usize; N]`): their lens type's "no change" is
+/// an array of no changes (it was `bool: Tangent` not satisfied).
+#[lens]
+fn masked(x: SVector<f64, 3>, #[nodiff] mask: [bool; 3]) -> f64 {
+    let mut s = 0.0;
+    for i in 0..3 {
+        if mask[i] {
+            s = s + x[i] * x[i];
+        }
+    }
+    s
+}
+
+#[lens]
+fn picked(x: SVector<f64, 3>, #[nodiff] at: [usize; 2]) -> f64 {
+    x[at[0]] * x[at[1]]
+}
+
+#[test]
+fn nodiff_arrays_of_data() {
+    let x = SVector::<f64, 3>::new(1.0, 2.0, 3.0);
+    let mask = [true, false, true];
+    assert_eq!(masked(x, mask), 10.0);
+    assert_eq!(
+        masked_rev(x, mask, 1.0),
+        SVector::<f64, 3>::new(2.0, 0.0, 6.0)
+    );
+    let (y, pb) = Masked.apply_vjp((x, mask));
+    assert_eq!(
+        (y, pb(1.0)),
+        (10.0, (SVector::<f64, 3>::new(2.0, 0.0, 6.0), [false; 3]))
+    );
+    assert_eq!(
+        picked_rev(x, [0, 2], 1.0),
+        SVector::<f64, 3>::new(3.0, 0.0, 1.0)
+    );
+    let (_, pb) = Picked.apply_vjp((x, [1, 1]));
+    assert_eq!(pb(1.0), (SVector::<f64, 3>::new(0.0, 4.0, 0.0), [0, 0]));
+    // A `#[nodiff]` value with a `Tangent` still gets its zero.
+    let (_, pb) = Scaled.apply_vjp((x, 2.0));
+    assert_eq!(pb(1.0), (SVector::<f64, 3>::repeat(2.0), 0.0));
+}
+
+#[lens]
+fn scaled(x: SVector<f64, 3>, #[nodiff] k: f64) -> f64 {
+    x.sum() * k
+}
+
+/// A heap matrix given away (`w * x.clone()`) and read by entry afterwards: the move now
+/// clones, as a second read by value did (it was E0382 at `#[lens]`).
+#[lens]
+fn given_away(w: HeapMatrix<f64, 2, 3>, x: HeapMatrix<f64, 3, 1>) -> f64 {
+    let y = w * x.clone();
+    y[(0, 0)] + x[(1, 0)] * y[(1, 0)]
+}
+
+#[test]
+fn a_heap_matrix_read_by_entry_after_it_is_given_away() {
+    use paralens::check_gradient;
+    let w = HeapMatrix::<f64, 2, 3>::from_fn(|i, j| 0.3 * i as f64 - 0.2 * j as f64 + 0.1);
+    let x = HeapMatrix::<f64, 3, 1>::from_fn(|i, _| 0.5 - 0.4 * i as f64);
+    let f = |(w, x): (HeapMatrix<f64, 2, 3>, HeapMatrix<f64, 3, 1>)| given_away(w, x);
+    let r = |(w, x): (HeapMatrix<f64, 2, 3>, HeapMatrix<f64, 3, 1>), d| given_away_rev(w, x, d);
+    let check = check_gradient(f, r, (w, x), 1e-6);
+    assert!(check.passes(1e-7), "{check}");
+}

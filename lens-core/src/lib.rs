@@ -108,33 +108,10 @@ pub use tangent::{Flat, Tangent};
 
 /// Derives [`Tangent`] and [`Flat`] for a parameter struct, field by field.
 pub use lens_macros::Tangent;
-/// A function with a reverse written by hand, for `#[lens]` bodies to call.
-///
-/// Give `g` and `g_vjp` together (and `g_rev` if you want one): a call `g(x)` in a `#[lens]`
-/// body then runs this `g_vjp` in the reverse, and no other function's.
-///
-/// ```
-/// use paralens::prelude::*;
-///
-/// custom_reverse! {
-///     /// `x` clipped to `[0, 6]`.
-///     fn relu6(x: f64) -> f64 {
-///         x.clamp(0.0, 6.0)
-///     }
-///     /// Its value and pullback: the change passes where `0 < x < 6`.
-///     fn relu6_vjp(x: f64) -> (f64, impl FnOnce(f64) -> f64) {
-///         (relu6(x), move |d| if x > 0.0 && x < 6.0 { d } else { 0.0 })
-///     }
-/// }
-///
-/// #[lens]
-/// fn twice(x: f64) -> f64 {
-///     2.0 * relu6(x)
-/// }
-/// assert_eq!(twice(7.0), 12.0);
-/// assert_eq!(twice_rev(7.0, 1.0), 0.0); // flat above 6
-/// assert_eq!(twice_rev(3.0, 1.0), 2.0);
-/// ```
+/// A function with a reverse written by hand, for `#[lens]` bodies to call: give `g` and
+/// `g_vjp` together (and `g_rev` if you want one); a call `g(x)` in a `#[lens]` body then runs
+/// this `g_vjp` in the reverse, and no other function's. See the `paralens` crate
+/// documentation ("Reverses written by hand") for an example.
 pub use lens_macros::custom_reverse;
 /// Makes a function a lens: see the `paralens` crate documentation.
 pub use lens_macros::lens;
@@ -431,17 +408,79 @@ pub mod __private {
     pub const fn lens_named<A: LensNamed<V, B>, V, B>(_: &A, _: &V) {}
 
     /// The "no change" value a lens type returns for an argument that is not differentiated
-    /// (labels, indices, flags, `#[nodiff]` values).
+    /// (labels, indices, flags, `#[nodiff]` values) whose type has no [`Tangent`]: integers,
+    /// `bool`, `char`, `Option`s, and arrays and tuples of them. A type with a `Tangent` has
+    /// its zero instead, chosen by [`NoChangeOf`].
     pub trait NoChange {
         /// The value standing for "no change".
         fn no_change() -> Self;
     }
 
-    impl<T: Tangent> NoChange for T {
-        #[inline]
-        fn no_change() -> Self {
+    /// The "no change" of a `#[nodiff]` argument of type `T`: its [`Tangent`]'s zero where
+    /// it has one ([`NoChangeTangent`]), else its [`NoChange`] value ([`NoChangeData`], one
+    /// autoref step later). Two traits and not one: `[bool; 3]` has no `Tangent`, `[f64; 3]`
+    /// has, and one trait's impls for arrays of each would overlap.
+    pub struct NoChangeOf<T>(core::marker::PhantomData<fn() -> T>);
+
+    impl<T> NoChangeOf<T> {
+        /// The value of `T`'s kind of no change, through `lens_no_change()`.
+        #[inline(always)]
+        #[allow(clippy::new_without_default)]
+        pub fn new() -> Self {
+            NoChangeOf(core::marker::PhantomData)
+        }
+    }
+
+    /// [`NoChangeOf`] a type with a [`Tangent`]: its zero.
+    pub trait NoChangeTangent<T> {
+        /// The zero.
+        fn lens_no_change(self) -> T;
+    }
+
+    impl<T: Tangent> NoChangeTangent<T> for &&NoChangeOf<T> {
+        #[inline(always)]
+        fn lens_no_change(self) -> T {
             T::zeros()
         }
+    }
+
+    /// [`NoChangeOf`] a type without a [`Tangent`]: its [`NoChange`] value.
+    pub trait NoChangeData<T> {
+        /// The value.
+        fn lens_no_change(self) -> T;
+    }
+
+    impl<T: NoChange> NoChangeData<T> for &NoChangeOf<T> {
+        #[inline(always)]
+        fn lens_no_change(self) -> T {
+            T::no_change()
+        }
+    }
+
+    impl<T: NoChange, const N: usize> NoChange for [T; N] {
+        #[inline]
+        fn no_change() -> Self {
+            core::array::from_fn(|_| T::no_change())
+        }
+    }
+
+    macro_rules! no_change_tuple {
+        ($(($($t:ident),+))*) => {$(
+            impl<$($t: NoChange),+> NoChange for ($($t,)+) {
+                #[inline]
+                fn no_change() -> Self {
+                    ($($t::no_change(),)+)
+                }
+            }
+        )*};
+    }
+    no_change_tuple! {
+        (A)
+        (A, B)
+        (A, B, C)
+        (A, B, C, D)
+        (A, B, C, D, E)
+        (A, B, C, D, E, F)
     }
 
     macro_rules! no_change_int {

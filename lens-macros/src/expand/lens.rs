@@ -262,7 +262,10 @@ fn generate(f: &LensFn, sweeps: Option<(&Analysed, Option<&Analysed>)>) -> Token
                 let g = &slot_names[i];
                 let ty = &args[i].ty;
                 if args[i].kind == ArgKind::NoDiff {
-                    quote!(<#ty as ::paralens::__private::NoChange>::no_change())
+                    quote!({
+                        use ::paralens::__private::{NoChangeData as _, NoChangeTangent as _};
+                        (&&::paralens::__private::NoChangeOf::<#ty>::new()).lens_no_change()
+                    })
                 } else {
                     quote!(#g)
                 }

@@ -637,13 +637,69 @@ fn reads_stmt(s: &StmtKind, acc: &mut BTreeSet<VarId>) {
 /// The variables whose value the forward sweep reads more than once, counting a read in a
 /// loop's body as one per iteration. Their reads clone, so that a value that is not `Copy`
 /// (a `HeapMatrix`) can be read again; for `Copy` values a clone is the copy a move was.
+/// A value read by entry or field (through a borrow) after a read that moves it is read
+/// again too (`w * x.clone()` then `x[(1, 0)]`, with `x` a `HeapMatrix`: the move cloned
+/// nothing, and the entry's read was E0382).
 pub fn read_again(body: &Block) -> BTreeSet<VarId> {
     let mut counts = BTreeMap::new();
     count_block(body, 1, &mut counts);
-    counts
+    let mut again: BTreeSet<VarId> = counts
         .into_iter()
         .filter_map(|(v, n)| (n > 1).then_some(v))
-        .collect()
+        .collect();
+    borrowed_after_move(body, &mut BTreeSet::new(), &mut again);
+    again
+}
+
+/// Adds to `again` the values `b` borrows (an entry's or a field's base) after moving them,
+/// in order; `moved` holds what earlier statements moved.
+fn borrowed_after_move(b: &Block, moved: &mut BTreeSet<VarId>, again: &mut BTreeSet<VarId>) {
+    for s in &b.stmts {
+        match &s.kind {
+            StmtKind::Verbatim(_) => {}
+            StmtKind::Destructure { src, .. } => {
+                moved.insert(*src);
+            }
+            StmtKind::Let { op, .. } => match &**op {
+                Op::Field { base, .. } | Op::Index { base, .. } => {
+                    if let Operand::Var(v) = base
+                        && moved.contains(v)
+                    {
+                        again.insert(*v);
+                    }
+                }
+                Op::Branch(br) => {
+                    let mut after = moved.clone();
+                    for blk in &br.blocks {
+                        let mut inner = moved.clone();
+                        borrowed_after_move(blk, &mut inner, again);
+                        after.extend(inner);
+                    }
+                    *moved = after;
+                }
+                Op::Loop(l) => {
+                    for v in l.free.iter().chain(&l.init) {
+                        if moved.contains(v) {
+                            again.insert(*v);
+                        }
+                    }
+                    // The body runs again after itself: walked twice.
+                    let mut inner = moved.clone();
+                    borrowed_after_move(&l.body, &mut inner, again);
+                    borrowed_after_move(&l.body, &mut inner, again);
+                    moved.extend(inner);
+                    moved.extend(l.init.iter().copied());
+                }
+                other => {
+                    for a in other.taken() {
+                        if let Operand::Var(v) = a {
+                            moved.insert(*v);
+                        }
+                    }
+                }
+            },
+        }
+    }
 }
 
 fn count_block(b: &Block, k: usize, counts: &mut BTreeMap<VarId, usize>) {

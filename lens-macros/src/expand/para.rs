@@ -121,7 +121,10 @@ pub fn para(m: &ParaModel, analysed: Option<&Analysed>, with_items: bool) -> Tok
         .zip(&ags)
         .map(|((_, t), g)| {
             if nodiff_type(t) {
-                quote!(<#t as ::paralens::__private::NoChange>::no_change())
+                quote!({
+                    use ::paralens::__private::{NoChangeData as _, NoChangeTangent as _};
+                    (&&::paralens::__private::NoChangeOf::<#t>::new()).lens_no_change()
+                })
             } else {
                 quote!(#g)
             }
