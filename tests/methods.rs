@@ -1,5 +1,6 @@
 //! The method coverage a user expects, each through `#[lens]` and checked against central
-//! finite differences in f64: the elementary functions, `atan2`, `hypot`, `mul_add`, `clamp`,
+//! finite differences in f64: the elementary functions (`cbrt`, `ln_1p`, `exp_m1` and the
+//! inverse hyperbolics too), `atan2`, `hypot`, `mul_add`, `clamp`,
 //! the vector reductions (`norm`, `norm_squared`, `mean`, `max()`, `min()`), `component_div`,
 //! entry-wise `abs` on vectors, the step functions (no change) and the path forms
 //! (`f64::max(x, y)`, `T::exp(x)`). Generated code must not warn.
@@ -26,6 +27,53 @@ fn elementary(x: f64) -> (f64, f64, f64, f64) {
         c,
         x.floor() + x.signum() + x.round() + x.ceil() + x.trunc() + x,
     )
+}
+
+// The six added with issue 42, each in its domain: `acosh` above 1, `atanh` inside (-1, 1).
+#[lens]
+fn added(x: f64) -> (f64, f64, f64) {
+    let a = x.cbrt() + x.ln_1p();
+    let b = x.exp_m1() + (2.0 * x).asinh();
+    let c = (x * x + 1.5).acosh() + (0.5 * x).atanh();
+    (a, b, c)
+}
+
+#[lens]
+fn added_f32(x: f32) -> f32 {
+    x.cbrt() + x.ln_1p() + x.exp_m1() + x.asinh() + (x + 2.0).acosh() + (0.5 * x).atanh()
+}
+
+#[lens]
+fn added_generic<T: Real>(x: T) -> T {
+    x.cbrt() * x.exp_m1()
+}
+
+#[test]
+fn cbrt_ln_1p_exp_m1_and_the_inverse_hyperbolics() {
+    for x in [0.3, -0.7, 1.1, 0.05] {
+        // The forward is Rust's own.
+        let (a, b, c) = added(x);
+        assert_eq!(a, x.cbrt() + x.ln_1p());
+        assert_eq!(b, x.exp_m1() + (2.0 * x).asinh());
+        assert_eq!(c, (x * x + 1.5).acosh() + (0.5 * x).atanh());
+        ok("added", check_gradient(added, added_rev, x, H));
+        ok(
+            "added_generic",
+            check_gradient(added_generic::<f64>, added_generic_rev::<f64>, x, H),
+        );
+        // f32 against the f64 derivative of the same expression.
+        let d = 1.0 / (3.0 * x.cbrt() * x.cbrt())
+            + 1.0 / (1.0 + x)
+            + x.exp()
+            + 1.0 / (x * x + 1.0).sqrt()
+            + 1.0 / ((x + 2.0) * (x + 2.0) - 1.0).sqrt()
+            + 0.5 / (1.0 - 0.25 * x * x);
+        let d32 = f64::from(added_f32_rev(x as f32, 1.0));
+        assert!(
+            (d32 - d).abs() < 1e-4 * d.abs().max(1.0),
+            "{d32} against {d}"
+        );
+    }
 }
 
 #[test]

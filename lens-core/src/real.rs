@@ -41,6 +41,12 @@ pub trait Real:
     + crate::rules::AtanRule<Out = Self>
     + crate::rules::AbsRule<Out = Self>
     + crate::rules::RecipRule<Out = Self>
+    + crate::rules::CbrtRule<Out = Self>
+    + crate::rules::Ln1pRule<Out = Self>
+    + crate::rules::ExpM1Rule<Out = Self>
+    + crate::rules::AsinhRule<Out = Self>
+    + crate::rules::AcoshRule<Out = Self>
+    + crate::rules::AtanhRule<Out = Self>
     + crate::rules::PowiRule
     + crate::rules::PowfRule
     + crate::rules::MaxRule

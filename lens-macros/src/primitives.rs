@@ -74,6 +74,12 @@ pub const METHODS: &[Method] = &[
     m("atan", 0, "AtanRule::atan_vjp"),
     m("abs", 0, "AbsRule::abs_vjp"),
     m("recip", 0, "RecipRule::recip_vjp"),
+    m("cbrt", 0, "CbrtRule::cbrt_vjp"),
+    m("ln_1p", 0, "Ln1pRule::ln_1p_vjp"),
+    m("exp_m1", 0, "ExpM1Rule::exp_m1_vjp"),
+    m("asinh", 0, "AsinhRule::asinh_vjp"),
+    m("acosh", 0, "AcoshRule::acosh_vjp"),
+    m("atanh", 0, "AtanhRule::atanh_vjp"),
     m("powf", 1, "PowfRule::powf_vjp"),
     m("max", 1, "MaxRule::max_vjp"),
     m("min", 1, "MinRule::min_vjp"),
@@ -322,8 +328,49 @@ pub fn doc() -> String {
     let names: Vec<String> = NO_CHANGE.iter().map(|n| format!("`{n}`")).collect();
     out.push_str(&names.join(", "));
     out.push_str(".\n");
+    out.push_str(EDGES);
+    out.push_str(ADDING);
     out
 }
+
+/// What the rules give at their edges (checked by `tests/edges.rs`).
+const EDGES: &str = "\n## At their edges\n\n\
+The forward value of every rule is Rust's own method's, bit for bit, at every point \
+(zeros of both signs, infinities, NaN, subnormals): `x.mul_add(a, b)` is rounded once, \
+`x.max(y)` with a NaN operand is the other one. The change is the derivative's value \
+wherever that is a number; where the derivative is infinite or undefined the rule gives \
+what the formula gives (an infinity or NaN: no value is invented), except at the kinks \
+below, where a subgradient is chosen. A zero output change times an infinite derivative is \
+NaN, as in any reverse mode.\n\n\
+| method | at | value | change |\n|---|---|---|---|\n\
+| `abs` | 0 | 0 | 0 |\n\
+| `max`, `min` | a tie `x == y` | `x` | all to `x` |\n\
+| `max`, `min` | one operand NaN | the other, as Rust's | all to the other |\n\
+| `clamp` | `x` at `lo` or `hi` | `x` | all to `x` (bounds are inside) |\n\
+| `clamp` | `lo > hi` or a NaN bound | panics, as Rust's | |\n\
+| `hypot`, `atan2`, `norm` | the origin | 0 | 0 |\n\
+| `powf` | `a = 0` | 1 (`0^0` too) | 0 for `x` |\n\
+| `powf` | `x <= 0` | Rust's | 0 for `a` |\n\
+| `powi` | `n = 0` | 1 | 0 |\n\
+| `sqrt`, `cbrt` | 0 | 0 | `+inf` (the derivative is infinite) |\n\
+| `ln`, `log2`, `log10` | 0 | `-inf` | `+inf` |\n\
+| `ln`, `sqrt`, `asin`, `acos`, `acosh`, `atanh` | outside the domain | NaN | NaN |\n\
+| `recip` | 0 | `+inf` | `-inf` |\n\
+| any | NaN | NaN | NaN |\n";
+
+/// How to add a primitive.
+const ADDING: &str = "\n## Adding a primitive\n\n\
+A method of one float operand (as `cbrt` was): \n\
+1. its rule in `lens-core/src/rules/unary.rs`, one `unary_rule!` line: the forward as \
+Rust writes it and the reverse in `x` (the operand), `y` (the value) and `d` (the change);\n\
+2. the rule trait re-exported in `lens-core/src/rules/mod.rs` and added to [`Real`]'s \
+supertraits (`lens-core/src/real.rs`), so that generic code (`T: Real`) reaches it;\n\
+3. one line in the table of `lens-macros/src/primitives.rs`, `m(\"cbrt\", 0, \
+\"CbrtRule::cbrt_vjp\")`: the analysis, the refusals' lists, the loops' recomputation and \
+this page read it;\n\
+4. a test: the method beside the others in `tests/methods.rs` (finite differences in \
+`f64`, `f32` against the `f64` derivative, a generic `T: Real`) and in `tests/edges.rs` \
+(Rust's value at every edge point, the derivative's where it is a number).\n";
 
 #[cfg(test)]
 mod tests {

@@ -56,7 +56,8 @@ several_operands!(
 #[inline(always)]
 fn mul_add_rule<T: Real>(this: T, a: T, b: T) -> (T, impl FnOnce(T) -> (T, T, T)) {
     (
-        this * a + b,
+        // Rust's own, rounded once (`x * a + b` rounds twice, and differed from it).
+        this.mul_add(a, b),
         #[inline(always)]
         move |d: T| (d * a, d * this, d),
     )

@@ -84,9 +84,9 @@ pub use matrix::{
     owned, sum, transpose,
 };
 pub use unary::{
-    AbsRule, AcosRule, AsinRule, AtanRule, CosRule, CoshRule, Exp2Rule, ExpRule, LnRule, Log2Rule,
-    Log10Rule, MaxRule, MinRule, PowfRule, PowiRule, RecipRule, SinRule, SinhRule, SqrtRule,
-    TanRule, TanhRule,
+    AbsRule, AcosRule, AcoshRule, AsinRule, AsinhRule, AtanRule, AtanhRule, CbrtRule, CosRule,
+    CoshRule, Exp2Rule, ExpM1Rule, ExpRule, Ln1pRule, LnRule, Log2Rule, Log10Rule, MaxRule,
+    MinRule, PowfRule, PowiRule, RecipRule, SinRule, SinhRule, SqrtRule, TanRule, TanhRule,
 };
 pub use z2::{AndRule, NotRule, OrRule, XorRule};
 

@@ -1,5 +1,5 @@
 //! The float methods people write: `exp ln sqrt powi powf sin cos tan tanh sinh cosh asin
-//! acos atan log2 log10 exp2 abs max min recip`, for every [`Real`] scalar (so `#[lens]`
+//! acos atan log2 log10 exp2 abs max min recip cbrt ln_1p exp_m1 asinh acosh atanh`, for every [`Real`] scalar (so `#[lens]`
 //! functions generic over `T: Real` work too).
 
 use crate::Real;
@@ -99,6 +99,25 @@ unary_rule!(
 unary_rule!(
     /// `2^x`; reverse `d 2^x ln 2`.
     Exp2Rule::exp2_vjp, |x, y, d| x.exp2() => d * y * T::ln_2());
+
+unary_rule!(
+    /// `cbrt x`; reverse `d / (3 cbrt^2 x)` (infinite at 0, where the derivative is).
+    CbrtRule::cbrt_vjp, |x, y, d| x.cbrt() => d / (T::cst(3.0) * y * y));
+unary_rule!(
+    /// `ln(1 + x)`; reverse `d / (1 + x)`.
+    Ln1pRule::ln_1p_vjp, |x, y, d| x.ln_1p() => d / (T::one() + x));
+unary_rule!(
+    /// `e^x - 1`; reverse `d e^x`.
+    ExpM1Rule::exp_m1_vjp, |x, y, d| x.exp_m1() => d * (y + T::one()));
+unary_rule!(
+    /// `asinh x`; reverse `d / sqrt(x^2 + 1)`.
+    AsinhRule::asinh_vjp, |x, y, d| x.asinh() => d / (x * x + T::one()).sqrt());
+unary_rule!(
+    /// `acosh x`; reverse `d / sqrt(x^2 - 1)` (for `x > 1`).
+    AcoshRule::acosh_vjp, |x, y, d| x.acosh() => d / (x * x - T::one()).sqrt());
+unary_rule!(
+    /// `atanh x`; reverse `d / (1 - x^2)` (for `|x| < 1`).
+    AtanhRule::atanh_vjp, |x, y, d| x.atanh() => d / (T::one() - x * x));
 
 /// The rule trait of a float method of several operands, implemented for `f32` and `f64`
 /// alone through the generic body `$body` (and a supertrait of [`Real`], so generic code

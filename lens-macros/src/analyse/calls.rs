@@ -708,7 +708,7 @@ impl Analyser<'_> {
                 self.check_read(c);
                 return Operand::Const(c.to_token_stream());
             }
-            // `f64::to_radians(x)`, `T::cbrt(x)`: a scalar type's method without a rule,
+            // `f64::to_radians(x)`, `T::to_degrees(x)`: a scalar type's method without a rule,
             // refused as the method form is (rustc said "no function `to_radians_vjp`").
             if !primitives::known(&name) && self.mentions_diff(c.args.to_token_stream()) {
                 self.errors.at(
