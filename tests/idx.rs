@@ -1,12 +1,10 @@
-//! The IDX reader: malformed files are clear errors; the real MNIST files read correctly.
+//! The IDX reader: malformed files are clear errors (the real MNIST files: `tests/data.rs`).
 
 use flate2::Compression;
 use flate2::write::GzEncoder;
 use paralens::data::{load_mnist, parse_idx_images, parse_idx_labels};
 use std::io::Write;
 use std::path::{Path, PathBuf};
-
-mod common;
 
 fn images(count: u32, rows: u32, cols: u32, pixels: &[u8]) -> Vec<u8> {
     let mut f = vec![0, 0, 8, 3];
@@ -160,45 +158,6 @@ fn folders_in_the_mnist_layout_gzip_or_plain() {
     }
     let e = load_mnist(&empty).unwrap_err();
     assert!(e.to_string().contains("corrupt gzip stream"), "{e}");
-}
-
-#[test]
-fn the_real_mnist_files_read_with_their_published_counts() {
-    let Some(data) = common::shared_data() else {
-        return;
-    };
-    let dir = data.join("mnist");
-    let m = load_mnist(&dir).unwrap_or_else(|e| {
-        panic!(
-            "MNIST is expected in {} (the project's shared data): {e}",
-            dir.display()
-        )
-    });
-    assert_eq!(
-        (
-            m.train_images.count,
-            m.train_images.rows,
-            m.train_images.cols
-        ),
-        (60000, 28, 28)
-    );
-    assert_eq!(m.test_images.count, 10000);
-    let mut counts = [0usize; 10];
-    for &l in &m.train_labels {
-        counts[l as usize] += 1;
-    }
-    assert_eq!(
-        counts,
-        [5923, 6742, 5958, 6131, 5842, 5421, 5918, 6265, 5851, 5949]
-    );
-    let mut counts = [0usize; 10];
-    for &l in &m.test_labels {
-        counts[l as usize] += 1;
-    }
-    assert_eq!(
-        counts,
-        [980, 1135, 1032, 1010, 982, 892, 958, 1028, 974, 1009]
-    );
 }
 
 // A file of two concatenated gzip members is one valid gzip file (as `gzip -d` reads it); the

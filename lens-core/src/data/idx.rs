@@ -328,7 +328,7 @@ pub fn load_mnist(dir: &Path) -> Result<Mnist, DataError> {
         return Err(DataError::whole(
             &dir.display().to_string(),
             format!(
-                "{what}; give the folder holding {}",
+                "{what}; give the folder holding {} (`bash scripts/fetch-data.sh DIR` in the paralens repository downloads and checks them)",
                 MNIST_FILES.map(|f| format!("{f}.gz")).join(", ")
             ),
         ));
