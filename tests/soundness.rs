@@ -255,6 +255,31 @@ mod lensed {
     }
 }
 
+paralens::custom_reverse! {
+    /// A reverse written by hand with no `_rev`: `map` applies its vjp's pullback.
+    fn clip1(x: f64) -> f64 {
+        x.clamp(-1.0, 1.0)
+    }
+    fn clip1_vjp(x: f64) -> (f64, impl FnOnce(f64) -> f64) {
+        (clip1(x), move |d| if x.abs() < 1.0 { d } else { 0.0 })
+    }
+}
+
+#[lens]
+fn clipped_sum(v: SVector<f64, 3>) -> f64 {
+    v.map(clip1).sum() + clip1(v[0]) * 2.0
+}
+
+#[test]
+fn a_custom_reverse_without_rev_maps() {
+    let v = SVector::<f64, 3>::new(0.5, 2.0, -0.25);
+    assert_eq!(clipped_sum(v), 0.5 + 1.0 - 0.25 + 1.0);
+    assert_eq!(
+        clipped_sum_rev(v, 1.0),
+        SVector::<f64, 3>::new(3.0, 0.0, 1.0)
+    );
+}
+
 #[test]
 fn a_plain_function_shadowing_a_lens_function_is_refused() {
     // The function as written is the user's: relu6(7) = 6.

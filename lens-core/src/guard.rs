@@ -271,9 +271,10 @@ impl<W, G> Change<W, G> {
     /// type than the argument's.
     pub const OTHER_TYPE: () = panic!(
         "a function called in a #[lens] body gives one of its arguments a change of another \
-         type than the argument's: the pullback of its `name_vjp` must return each argument's \
-         change at that argument's type (if #[lens] wrote that function, this is a defect of \
-         #[lens], please report it)"
+         type than the argument's: the pullback of its `name_vjp` (written by hand in \
+         `custom_reverse!`) must return one change per argument, each of that argument's type, \
+         a tuple for several (if #[lens] wrote that function, this is a defect of #[lens], \
+         please report it)"
     );
 
     /// The argument's type (by its witness) and the change's.

@@ -59,7 +59,7 @@ impl<V, A> Tied<V, A> {
 #[inline(never)]
 fn not_the_lens(called: &str, own: &str) -> ! {
     panic!(
-        "a `#[lens]` body calls `{called}`, but the reverse found for it belongs to `{own}`: `{called}` is not a `#[lens]` function (a function of the same name shadows it, or it was imported without its `_vjp`). Annotate it with `#[lens]`, give it a reverse with `custom_reverse!`, or call the other function by its path"
+        "a `#[lens]` body calls `{called}`, but the reverse found for it belongs to `{own}`: `{called}` is not a `#[lens]` function (a plain function of the same name shadows the lens function), or it was imported by name without its hidden `_lens_vjp`. Annotate it with `#[lens]`, give it a reverse with `custom_reverse!`, import its `_lens_vjp` beside it (or its module's `*`), or call the function you mean by its path"
     )
 }
 

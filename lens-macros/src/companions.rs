@@ -102,7 +102,43 @@ pub fn expand(input: TokenStream) -> syn::Result<TokenStream> {
                 .filter(|a| a.path().is_ident("cfg"))
                 .cloned()
                 .collect(),
+            through_vjp: false,
         }));
+        // `v.map(g)` takes `g_lens_rev`: where only `g_vjp` is written, for a `g` of one
+        // argument, it applies the vjp's pullback.
+        if !rev
+            && n == 1
+            && !items
+                .iter()
+                .any(|i| matches!(i, syn::Item::Fn(r) if r.sig.ident == format!("{base}_rev")))
+            && let Some((out, _)) = pullback_types(&f.sig.output)
+            && let Some(mut args) = crate::tie::plain_args(&f.sig)
+        {
+            let pb_out = pullback_types(&f.sig.output).map(|(_, c)| c);
+            args.push((
+                syn::Ident::new("__lens_d", proc_macro2::Span::call_site()),
+                out,
+            ));
+            tied.push(crate::tie::companion(&crate::tie::Companion {
+                vis: &f.vis,
+                item: &item_fn.sig.ident,
+                reverse: &f.sig.ident,
+                name: crate::tie::name(&item_fn.sig.ident, "_lens_rev"),
+                generics: &f.sig.generics,
+                args,
+                tied: 1,
+                ret: pb_out.map(|c| c.to_token_stream()).unwrap_or_default(),
+                same_generics: generic_names(&item_fn.sig.generics)
+                    == generic_names(&f.sig.generics),
+                cfgs: f
+                    .attrs
+                    .iter()
+                    .filter(|a| a.path().is_ident("cfg"))
+                    .cloned()
+                    .collect(),
+                through_vjp: true,
+            }));
+        }
     }
     let mut out: TokenStream = items.iter().map(ToTokens::to_token_stream).collect();
     out.extend(tied);
@@ -142,4 +178,32 @@ fn generic_names(g: &syn::Generics) -> Vec<String> {
             syn::GenericParam::Lifetime(_) => None,
         })
         .collect()
+}
+
+/// The value's type and the pullback's result type of a vjp returning
+/// `(Y, impl FnOnce(Y) -> C)`.
+fn pullback_types(output: &syn::ReturnType) -> Option<(syn::Type, syn::Type)> {
+    let syn::ReturnType::Type(_, t) = output else {
+        return None;
+    };
+    let syn::Type::Tuple(pair) = &**t else {
+        return None;
+    };
+    let [y, pb] = [pair.elems.first()?, pair.elems.iter().nth(1)?];
+    let syn::Type::ImplTrait(pb) = pb else {
+        return None;
+    };
+    pb.bounds.iter().find_map(|b| match b {
+        syn::TypeParamBound::Trait(t) => {
+            let seg = t.path.segments.last()?;
+            match &seg.arguments {
+                syn::PathArguments::Parenthesized(p) if seg.ident == "FnOnce" => match &p.output {
+                    syn::ReturnType::Type(_, c) => Some((y.clone(), (**c).clone())),
+                    syn::ReturnType::Default => None,
+                },
+                _ => None,
+            }
+        }
+        _ => None,
+    })
 }

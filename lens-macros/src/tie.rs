@@ -31,6 +31,9 @@ pub struct Companion<'a> {
     pub same_generics: bool,
     /// The reverse's `#[cfg(..)]` attributes, which the companion shares.
     pub cfgs: Vec<syn::Attribute>,
+    /// The reverse is `g_vjp` standing in for a `g_rev` not written: its pullback is applied
+    /// to the last argument (the output's change).
+    pub through_vjp: bool,
 }
 
 /// The companion `c`: `fn g_lens_vjp(x: X) -> Tied<(Y, impl FnOnce ..), (X,)> { Tied::new(
@@ -92,13 +95,17 @@ pub fn companion(c: &Companion) -> TokenStream {
         None
     };
     let cfgs = &c.cfgs;
+    let call = match (c.through_vjp, idents.split_last()) {
+        (true, Some((d, xs))) => quote!(#reverse #turbofish (#(#xs),*).1(#d)),
+        _ => quote!(#reverse #turbofish (#(#idents),*)),
+    };
     quote! {
         #(#cfgs)*
         #[doc(hidden)]
         #[inline(always)]
         #[allow(clippy::type_complexity, clippy::too_many_arguments, non_snake_case)]
         #vis fn #name #generics (#(#idents: #types),*) -> ::paralens::__private::Tied<#ret, (#(#tied_types,)*)> #where_clause {
-            ::paralens::__private::Tied::new(#reverse #turbofish (#(#idents),*), &#item #item_turbofish)
+            ::paralens::__private::Tied::new(#call, &#item #item_turbofish)
         }
     }
 }

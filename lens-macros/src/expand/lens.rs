@@ -686,6 +686,7 @@ fn generate(f: &LensFn, sweeps: Option<(&Analysed, Option<&Analysed>)>) -> Token
         ret: quote!((#ret, impl FnOnce(#ret) -> #slots_ty #captures)),
         same_generics: true,
         cfgs: Vec::new(),
+        through_vjp: false,
     });
     let lens_rev = crate::tie::companion(&crate::tie::Companion {
         vis,
@@ -701,6 +702,7 @@ fn generate(f: &LensFn, sweeps: Option<(&Analysed, Option<&Analysed>)>) -> Token
         ret: rev_ty.clone(),
         same_generics: true,
         cfgs: Vec::new(),
+        through_vjp: false,
     });
     quote! {
         #lens_vjp
