@@ -7,6 +7,7 @@
 //! cargo run --example 01_lens
 //! ```
 
+use clap::Parser;
 use paralens::check_gradient;
 use paralens::prelude::*;
 
@@ -17,7 +18,16 @@ fn f(x: f64, y: f64) -> f64 {
     x * x * y + xy.sin()
 }
 
+/// The smallest tour stop: one function becomes a lens. `#[lens]` keeps `f` as written and
+/// generates its reverse derivative `f_rev`, `f_vjp` and the lens type `F`; this prints them
+/// at a point and checks them against finite differences.
+// No options: the parser is there for --help and --version, and to refuse any argument.
+#[derive(Parser, Debug)]
+#[command(name = "01_lens", version)]
+struct Args {}
+
 fn main() {
+    Args::parse();
     let (x, y) = (1.5, -0.5);
     println!("f({x}, {y}) = {:.6}", f(x, y));
     // R[f]((x, y), 1) is the gradient: (2xy + y cos(xy), x^2 + x cos(xy)).

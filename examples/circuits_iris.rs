@@ -18,6 +18,7 @@
 //! cargo run --release --example circuits_iris
 //! ```
 
+use clap::Parser;
 use paralens::circuits::binarise::Midpoint;
 use paralens::circuits::models::LookupTable;
 use paralens::circuits::{BoolLearner, Lanes, UpdateRule, Word};
@@ -145,7 +146,16 @@ pub fn anchor_runs(data: &Iris) -> [f64; 4] {
     ]
 }
 
+/// Iris learned as a Boolean circuit by reverse derivative ascent: a lookup table over 4
+/// thresholded features, on UCI's iris.data and on Fisher's corrected data, two and three
+/// classes, single-example steps and a vote over the whole batch.
+// No options: the parser is there for --help and --version, and to refuse any argument.
+#[derive(Parser, Debug)]
+#[command(name = "circuits_iris", version)]
+struct Args {}
+
 fn main() {
+    Args::parse();
     let start = Instant::now();
     let (fisher, uci) = (paralens::data::iris(), paralens::data::iris_uci());
     println!("anchor rule, one pass from zero, lookup table over 4 midpoint bits:");

@@ -29,6 +29,7 @@
 //! cargo run --release --example circuits_mnist -- --data ../shared/data/mnist --ten-only --z 0
 //! ```
 
+use clap::Parser;
 use paralens::circuits::models::{GroupVote, PseudoLinear, Softmax, gate_network, random_tables};
 use paralens::circuits::netlist::NetlistLearner;
 use paralens::circuits::{BestOnValidation, Lanes, UpdateRule, Word};
@@ -86,57 +87,61 @@ pub fn train(
     best.into_best().expect("a model was offered")
 }
 
-const USAGE: &str = "usage: circuits_mnist --data DIR [--group N] [--hidden N] [--epochs N] \
-                     [--temperature F] [--share N] [--z F] [--frozen-hidden] [--ten-only]";
-
-/// The value after flag `flag`, parsed.
-fn value<T: std::str::FromStr>(flag: &str, v: Option<String>) -> Result<T, String> {
-    let v = v.ok_or(format!("{flag} needs a value"))?;
-    v.parse()
-        .map_err(|_| format!("{flag}: `{v}` is not a valid value"))
+/// MNIST learned with Boolean models by reverse derivative ascent: digits 0 against 1 with a
+/// pseudo-linear model, then all ten digits with a gate network trained only by Boolean
+/// reverse derivatives.
+///
+/// --temperature, --share, --z and --frozen-hidden each undo one thing that made the gate
+/// network work (the example's source says what each costs).
+#[derive(Parser, Debug)]
+#[command(name = "circuits_mnist", version)]
+struct Args {
+    /// The MNIST folder: train-images-idx3-ubyte.gz, train-labels-idx1-ubyte.gz,
+    /// t10k-images-idx3-ubyte.gz, t10k-labels-idx1-ubyte.gz (in this project:
+    /// ../shared/data/mnist).
+    #[arg(long, value_name = "DIR")]
+    data: PathBuf,
+    /// Output gates per digit (the digit with most gates on wins).
+    #[arg(long, value_name = "N", default_value_t = TenDigits::FULL.group,
+          value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
+    group: usize,
+    /// Learned gates in the hidden layer.
+    #[arg(long, value_name = "N", default_value_t = TenDigits::FULL.hidden,
+          value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(2..))]
+    hidden: usize,
+    /// Passes over the training images.
+    #[arg(long, value_name = "N", default_value_t = TenDigits::FULL.epochs)]
+    epochs: usize,
+    /// The softmax temperature as a fraction of --group.
+    #[arg(long, value_name = "F", default_value_t = TenDigits::FULL.temperature)]
+    temperature: f32,
+    /// One output gate in N takes part in a step.
+    #[arg(long, value_name = "N", default_value_t = TenDigits::FULL.share,
+          value_parser = clap::value_parser!(u32).range(1..))]
+    share: u32,
+    /// The significance (in standard deviations of a fair vote) a flip needs.
+    #[arg(long, value_name = "F", default_value_t = TenDigits::FULL.z)]
+    z: f32,
+    /// Leave the hidden layer's random tables as they are (only the outputs learn).
+    #[arg(long)]
+    frozen_hidden: bool,
+    /// Only the ten-digit network (skip 0 against 1).
+    #[arg(long)]
+    ten_only: bool,
 }
 
 fn main() {
-    let mut data = None;
-    let mut size = TenDigits::FULL;
-    let mut ten_only = false;
-    let mut args = std::env::args().skip(1);
-    while let Some(a) = args.next() {
-        let parsed = match a.as_str() {
-            "--data" => value::<PathBuf>(&a, args.next()).map(|d| data = Some(d)),
-            "--group" => value(&a, args.next()).map(|v| size.group = v),
-            "--hidden" => value(&a, args.next()).map(|v| size.hidden = v),
-            "--epochs" => value(&a, args.next()).map(|v| size.epochs = v),
-            "--temperature" => value(&a, args.next()).map(|v| size.temperature = v),
-            "--share" => value(&a, args.next()).map(|v| size.share = v),
-            "--z" => value(&a, args.next()).map(|v| size.z = v),
-            "--frozen-hidden" => {
-                size.frozen_hidden = true;
-                Ok(())
-            }
-            "--ten-only" => {
-                ten_only = true;
-                Ok(())
-            }
-            other => Err(format!("unknown argument `{other}`")),
-        };
-        if let Err(e) = parsed {
-            eprintln!("error: {e}\n{USAGE}");
-            std::process::exit(2);
-        }
-    }
-    if size.group == 0 || size.hidden < 2 || size.share == 0 {
-        eprintln!("error: --group and --share must be at least 1, --hidden at least 2\n{USAGE}");
-        std::process::exit(2);
-    }
-    let Some(dir) = data else {
-        eprintln!(
-            "error: give the MNIST folder with --data DIR (it holds train-images-idx3-ubyte.gz, \
-             train-labels-idx1-ubyte.gz, t10k-images-idx3-ubyte.gz, t10k-labels-idx1-ubyte.gz; \
-             in this project: ../shared/data/mnist)"
-        );
-        std::process::exit(2);
+    let a = Args::parse();
+    let size = TenDigits {
+        group: a.group,
+        hidden: a.hidden,
+        epochs: a.epochs,
+        temperature: a.temperature,
+        share: a.share,
+        z: a.z,
+        frozen_hidden: a.frozen_hidden,
     };
+    let (dir, ten_only) = (a.data, a.ten_only);
     let run = || {
         if !ten_only {
             zero_vs_one(&dir, true)?;

@@ -8,10 +8,12 @@
 //! cargo run --release --example digits_cnn -- --seed 0 --plot curves.svg
 //! ```
 
+use clap::{CommandFactory, Parser};
 use paralens::data::{digits, stratified_split};
 use paralens::prelude::*;
 use paralens::span::{Bias, SpanLayer};
 use paralens::train::{Control, Eval, Fit, History, fit};
+use std::path::PathBuf;
 
 para! {
     /// 1x8x8 -> conv 3x3 -> 16x6x6 -> avg pool 2 -> 16x3x3 -> 10 scores.
@@ -156,42 +158,59 @@ pub fn test_accuracy(model: &DigitsCnn, params: &DigitsCnnParams, seed: u64) -> 
     right as f64 / test.len() as f64
 }
 
-fn main() {
-    let usage =
-        "usage: digits_cnn [--seed N] [--epochs N] [--save PATH | --load PATH] [--plot PATH]";
-    let mut seed = 0;
-    let mut epochs = 30;
-    let mut save_to = None;
-    let mut load_from = None;
-    let mut plot_to = None;
-    let mut args = std::env::args().skip(1);
-    while let Some(a) = args.next() {
-        let mut value = |name: &str| -> String {
-            args.next().unwrap_or_else(|| {
-                eprintln!("error: {name} needs a value\n{usage}");
-                std::process::exit(2)
-            })
-        };
-        let mut number = |name: &str| -> u64 {
-            value(name).parse().unwrap_or_else(|_| {
-                eprintln!("error: {name} needs a whole number\n{usage}");
-                std::process::exit(2)
-            })
-        };
-        match a.as_str() {
-            "--seed" => seed = number("--seed"),
-            "--epochs" => epochs = number("--epochs") as usize,
-            "--save" => save_to = Some(value("--save")),
-            "--load" => load_from = Some(value("--load")),
-            "--plot" => plot_to = Some(value("--plot")),
-            other => {
-                eprintln!("error: unknown argument `{other}`\n{usage}");
-                std::process::exit(2);
+/// The 8x8 digits (shipped with the crate) with a small convolutional network built from span
+/// layers (conv 3x3 x16, bias, ReLU, average pooling, dense 144 -> 10), softmax
+/// cross-entropy and Adam, on a seeded stratified 80/20 split.
+#[derive(Parser, Debug)]
+#[command(name = "digits_cnn", version)]
+pub struct Args {
+    /// Seed of the split, the initial weights and the order.
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    pub seed: u64,
+    /// Passes over the training images.
+    #[arg(long, value_name = "N", default_value_t = 30)]
+    pub epochs: usize,
+    /// Write the trained parameters as a safetensors checkpoint.
+    #[arg(long, value_name = "PATH")]
+    pub save: Option<PathBuf>,
+    /// Predict with saved parameters instead of training (nothing to save or plot then).
+    #[arg(long, value_name = "PATH", conflicts_with_all = ["save", "plot"])]
+    pub load: Option<PathBuf>,
+    /// Write the loss and accuracy curves as SVG.
+    #[arg(long, value_name = "PATH")]
+    pub plot: Option<PathBuf>,
+}
+
+impl Args {
+    /// What clap cannot check: a file to write in a folder that does not exist is refused
+    /// now, not after training.
+    ///
+    /// # Errors
+    /// clap's, naming the file.
+    pub fn check(self) -> Result<Self, clap::Error> {
+        for path in [&self.save, &self.plot].into_iter().flatten() {
+            let parent = path.parent().filter(|p| !p.as_os_str().is_empty());
+            if parent.is_some_and(|p| !p.is_dir()) {
+                return Err(Self::command().error(
+                    clap::error::ErrorKind::ValueValidation,
+                    format!("cannot write {}: its folder does not exist", path.display()),
+                ));
             }
         }
+        Ok(self)
     }
+}
+
+fn main() {
+    let Args {
+        seed,
+        epochs,
+        save,
+        load,
+        plot,
+    } = Args::parse().check().unwrap_or_else(|e| e.exit());
     println!("8x8 digits: 1797 images, stratified 80/20 split (seed {seed})");
-    if let Some(path) = load_from {
+    if let Some(path) = load {
         // Predict with a saved model: no training.
         let (model, mut params) = fresh(seed);
         if let Err(e) = paralens::checkpoint::load_model(&path, &model, &mut params) {
@@ -199,34 +218,27 @@ fn main() {
             std::process::exit(1);
         }
         println!(
-            "loaded {path}; test accuracy {:.3}",
+            "loaded {}; test accuracy {:.3}",
+            path.display(),
             test_accuracy(&model, &params, seed)
         );
         return;
     }
-    // A file to write in a folder that does not exist is refused now, not after training.
-    for path in [&save_to, &plot_to].into_iter().flatten() {
-        let parent = std::path::Path::new(path).parent();
-        if parent.is_some_and(|p| !p.as_os_str().is_empty() && !p.is_dir()) {
-            eprintln!("error: cannot write {path}: its folder does not exist\n{usage}");
-            std::process::exit(2);
-        }
-    }
     let t = train(seed, epochs, true);
     println!("test accuracy {:.3}", t.report.test_accuracy);
-    if let Some(path) = plot_to {
+    if let Some(path) = plot {
         let title = format!("digits_cnn on the 8x8 digits (seed {seed})");
-        match t.report.history.plot(std::path::Path::new(&path), &title) {
-            Ok(()) => println!("wrote the curves to {path}"),
+        match t.report.history.plot(&path, &title) {
+            Ok(()) => println!("wrote the curves to {}", path.display()),
             Err(e) => {
-                eprintln!("error: {path}: {e}");
+                eprintln!("error: {}: {e}", path.display());
                 std::process::exit(1);
             }
         }
     }
-    if let Some(path) = save_to {
+    if let Some(path) = save {
         match paralens::checkpoint::save_model(&path, &t.model, &t.params) {
-            Ok(()) => println!("saved the parameters to {path}"),
+            Ok(()) => println!("saved the parameters to {}", path.display()),
             Err(e) => {
                 eprintln!("error: {e}");
                 std::process::exit(1);

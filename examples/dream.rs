@@ -19,6 +19,7 @@ pub mod digits_cnn;
 #[path = "shared/image.rs"]
 mod image;
 
+use clap::Parser;
 use paralens::prelude::*;
 use std::path::{Path, PathBuf};
 
@@ -102,33 +103,22 @@ pub fn write_png(path: &Path, images: &[SVector<f32, 64>]) -> std::io::Result<()
     })
 }
 
+/// Deep dreaming and adversarial inputs: the trained digits CNN with its parameters fixed and
+/// its input port opened. Writes the ten dreams as one PNG and reports the share of test
+/// images that bounded adversarial steps flip.
+#[derive(Parser, Debug)]
+#[command(name = "dream", version)]
+struct Args {
+    /// The folder to write dreams.png in (created if missing).
+    #[arg(long, value_name = "DIR", default_value = "target/dream")]
+    out: PathBuf,
+    /// Seed of the CNN's split and weights.
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    seed: u64,
+}
+
 fn main() {
-    let mut out = PathBuf::from("target/dream");
-    let mut seed = 0;
-    let usage = "usage: dream [--out DIR] [--seed N]";
-    let mut args = std::env::args().skip(1);
-    while let Some(a) = args.next() {
-        match a.as_str() {
-            "--out" => match args.next() {
-                Some(d) => out = PathBuf::from(d),
-                None => {
-                    eprintln!("error: --out needs a folder\n{usage}");
-                    std::process::exit(2);
-                }
-            },
-            "--seed" => match args.next().and_then(|v| v.parse().ok()) {
-                Some(s) => seed = s,
-                None => {
-                    eprintln!("error: --seed needs a whole number\n{usage}");
-                    std::process::exit(2);
-                }
-            },
-            other => {
-                eprintln!("error: unknown argument `{other}`\n{usage}");
-                std::process::exit(2);
-            }
-        }
-    }
+    let Args { out, seed } = Args::parse();
     println!("training the digits CNN (seed {seed}, 10 epochs)...");
     let t = digits_cnn::train(seed, 10, false);
     println!("test accuracy {:.3}", t.report.test_accuracy);

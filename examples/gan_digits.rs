@@ -18,6 +18,7 @@ pub mod digits_cnn;
 #[path = "shared/image.rs"]
 mod image;
 
+use clap::Parser;
 use paralens::data::digits;
 use paralens::gan::Adversarial;
 use paralens::optim::RmsProp;
@@ -201,21 +202,21 @@ pub fn run(iterations: usize, seed: u64, out: Option<&Path>) -> Report {
     }
 }
 
+/// A Wasserstein GAN on the 8x8 digits, its samples scored by the digits CNN (class
+/// entropy and mean confidence, beside the same figures for real test digits).
+#[derive(Parser, Debug)]
+#[command(name = "gan_digits", version)]
+struct Args {
+    /// Write a 10x10 grid of samples as DIR/gan_digits.png.
+    #[arg(long, value_name = "DIR")]
+    out: Option<PathBuf>,
+    /// Generator steps.
+    #[arg(long, value_name = "N", default_value_t = 6_000)]
+    iterations: usize,
+}
+
 fn main() {
-    let mut out = None;
-    let mut iterations = 6_000;
-    let usage = "usage: gan_digits [--out DIR] [--iterations N]";
-    let mut args = std::env::args().skip(1);
-    while let Some(a) = args.next() {
-        match (a.as_str(), args.next()) {
-            ("--out", Some(d)) => out = Some(PathBuf::from(d)),
-            ("--iterations", Some(n)) => match n.parse() {
-                Ok(n) => iterations = n,
-                Err(_) => fail(usage),
-            },
-            _ => fail(usage),
-        }
-    }
+    let Args { out, iterations } = Args::parse();
     let t = std::time::Instant::now();
     let r = run(iterations, 0, out.as_deref());
     println!(
@@ -226,9 +227,4 @@ fn main() {
         r.confidence.1,
         t.elapsed().as_secs_f64()
     );
-}
-
-fn fail(usage: &str) -> ! {
-    eprintln!("error: bad arguments\n{usage}");
-    std::process::exit(2)
 }

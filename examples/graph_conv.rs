@@ -12,6 +12,7 @@
 //! cargo run --release --example graph_conv
 //! ```
 
+use clap::Parser;
 use paralens::prelude::*;
 use paralens::span::{SpanLayer, instances};
 use paralens::{LabelError, Loss};
@@ -180,7 +181,16 @@ pub fn run(epochs: usize, seed: u64, verbose: bool) -> f64 {
     accuracy(&learner)
 }
 
+/// Semi-supervised node classification on Zachary's karate club with a two-layer graph
+/// convolutional network built from graph-convolution spans: one labelled member per faction,
+/// the other 32 classified.
+// No options: the parser is there for --help and --version, and to refuse any argument.
+#[derive(Parser, Debug)]
+#[command(name = "graph_conv", version)]
+struct Args {}
+
 fn main() {
+    Args::parse();
     println!("karate club: 34 members, 78 friendships, one labelled member per faction");
     let acc = run(200, 0, true);
     println!(

@@ -6,6 +6,7 @@
 //! cargo run --example lens_zoo
 //! ```
 
+use clap::Parser;
 use paralens::check_gradient;
 use paralens::prelude::*;
 
@@ -126,7 +127,15 @@ fn report(name: &str, r: paralens::GradCheck) {
     println!("{name:>4}: {verdict}  ({r})");
 }
 
+/// Twenty `#[lens]` functions, each checked against finite differences (the Z2 one is
+/// printed).
+// No options: the parser is there for --help and --version, and to refuse any argument.
+#[derive(Parser, Debug)]
+#[command(name = "lens_zoo", version)]
+struct Args {}
+
 fn main() {
+    Args::parse();
     report("a1", check_gradient(a1, a1_rev, 0.7, 1e-6));
     report(
         "a2",

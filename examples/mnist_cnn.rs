@@ -65,5 +65,13 @@ pub fn run(
 }
 
 fn main() {
-    shared::main("mnist_cnn", 4, model, 2e-3, 2);
+    shared::main(
+        "mnist_cnn",
+        "MNIST (or Fashion-MNIST) with a small convolutional network (two 5x5 convolutions, \
+         max pooling, dense 512 -> 10), Adam, 32 images per step.",
+        4,
+        model,
+        2e-3,
+        2,
+    );
 }

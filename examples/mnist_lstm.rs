@@ -152,7 +152,9 @@ pub fn run(
 
 fn main() {
     let a = shared::args(
-        "mnist_lstm --data DIR [--epochs N] [--save PATH | --load PATH] [--plot PATH]",
+        "mnist_lstm",
+        "MNIST read row by row: an LSTM with 128 hidden units reads the 28 rows of 28 pixels, \
+         a dense layer scores its last hidden state.",
         4,
     );
     let fail = |e: &dyn std::fmt::Display| -> ! {

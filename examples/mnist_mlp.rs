@@ -46,5 +46,12 @@ pub fn run(
 }
 
 fn main() {
-    shared::main("mnist_mlp", 9, model, 2e-3, 4);
+    shared::main(
+        "mnist_mlp",
+        "MNIST (or Fashion-MNIST) with a 784-128-10 perceptron (ReLU), Adam, 32 images per step.",
+        9,
+        model,
+        2e-3,
+        4,
+    );
 }

@@ -9,6 +9,7 @@
 //! cargo run --release --example principal_subspace
 //! ```
 
+use clap::Parser;
 use paralens::data::digits;
 use paralens::manifold::{Manifold, Stiefel};
 use paralens::optim::{Optimizer, RiemannianSgd};
@@ -103,7 +104,16 @@ pub fn run(max_steps: usize) -> Report {
     }
 }
 
+/// The leading 5 principal directions of the 8x8 digits learned on the Stiefel manifold by
+/// Riemannian gradient ascent on the variance they capture, compared with nalgebra's
+/// symmetric eigendecomposition.
+// No options: the parser is there for --help and --version, and to refuse any argument.
+#[derive(Parser, Debug)]
+#[command(name = "principal_subspace", version)]
+struct Args {}
+
 fn main() {
+    Args::parse();
     let r = run(100_000);
     println!("8x8 digits: the leading {K} principal directions of {D} features");
     println!(

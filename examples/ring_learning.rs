@@ -10,6 +10,7 @@
 //! cargo run --example ring_learning
 //! ```
 
+use clap::Parser;
 use paralens::circuits::ring::Zp;
 use paralens::prelude::*;
 
@@ -53,7 +54,15 @@ pub fn learn(target: [u64; 4]) -> ([F7; 4], Vec<usize>) {
     (w, wrong_after)
 }
 
+/// Learning over a finite ring: a lookup table with values in Z_7, differentiated by
+/// `#[lens]` with the ring's own arithmetic, learned by reverse derivative steps.
+// No options: the parser is there for --help and --version, and to refuse any argument.
+#[derive(Parser, Debug)]
+#[command(name = "ring_learning", version)]
+struct Args {}
+
 fn main() {
+    Args::parse();
     let target = [3, 5, 0, 6];
     let (w, wrong) = learn(target);
     println!("target table (mod 7): {target:?}");

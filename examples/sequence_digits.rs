@@ -7,6 +7,7 @@
 //! cargo run --release --example sequence_digits -- --seed 0 --epochs 20
 //! ```
 
+use clap::Parser;
 use paralens::data::{digits, stratified_split};
 use paralens::prelude::*;
 use paralens::recurrent::GruCell;
@@ -108,27 +109,22 @@ pub fn run(seed: u64, epochs: usize, verbose: bool) -> Report {
     }
 }
 
+/// The 8x8 digits read row by row by a GRU (eight steps of eight pixels, one cell shared by
+/// the steps), a dense readout of the last state; softmax cross-entropy and Adam on a seeded
+/// stratified 80/20 split.
+#[derive(Parser, Debug)]
+#[command(name = "sequence_digits", version)]
+struct Args {
+    /// Seed of the split, the initial weights and the order.
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    seed: u64,
+    /// Passes over the training images.
+    #[arg(long, value_name = "N", default_value_t = 20)]
+    epochs: usize,
+}
+
 fn main() {
-    let mut seed = 0;
-    let mut epochs = 20;
-    let usage = "usage: sequence_digits [--seed N] [--epochs N]";
-    let mut args = std::env::args().skip(1);
-    while let Some(a) = args.next() {
-        let mut value = |name: &str| -> u64 {
-            args.next().and_then(|v| v.parse().ok()).unwrap_or_else(|| {
-                eprintln!("error: {name} needs a whole number\n{usage}");
-                std::process::exit(2)
-            })
-        };
-        match a.as_str() {
-            "--seed" => seed = value("--seed"),
-            "--epochs" => epochs = value("--epochs") as usize,
-            other => {
-                eprintln!("error: unknown argument `{other}`\n{usage}");
-                std::process::exit(2);
-            }
-        }
-    }
+    let Args { seed, epochs } = Args::parse();
     println!(
         "8x8 digits read row by row by a GRU ({HIDDEN} hidden), stratified 80/20 split (seed {seed})"
     );

@@ -501,33 +501,76 @@ fn a_file_of_another_model_is_named_with_what_is_wrong() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
-// The MNIST examples' command line: a malformed or missing value is refused, not replaced by
-// the default (`--epochs abc` ran 9 epochs, `--save` alone saved nothing).
+// The MNIST examples' command line (clap): a malformed or missing value is refused, not
+// replaced by the default (`--epochs abc` ran 9 epochs, `--save` alone saved nothing), and so
+// are `--load` with `--save` or `--plot` and a file to write in a folder that does not exist.
 #[test]
 fn the_mnist_examples_refuse_a_bad_command_line() {
-    use mnist_mlp::shared::parse_args;
-    let parse = |line: &str| parse_args(line.split_whitespace().map(String::from), 9);
+    use mnist_mlp::shared::try_parse_from;
+    let parse = |line: &str| {
+        let argv = std::iter::once("mnist_mlp").chain(line.split_whitespace());
+        try_parse_from("mnist_mlp", "", 9, argv)
+    };
     let ok = parse("--data d --epochs 3 --plot p.svg").unwrap();
     assert_eq!((ok.dir.to_str(), ok.epochs), (Some("d"), 3));
     assert_eq!(parse("--data d").unwrap().epochs, 9);
+    assert!(parse("--data d --load m.st").unwrap().load.is_some());
     for (line, says) in [
         (
             "--data d --epochs abc",
-            "`--epochs abc`: the number of epochs is a whole number",
+            "invalid value 'abc' for '--epochs <N>'",
         ),
-        ("--data d --epochs -2", "`--epochs -2`"),
-        ("--data d --save", "`--save` takes a value"),
-        ("--data", "`--data` takes a value"),
-        ("--epochs 2", "give the data folder with --data DIR"),
-        ("--data d --bogus 1", "unknown argument `--bogus`"),
+        ("--data d --epochs -2", "'-2'"),
+        ("--data d --save", "a value is required for '--save <PATH>'"),
+        ("--data", "a value is required for '--data <DIR>'"),
+        (
+            "--epochs 2",
+            "required arguments were not provided:\n  --data <DIR>",
+        ),
+        ("--data d --bogus 1", "unexpected argument '--bogus'"),
+        ("--data d --save a.st --load b.st", "cannot be used with"),
+        ("--data d --load b.st --plot p.svg", "cannot be used with"),
         (
             "--data d --save /no/such/folder/p.st",
-            "its folder does not exist",
+            "cannot write /no/such/folder/p.st: its folder does not exist",
         ),
     ] {
         let e = parse(line)
             .err()
             .unwrap_or_else(|| panic!("{line} was accepted"));
-        assert!(e.contains(says), "{line}: {e}");
+        // clap's exit status for a usage error, as the hand-written parser's.
+        assert_eq!(e.exit_code(), 2, "{line}: {e}");
+        let text = e.to_string();
+        assert!(text.contains(says), "{line}: {text}");
+    }
+    // `--help` is not an error of the command line: it exits 0 with the flags listed.
+    let help = parse("--help").err().unwrap();
+    assert_eq!(help.exit_code(), 0);
+    assert!(help.to_string().contains("[default: 9]"), "{help}");
+}
+
+// digits_cnn's command line: the same refusals as the MNIST examples' (it has its own parser:
+// a seed instead of a data folder).
+#[test]
+fn the_digits_example_refuses_a_bad_command_line() {
+    use clap::Parser;
+    let parse = |line: &str| {
+        let argv = std::iter::once("digits_cnn").chain(line.split_whitespace());
+        digits_cnn::Args::try_parse_from(argv).and_then(digits_cnn::Args::check)
+    };
+    let ok = parse("--seed 3 --plot p.svg").unwrap();
+    assert_eq!((ok.seed, ok.epochs), (3, 30));
+    for (line, says) in [
+        ("--epochs abc", "invalid value 'abc' for '--epochs <N>'"),
+        ("--save", "a value is required for '--save <PATH>'"),
+        ("--bogus", "unexpected argument '--bogus'"),
+        ("--save a.st --load b.st", "cannot be used with"),
+        ("--plot /no/such/folder/p.svg", "its folder does not exist"),
+    ] {
+        let e = parse(line)
+            .err()
+            .unwrap_or_else(|| panic!("{line} was accepted"));
+        assert_eq!(e.exit_code(), 2, "{line}: {e}");
+        assert!(e.to_string().contains(says), "{line}: {e}");
     }
 }

@@ -399,3 +399,31 @@ fn a_mean_over_no_examples_is_not_a_number() {
     let one = l.try_mean_loss(&[x(0.0)], &[1]).unwrap();
     assert_eq!(one, l.try_loss(&x(0.0), &1).unwrap());
 }
+
+// The Iris example's command line (clap): `--splits 0` averaged over no split (a mean of NaN)
+// and is refused, as are an unknown flag and a malformed number; `--epochs 0` trains nothing
+// and reports no time per step (there is none to divide out).
+#[test]
+fn the_iris_example_refuses_a_bad_command_line() {
+    use clap::Parser;
+    let parse = |line: &str| {
+        let argv = std::iter::once("iris").chain(line.split_whitespace());
+        iris_example::Args::try_parse_from(argv)
+    };
+    let ok = parse("").unwrap();
+    assert_eq!((ok.seed, ok.epochs, ok.splits), (0, 30, 10));
+    for (line, says) in [
+        ("--splits 0", "invalid value '0' for '--splits <N>'"),
+        ("--seed x", "invalid value 'x' for '--seed <N>'"),
+        ("--bogus", "unexpected argument '--bogus'"),
+    ] {
+        let e = parse(line)
+            .err()
+            .unwrap_or_else(|| panic!("{line} was accepted"));
+        assert_eq!(e.exit_code(), 2, "{line}: {e}");
+        assert!(e.to_string().contains(says), "{line}: {e}");
+    }
+    let r = iris_example::run(0, 0, false);
+    assert_eq!((r.steps, r.epoch_losses.len()), (0, 0));
+    assert!(r.ns_per_step.is_finite() && r.ns_per_step >= 0.0);
+}

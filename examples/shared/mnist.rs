@@ -5,80 +5,81 @@ use paralens::prelude::*;
 use paralens::train::{Control, EpochReport, Eval, Fit, History, fit};
 use std::path::{Path, PathBuf};
 
-/// The command line of an MNIST example.
+/// An MNIST example: trains its model on MNIST (or Fashion-MNIST) and prints the test
+/// accuracy, or predicts with saved parameters.
+// The flags are the same in the three MNIST examples; the name, the about text and the
+// default number of epochs are each example's own (see [`command`]).
+#[derive(clap::Parser, Debug)]
+#[command(version)]
 pub struct Args {
-    /// `--data DIR`.
+    /// The data folder: the four IDX files, gzipped or not (in this project:
+    /// ../shared/data/mnist or ../shared/data/fashion-mnist).
+    #[arg(long = "data", value_name = "DIR")]
     pub dir: PathBuf,
-    /// `--epochs N`.
+    /// Passes over the 60,000 training images.
+    #[arg(long, value_name = "N")]
     pub epochs: usize,
-    /// `--save PATH`: write the trained parameters as a safetensors checkpoint.
+    /// Write the trained parameters as a safetensors checkpoint.
+    #[arg(long, value_name = "PATH")]
     pub save: Option<PathBuf>,
-    /// `--load PATH`: predict with saved parameters instead of training.
+    /// Predict with saved parameters instead of training (nothing to save or plot then).
+    #[arg(long, value_name = "PATH", conflicts_with_all = ["save", "plot"])]
     pub load: Option<PathBuf>,
-    /// `--plot PATH`: write the loss and accuracy curves as SVG.
+    /// Write the loss and accuracy curves as SVG.
+    #[arg(long, value_name = "PATH")]
     pub plot: Option<PathBuf>,
 }
 
-/// `--data DIR`, `--epochs N`, `--save PATH`, `--load PATH` and `--plot PATH` from the
-/// command line; exits with `usage` on a bad argument.
-pub fn args(usage: &str, default_epochs: usize) -> Args {
-    parse_args(std::env::args().skip(1), default_epochs).unwrap_or_else(|e| {
-        eprintln!("error: {e}\nusage: {usage}");
-        std::process::exit(2);
-    })
+/// The parser of the MNIST example `name`: [`Args`] with the example's about text and its
+/// default number of epochs (a derive attribute would fix one default for all three).
+pub fn command(name: &'static str, about: &'static str, default_epochs: usize) -> clap::Command {
+    use clap::CommandFactory;
+    // Without clap's `string` feature a default is a `&'static str`: one small string a run.
+    let default: &'static str = default_epochs.to_string().leak();
+    Args::command()
+        .name(name)
+        .about(about)
+        // The derived long text is this struct's doc comment, not the example's.
+        .long_about(None)
+        .mut_arg("epochs", |a| a.default_value(default).required(false))
 }
 
-/// [`args`] from the arguments `it` (after the program's name).
+/// Parses `argv` (the program's name first, as clap's `try_parse_from`) with [`command`],
+/// then checks what clap cannot.
 ///
 /// # Errors
-/// An unknown flag, a flag without its value or with a malformed one (`--epochs abc` ran the
-/// default number of epochs, `--save` alone saved nothing), no `--data`, or a file to write
-/// in a folder that does not exist (refused now, not after training).
-pub fn parse_args(
-    it: impl IntoIterator<Item = String>,
+/// clap's: an unknown flag, a flag without its value or with a malformed one, no `--data`,
+/// `--load` with `--save` or `--plot`; and a file to write in a folder that does not exist
+/// (refused now, not after training).
+pub fn try_parse_from<I, T>(
+    name: &'static str,
+    about: &'static str,
     default_epochs: usize,
-) -> Result<Args, String> {
-    let mut data = None;
-    let mut epochs = default_epochs;
-    let (mut save, mut load, mut plot) = (None, None, None);
-    let mut it = it.into_iter();
-    while let Some(a) = it.next() {
-        let flag = a.as_str();
-        if !["--data", "--epochs", "--save", "--load", "--plot"].contains(&flag) {
-            return Err(format!("unknown argument `{flag}`"));
-        }
-        let Some(v) = it.next() else {
-            return Err(format!("`{flag}` takes a value"));
-        };
-        match flag {
-            "--data" => data = Some(PathBuf::from(v)),
-            "--epochs" => {
-                epochs = v.parse().map_err(|_| {
-                    format!("`--epochs {v}`: the number of epochs is a whole number, 0 or more")
-                })?;
-            }
-            "--save" => save = Some(PathBuf::from(v)),
-            "--load" => load = Some(PathBuf::from(v)),
-            _ => plot = Some(PathBuf::from(v)),
-        }
-    }
-    let dir = data.ok_or("give the data folder with --data DIR (in this project: ../shared/data/mnist or ../shared/data/fashion-mnist)")?;
-    for path in [&save, &plot].into_iter().flatten() {
+    argv: I,
+) -> Result<Args, clap::Error>
+where
+    I: IntoIterator<Item = T>,
+    T: Into<std::ffi::OsString> + Clone,
+{
+    use clap::FromArgMatches;
+    let mut cmd = command(name, about, default_epochs);
+    let args = Args::from_arg_matches(&cmd.try_get_matches_from_mut(argv)?)?;
+    for path in [&args.save, &args.plot].into_iter().flatten() {
         let parent = path.parent().filter(|p| !p.as_os_str().is_empty());
         if parent.is_some_and(|p| !p.is_dir()) {
-            return Err(format!(
-                "cannot write {}: its folder does not exist",
-                path.display()
+            return Err(cmd.error(
+                clap::error::ErrorKind::ValueValidation,
+                format!("cannot write {}: its folder does not exist", path.display()),
             ));
         }
     }
-    Ok(Args {
-        dir,
-        epochs,
-        save,
-        load,
-        plot,
-    })
+    Ok(args)
+}
+
+/// [`try_parse_from`] on this process's command line; on an error (or `--help`) prints
+/// clap's message and exits (status 2, or 0 for `--help`).
+pub fn args(name: &'static str, about: &'static str, default_epochs: usize) -> Args {
+    try_parse_from(name, about, default_epochs, std::env::args_os()).unwrap_or_else(|e| e.exit())
 }
 
 /// Pixels scaled to `0..=1`.
@@ -219,11 +220,11 @@ where
 }
 
 /// An MNIST example's `main`: reads `--data DIR [--epochs N] [--save PATH | --load PATH]
-/// [--plot PATH]`,
-/// trains `model()` (or loads its parameters and only predicts) and prints the test
-/// accuracy, or the error and exits 1.
+/// [--plot PATH]` ([`args`], `about` shown by `--help`), trains `model()` (or loads its
+/// parameters and only predicts) and prints the test accuracy, or the error and exits 1.
 pub fn main<M, const B: usize>(
-    name: &str,
+    name: &'static str,
+    about: &'static str,
     default_epochs: usize,
     model: fn() -> M,
     lr: f32,
@@ -234,10 +235,7 @@ pub fn main<M, const B: usize>(
     <M as Para<HeapMatrix<f32, 784, B>>>::Param:
         Flat<f32> + Clone + paralens::checkpoint::Tensors<f32>,
 {
-    let a = args(
-        &format!("{name} --data DIR [--epochs N] [--save PATH | --load PATH] [--plot PATH]"),
-        default_epochs,
-    );
+    let a = args(name, about, default_epochs);
     let fail = |e: &dyn std::fmt::Display| -> ! {
         eprintln!("error: {e}");
         std::process::exit(1)
