@@ -12,7 +12,7 @@
 #[macro_export]
 macro_rules! __cpu_has {
     ($feature:tt) => {
-        $crate::__std::arch::is_x86_feature_detected!($feature)
+        $crate::__private::std::arch::is_x86_feature_detected!($feature)
     };
 }
 

@@ -44,11 +44,6 @@ pub mod compose;
 mod cpu;
 #[doc(hidden)]
 pub use cpu::__built_with;
-// `std` by a path through this crate, for `__cpu_has!` expanded in a `no_std` crate (lens-circuits
-// without its `std` feature) while this one has it.
-#[cfg(feature = "std")]
-#[doc(hidden)]
-pub use std as __std;
 #[cfg(feature = "std")]
 pub mod data;
 
@@ -139,6 +134,10 @@ macro_rules! __with_checkpoints {
 /// Items that generated code names by absolute path; not part of the public API.
 #[doc(hidden)]
 pub mod __private {
+    // `std` by a path through this crate, for `__cpu_has!` expanded in a `no_std` crate
+    // (lens-circuits without its `std` feature) while this one has it; inside this hidden
+    // module, not at the crate's root, where the facade's glob re-export documented the whole
+    // standard library as `paralens::__std`.
     pub use crate::__with_checkpoints as with_checkpoints;
     #[cfg(feature = "std")]
     pub use crate::checkpoint::{
@@ -149,6 +148,8 @@ pub mod __private {
     pub use crate::para::Para;
     pub use crate::sub_model::sub_model_input;
     pub use crate::tie::{CallWith, Tied};
+    #[cfg(feature = "std")]
+    pub use std;
     /// Guards on the types of the reverse sweep (see the module).
     pub mod guard {
         pub use crate::guard::{

@@ -62,6 +62,8 @@ pub enum Unmatched {}
 /// The second impl of each rule trait named (see [`Unmatched`]).
 macro_rules! unmatched {
     ($($rule:ident :: $f:ident),* $(,)?) => {$(
+        // Not API: hidden from every type's page of blanket impls.
+        #[doc(hidden)]
         #[diagnostic::do_not_recommend]
         impl<X> $rule<Unmatched> for X {
             type Out = Unmatched;

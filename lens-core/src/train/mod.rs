@@ -55,12 +55,14 @@ use std::time::Instant;
 /// How to train.
 ///
 /// The default is one epoch of single examples in seed 0's order, without early stopping,
-/// keeping the last parameters, silent: name what differs.
+/// keeping the best epoch's parameters (by the held-out evaluation: a run that reached 0.986
+/// and ended at 0.975 returns the 0.986 parameters), silent: name what differs
+/// (`keep_best: false` keeps the last parameters).
 ///
 /// ```
 /// use lens_core::train::Fit;
 /// let cfg = Fit { epochs: 40, patience: Some(5), ..Fit::default() };
-/// assert_eq!((cfg.batch, cfg.seed, cfg.keep_best, cfg.progress), (1, 0, false, false));
+/// assert_eq!((cfg.batch, cfg.seed, cfg.keep_best, cfg.progress), (1, 0, true, false));
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Fit {
@@ -86,7 +88,7 @@ impl Default for Fit {
             batch: 1,
             seed: 0,
             patience: None,
-            keep_best: false,
+            keep_best: true,
             progress: false,
         }
     }

@@ -66,7 +66,8 @@ impl History {
     /// # Errors
     /// An empty history, a non-finite value to draw (named with its epoch and curve), or a
     /// file that cannot be written.
-    pub fn plot(&self, path: &Path, title: &str) -> Result<(), PlotError> {
+    pub fn plot(&self, path: impl AsRef<Path>, title: &str) -> Result<(), PlotError> {
+        let path = path.as_ref();
         if self.epochs.is_empty() {
             return Err(PlotError::Empty);
         }
@@ -139,7 +140,13 @@ impl History {
             .x_label_area_size(30)
             .y_label_area_size(50)
             .build_cartesian_2d(x_range.clone(), 0.0..top * 1.05)?;
-        chart.configure_mesh().x_desc("epoch").draw()?;
+        chart
+            .configure_mesh()
+            .x_desc("epoch")
+            // Whole epochs: `1, 2, 3`, not `10.0, 20.0`.
+            .x_labels(self.epochs.len().min(10))
+            .x_label_formatter(&|x| format!("{x:.0}"))
+            .draw()?;
         for (points, name, color) in losses {
             chart
                 .draw_series(LineSeries::new(points.iter().copied(), color))?
@@ -171,7 +178,13 @@ impl History {
             .x_label_area_size(30)
             .y_label_area_size(50)
             .build_cartesian_2d(x_range, low - pad..high + pad)?;
-        chart.configure_mesh().x_desc("epoch").draw()?;
+        chart
+            .configure_mesh()
+            .x_desc("epoch")
+            // Whole epochs: `1, 2, 3`, not `10.0, 20.0`.
+            .x_labels(self.epochs.len().min(10))
+            .x_label_formatter(&|x| format!("{x:.0}"))
+            .draw()?;
         chart.draw_series(LineSeries::new(accuracy.iter().copied(), GREEN))?;
         // The best epoch (the one `keep_best` puts back), as a circle.
         if let Some(best) = self.best() {
