@@ -249,7 +249,7 @@ impl<T: Real, const R: usize, const C: usize> HeapMatrix<T, R, C> {
 
     /// The sum of the entries, in eight interleaved partial sums. It shadows nalgebra's
     /// `sum`, reached through `Deref`, which adds one entry after the other: on a 128x784
-    /// matrix one chain of 100,352 additions, 14x slower (BENCHMARKS, "Eighth session").
+    /// matrix one chain of 100,352 additions, 14x slower (docs/history/BENCHMARKS-2026-11-30-to-12-04.md, "Eighth session").
     #[must_use]
     pub fn sum(&self) -> T {
         let entries = self.as_slice();

@@ -211,7 +211,7 @@ pub(crate) fn zip4_clear<T: Real, P: Flat<T>>(
 /// function with the feature, so each short slice's loop runs 8 wide (the division and
 /// square root of Adam's update included) with no call of its own. Per slice, the call into
 /// a wide copy cost more than it saved at the Iris step's sizes; once per update it does not
-/// (BENCHMARKS, 2026-12-04).
+/// (docs/history/BENCHMARKS-2026-11-30-to-12-04.md, 2026-12-04).
 ///
 /// # Safety
 /// Each needs a CPU with AVX2.

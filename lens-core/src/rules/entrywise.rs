@@ -34,7 +34,7 @@ pub fn mul<T: Real, const R: usize, const C: usize>(
 /// exact, except where `2 b` overflows (`|b|` above half the largest float, where `b ∘ b`
 /// is already infinite): a zero change of such an entry then gives NaN instead of zero.
 /// From 64 entries on, the order measured no better, and `(a ∘ b) k` is kept
-/// (BENCHMARKS, seventh session of 2026-12-01).
+/// (docs/history/BENCHMARKS-2026-11-30-to-12-04.md, seventh session of 2026-12-01).
 #[inline(always)]
 pub fn mul_scaled<T: Real, const R: usize, const C: usize>(
     a: &SMatrix<T, R, C>,
