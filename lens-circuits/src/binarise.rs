@@ -14,7 +14,7 @@ impl<const N: usize> Midpoint<N> {
     /// Fits the ranges to `rows`.
     ///
     /// ```
-    /// use lens_circuits::binarise::Midpoint;
+    /// use paralens::circuits::binarise::Midpoint;
     /// let b = Midpoint::fit(&[[0.0, 10.0], [4.0, 20.0]]);
     /// assert_eq!(b.encode(&[3.0, 12.0]), 0b01); // 0.75 > 0.5, 0.2 <= 0.5
     /// ```
@@ -67,7 +67,7 @@ impl<const N: usize, const L: usize> Thermometer<N, L> {
     /// Fits thresholds at `min + (t + 1) / (L + 1) * (max - min)`.
     ///
     /// ```
-    /// use lens_circuits::binarise::Thermometer;
+    /// use paralens::circuits::binarise::Thermometer;
     /// let t = Thermometer::<1, 3>::fit(&[[0.0], [4.0]]); // thresholds 1, 2, 3
     /// assert_eq!(t.encode(&[2.5]), 0b011);
     /// ```

@@ -9,7 +9,7 @@ use lens_core::{Flat, Tangent};
 /// the compiler turns into SIMD for `W = 4` (AVX2) or `W = 8` (AVX-512).
 ///
 /// ```
-/// use lens_circuits::{Lanes, Word};
+/// use paralens::circuits::{Lanes, Word};
 /// let mut x = Lanes::<4>::ZERO;
 /// x.set_lane(200, true);
 /// assert!(x.lane(200) && !x.lane(199));

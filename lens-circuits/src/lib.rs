@@ -22,8 +22,8 @@
 //! [`oracle::boolean_reverse`] computes by brute force.
 //!
 //! ```
-//! use lens_circuits::{Lanes, Word};
-//! use lens_core::rules::AndRule; // `paralens::rules::AndRule` through the facade
+//! use paralens::circuits::{Lanes, Word};
+//! use paralens::rules::AndRule; // `paralens::rules::AndRule` through the facade
 //! let x = Lanes::<2>::splat(true);
 //! let y = Lanes::<2>([0b1010, u64::MAX]);
 //! let (z, pullback) = x.and_vjp(y);

@@ -12,7 +12,7 @@ use core::fmt;
 /// Inputs and outputs are bit vectors (bit `i` of the `u64` is variable `i`).
 ///
 /// ```
-/// use lens_circuits::oracle::boolean_reverse;
+/// use paralens::circuits::oracle::boolean_reverse;
 /// // f(x0, x1) = x0 & x1: the Boolean difference in x0 is x1.
 /// let f = |x: u64| (x & 1) & (x >> 1);
 /// assert_eq!(boolean_reverse(f, 2, 0b10, 1), 0b01);

@@ -60,7 +60,7 @@ macro_rules! ring_sub_rules {
 /// An integer modulo `2^k`, `k` the width of `T` (`u8`, `u16`, `u32` or `u64`).
 ///
 /// ```
-/// use lens_circuits::ring::Z2k;
+/// use paralens::circuits::ring::Z2k;
 /// assert_eq!(Z2k(250u8) + Z2k(10), Z2k(4));
 /// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
@@ -103,7 +103,7 @@ z2k!(u8, u16, u32, u64);
 /// An integer modulo the prime `P` (`P < 2^32`, so products fit a `u64`).
 ///
 /// ```
-/// use lens_circuits::ring::Zp;
+/// use paralens::circuits::ring::Zp;
 /// let x = Zp::<7>::new(5);
 /// assert_eq!(x * x, Zp::new(4)); // 25 mod 7
 /// assert_eq!(-x, Zp::new(2));
@@ -183,7 +183,7 @@ ring_sub_rules!(Zp<P>, const P: u64);
 /// The saturating semiring `{0, ..., N}`: `a + b = min(a + b, N)`, `a * b = min(a b, N)`.
 ///
 /// ```
-/// use lens_circuits::ring::Sat;
+/// use paralens::circuits::ring::Sat;
 /// assert_eq!(Sat::<10>::new(7) + Sat::new(6), Sat::new(10));
 /// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]

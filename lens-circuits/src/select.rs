@@ -9,7 +9,7 @@ use alloc::borrow::ToOwned;
 /// can (`ToOwned::clone_into`).
 ///
 /// ```
-/// use lens_circuits::BestOnValidation;
+/// use paralens::circuits::BestOnValidation;
 /// let mut best = BestOnValidation::<[bool]>::new();
 /// assert!(best.offer(0.50, &[false, true]));
 /// assert!(best.offer(0.75, &[true, true]));

@@ -96,8 +96,8 @@ entrywise_lens!(
     /// `max(x, 0)` entry-wise.
     ///
     /// ```
-    /// use lens_core::{Lens, Relu};
-    /// use nalgebra::SVector;
+    /// use paralens::{Lens, Relu};
+    /// use paralens::nalgebra::SVector;
     /// let x = SVector::<f32, 2>::new(-1.0, 2.0);
     /// assert_eq!(Relu.apply(x), SVector::<f32, 2>::new(0.0, 2.0));
     /// assert_eq!(Relu.reverse(x, SVector::repeat(1.0)), SVector::<f32, 2>::new(0.0, 1.0));
@@ -119,7 +119,7 @@ entrywise_lens!(
 /// `x` where positive, `alpha x` elsewhere, entry-wise.
 ///
 /// ```
-/// use lens_core::{Lens, LeakyRelu};
+/// use paralens::{Lens, LeakyRelu};
 /// assert_eq!(LeakyRelu(0.1_f64).apply(-2.0_f64), -0.2);
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -145,8 +145,8 @@ impl<V: Elementwise> Lens<V> for LeakyRelu<V::Scalar> {
 /// `softmax` on a vector.
 ///
 /// ```
-/// use lens_core::{Lens, Softmax};
-/// use nalgebra::SVector;
+/// use paralens::{Lens, Softmax};
+/// use paralens::nalgebra::SVector;
 /// let y = Softmax.apply(SVector::<f64, 3>::new(1.0, 1.0, 1.0));
 /// assert!((y.sum() - 1.0).abs() < 1e-15);
 /// ```

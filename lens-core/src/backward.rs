@@ -8,7 +8,7 @@
 /// The first `n` items of `range`, last first, each found by `nth`.
 ///
 /// ```
-/// use lens_core::__private::Backward;
+/// use paralens::__private::Backward;
 /// let r = (0..=10usize).step_by(3);
 /// assert_eq!(Backward::new(r, 4).collect::<Vec<_>>(), [9, 6, 3, 0]);
 /// ```

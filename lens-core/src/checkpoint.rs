@@ -21,8 +21,8 @@
 //! (`(params, state)`), are stored flat.
 //!
 //! ```
-//! use lens_core::checkpoint::{load, save};
-//! use lens_core::{Dense, Init, ParaExt, Relu};
+//! use paralens::checkpoint::{load, save};
+//! use paralens::{Dense, Init, ParaExt, Relu};
 //!
 //! let model = Dense::<4, 8>::new().then(Relu).then(Dense::<8, 3>::new());
 //! let p = model.init(0);
@@ -155,7 +155,7 @@ impl CheckpointError {
     /// or this one (to `match` on the errors of [`load`] and [`from_bytes`] alike).
     ///
     /// ```
-    /// use lens_core::checkpoint::{CheckpointError, load};
+    /// use paralens::checkpoint::{CheckpointError, load};
     /// let path = std::env::temp_dir().join("paralens_doc_not_a_checkpoint");
     /// std::fs::write(&path, b"not a checkpoint").unwrap();
     /// let e = load::<f32, _>(&path, &mut [0.0_f32; 2]).unwrap_err();
@@ -273,9 +273,9 @@ pub trait Tensors<T: Stored> {
 /// [`save_model`] and [`load_model`]. Arrays it does not mention are stored as their type says.
 ///
 /// ```
-/// use lens_core::checkpoint::Layout;
-/// use lens_core::Init;
-/// use lens_core::span::Conv2d;
+/// use paralens::checkpoint::Layout;
+/// use paralens::Init;
+/// use paralens::span::Conv2d;
 ///
 /// let conv = Conv2d::<f32, 36, 32, 18>::new::<1, 6, 6, 2, 3, 1, 0>();
 /// let mut layout = Layout::new();
@@ -578,9 +578,9 @@ pub fn to_bytes<T: Stored, P: Tensors<T>>(params: &P) -> Result<Vec<u8>, Checkpo
 /// as the model's [`Layout`] says (`c1.kernel` of shape `[out, in, k, k]` for a convolution).
 ///
 /// ```
-/// use lens_core::checkpoint::model_to_bytes;
-/// use lens_core::span::Conv2d;
-/// use lens_core::Init;
+/// use paralens::checkpoint::model_to_bytes;
+/// use paralens::span::Conv2d;
+/// use paralens::Init;
 ///
 /// let conv = Conv2d::<f32, 36, 32, 18>::new::<1, 6, 6, 2, 3, 1, 0>();
 /// let bytes = model_to_bytes(&conv, &conv.init(0)).unwrap();

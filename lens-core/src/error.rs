@@ -125,7 +125,7 @@ impl core::error::Error for StepError {}
 /// [`crate::optim::Optimizer::check`]).
 ///
 /// ```
-/// use lens_core::optim::{Adam, Optimizer};
+/// use paralens::optim::{Adam, Optimizer};
 /// let bad = <Adam<f64> as Optimizer<f64>>::check(&Adam::new(f64::NAN)).unwrap_err();
 /// assert_eq!(bad.name, "lr");
 /// assert_eq!(bad.to_string(), "the optimizer's `lr` is NaN; it must be a finite number, 0 or more");

@@ -3,7 +3,7 @@
 //! derivative. A `#[lens]` body that calls `relu(h)` uses `relu_vjp` from here.
 //!
 //! ```
-//! use lens_core::fns::{sigmoid, sigmoid_rev};
+//! use paralens::fns::{sigmoid, sigmoid_rev};
 //! assert_eq!(sigmoid(0.0_f64), 0.5);
 //! assert_eq!(sigmoid_rev(0.0_f64, 1.0), 0.25);
 //! ```
@@ -211,8 +211,8 @@ lens_macros::__companions! {
     /// bodies: `relu(add_bias(w * x, b))` with `#[param] b: SVector<T, R>`.
     ///
     /// ```
-    /// use lens_core::fns::{add_bias, add_bias_rev};
-    /// use nalgebra::{SMatrix, SVector};
+    /// use paralens::fns::{add_bias, add_bias_rev};
+    /// use paralens::nalgebra::{SMatrix, SVector};
     /// let m = SMatrix::<f64, 2, 3>::zeros();
     /// let b = SVector::<f64, 2>::new(1.0, -1.0);
     /// assert_eq!(add_bias(m, b), SMatrix::<f64, 2, 3>::from_fn(|i, _| b[i]));
@@ -252,9 +252,9 @@ lens_macros::__companions! {
     /// the change back as a heap matrix.
     ///
     /// ```
-    /// use lens_core::HeapMatrix;
-    /// use lens_core::fns::{to_static, to_static_rev};
-    /// use nalgebra::SVector;
+    /// use paralens::HeapMatrix;
+    /// use paralens::fns::{to_static, to_static_rev};
+    /// use paralens::nalgebra::SVector;
     /// let h = HeapMatrix::<f64, 3, 1>::from_fn(|i, _| i as f64);
     /// assert_eq!(to_static(h.clone()), SVector::<f64, 3>::new(0.0, 1.0, 2.0));
     /// let dh = to_static_rev(h, SVector::<f64, 3>::repeat(0.5));
@@ -295,9 +295,9 @@ lens_macros::__companions! {
     /// matrix.
     ///
     /// ```
-    /// use lens_core::fns::{to_heap, to_heap_rev};
-    /// use lens_core::HeapMatrix;
-    /// use nalgebra::SVector;
+    /// use paralens::fns::{to_heap, to_heap_rev};
+    /// use paralens::HeapMatrix;
+    /// use paralens::nalgebra::SVector;
     /// let v = SVector::<f64, 2>::new(1.0, -2.0);
     /// assert_eq!(*to_heap(v), v);
     /// let d = HeapMatrix::<f64, 2, 1>::from_matrix(&SVector::<f64, 2>::new(0.5, 0.25));

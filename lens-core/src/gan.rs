@@ -125,10 +125,10 @@ pub type GanLens<G, D> = Then<Par<G, Identity>, Critic<D>>;
 /// a step allocates nothing.
 ///
 /// ```
-/// use lens_core::gan::Adversarial;
-/// use lens_core::optim::RmsProp;
-/// use lens_core::{Dense, ParaExt, Relu};
-/// use nalgebra::SMatrix;
+/// use paralens::gan::Adversarial;
+/// use paralens::optim::RmsProp;
+/// use paralens::{Dense, ParaExt, Relu};
+/// use paralens::nalgebra::SMatrix;
 ///
 /// // A generator that learns to move noise to around 3, against a small critic.
 /// let g = Dense::<1, 1, f64>::new();

@@ -43,7 +43,7 @@ impl core::fmt::Display for GradCheck {
 /// (scalars, matrices, tuples, parameter structs).
 ///
 /// ```
-/// use lens_core::check_gradient;
+/// use paralens::check_gradient;
 /// // f(x) = x^3, f'(x) = 3x^2
 /// let report = check_gradient(|x: f64| x * x * x, |x: f64, d: f64| 3.0 * x * x * d, 1.5, 1e-6);
 /// assert!(report.passes(1e-6), "{report}");

@@ -106,7 +106,7 @@ pub(crate) fn give(block: NonNull<u8>, layout: Layout) {
 /// model declared on `HeapMatrix` batches keeps every large value off the stack.
 ///
 /// ```
-/// use lens_core::{Dense, HeapMatrix, Init, Para};
+/// use paralens::{Dense, HeapMatrix, Init, Para};
 ///
 /// let layer = Dense::<784, 128>::new();
 /// let p = layer.init(0);

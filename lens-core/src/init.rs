@@ -56,10 +56,9 @@ impl<M: Init + ?Sized> Init for &M {
 /// implements it at every `S`, ignoring `S`.
 ///
 /// ```
-/// # extern crate lens_core as paralens;
-/// use lens_core::rand::{Rng, SeedableRng, rngs::StdRng};
-/// use lens_core::{InitAt, Real, lens};
-/// use nalgebra::SVector;
+/// use paralens::rand::{Rng, SeedableRng, rngs::StdRng};
+/// use paralens::{InitAt, Real, lens};
+/// use paralens::nalgebra::SVector;
 ///
 /// #[lens(init = ones)]
 /// fn affine<T: Real, const N: usize>(#[param] w: SVector<T, N>, x: SVector<T, N>) -> T {

@@ -8,8 +8,8 @@
 /// mutably: a learner may evaluate in buffers it owns (the netlist learner does).
 ///
 /// ```
-/// use lens_core::{optim::Sgd, Dense, Init, Learn, Learner, Mse};
-/// use nalgebra::SVector;
+/// use paralens::{optim::Sgd, Dense, Init, Learn, Learner, Mse};
+/// use paralens::nalgebra::SVector;
 ///
 /// /// One pass over the data; the reports of the steps.
 /// fn epoch<L: Learn<X>, X>(learner: &mut L, data: &[(X, L::Target)]) -> Vec<L::Report> {

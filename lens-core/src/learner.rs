@@ -15,8 +15,8 @@ use nalgebra::SVector;
 /// and state. Nothing is allocated after construction.
 ///
 /// ```
-/// use lens_core::{optim::Adam, Dense, Init, Learner, ParaExt, Relu, SoftmaxCrossEntropy};
-/// use nalgebra::SVector;
+/// use paralens::{optim::Adam, Dense, Init, Learner, ParaExt, Relu, SoftmaxCrossEntropy};
+/// use paralens::nalgebra::SVector;
 ///
 /// let model = Dense::<2, 8>::new().then(Relu).then(Dense::<8, 2>::glorot());
 /// let params = model.init(0);
@@ -474,8 +474,8 @@ fn same_len(inputs: usize, labels: usize) -> Result<(), StepError> {
 /// Outputs that name a class: the index of their largest entry.
 ///
 /// ```
-/// use lens_core::Argmax;
-/// use nalgebra::SVector;
+/// use paralens::Argmax;
+/// use paralens::nalgebra::SVector;
 ///
 /// let out = SVector::<f32, 3>::new(0.2, f32::NAN, 0.7);
 /// assert_eq!(Argmax::argmax(&out), 2);

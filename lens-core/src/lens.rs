@@ -12,7 +12,7 @@
 /// computed once.
 ///
 /// ```
-/// use lens_core::{Lens, Sigmoid};
+/// use paralens::{Lens, Sigmoid};
 ///
 /// let (y, pullback) = Sigmoid.apply_vjp(0.0_f64);
 /// assert_eq!(y, 0.5);

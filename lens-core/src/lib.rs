@@ -11,8 +11,8 @@
 //! (per iteration, the carried values its reverse reads, or its pullback).
 //!
 //! ```
-//! use lens_core::{Dense, Init, Para, ParaExt, Relu, Tangent};
-//! use nalgebra::SVector;
+//! use paralens::{Dense, Init, Para, ParaExt, Relu, Tangent};
+//! use paralens::nalgebra::SVector;
 //!
 //! let model = Dense::<2, 3, f64>::new().then(Relu).then(Dense::<3, 1, f64>::new());
 //! let params = model.init(7);

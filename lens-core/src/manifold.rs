@@ -23,8 +23,8 @@ pub trait Manifold<T: Real>: Flat<T> + Clone {
 /// A unit vector of `T^N`: the sphere `S^(N-1)`.
 ///
 /// ```
-/// use lens_core::manifold::{Manifold, Sphere};
-/// use nalgebra::SVector;
+/// use paralens::manifold::{Manifold, Sphere};
+/// use paralens::nalgebra::SVector;
 /// let mut p = Sphere::new(SVector::<f64, 3>::new(3.0, 0.0, 4.0));
 /// assert!((p.0.norm() - 1.0).abs() < 1e-15);
 /// let mut v = Sphere(SVector::<f64, 3>::new(1.0, 1.0, 1.0));

@@ -10,8 +10,8 @@
 /// [`crate::Lens`] is a `Para` with parameter `()`.
 ///
 /// ```
-/// use lens_core::{Dense, DenseParams, Init, Para, Tangent};
-/// use nalgebra::SVector;
+/// use paralens::{Dense, DenseParams, Init, Para, Tangent};
+/// use paralens::nalgebra::SVector;
 ///
 /// let layer = Dense::<3, 2, f64>::new();
 /// let p = layer.init(1);

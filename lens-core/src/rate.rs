@@ -7,7 +7,7 @@ use crate::{Lens, Real};
 /// the gradient: a descent direction, which the optimizer then puts onto the parameters.
 ///
 /// ```
-/// use lens_core::{LearningRate, Lens};
+/// use paralens::{LearningRate, Lens};
 /// let (unit, pullback) = LearningRate(0.1_f64).apply_vjp(3.7);
 /// assert_eq!(unit, ());
 /// assert_eq!(pullback(()), -0.1);

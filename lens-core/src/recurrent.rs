@@ -8,12 +8,11 @@
 //! the steps, and the reverse adds the steps' changes (see `examples/sequence_digits.rs`):
 //!
 //! ```
-//! # extern crate lens_core as paralens; // what `para!` names; `paralens` users have it
-//! use lens_core::recurrent::GruCell;
-//! use lens_core::{Dense, Init, Para};
-//! use nalgebra::SVector;
+//! use paralens::recurrent::GruCell;
+//! use paralens::{Dense, Init, Para};
+//! use paralens::nalgebra::SVector;
 //!
-//! lens_core::para! {
+//! paralens::para! {
 //!     /// Reads four 2-vectors and scores the last state.
 //!     pub struct Reader { cell: GruCell<2, 3, f64>, out: Dense<3, 1, f64> }
 //!     fn forward(&self, xs: [SVector<f64, 2>; 4]) -> SVector<f64, 1> {

@@ -13,9 +13,8 @@ use nalgebra::SMatrix;
 /// Parameter structs get this trait from `#[derive(Tangent)]`:
 ///
 /// ```
-/// # extern crate lens_core as paralens; // users reach the derive through `paralens`
-/// use lens_core::{Flat, Tangent};
-/// use nalgebra::{SMatrix, SVector};
+/// use paralens::{Flat, Tangent};
+/// use paralens::nalgebra::{SMatrix, SVector};
 ///
 /// #[derive(Clone, Debug, Tangent)]
 /// struct Affine {

@@ -36,7 +36,7 @@ struct Inline<F, const N: usize> {
 /// Pullbacks (or carried values) of up to `N + 1` loop iterations, popped in reverse order.
 ///
 /// ```
-/// use lens_core::__private::Tape;
+/// use paralens::__private::Tape;
 /// let mut tape = Tape::<u32, 3>::new();
 /// for i in 0..=3 {
 ///     tape.push(i);

@@ -23,7 +23,7 @@ pub struct GateNetwork {
 /// table bit is read once).
 ///
 /// ```
-/// use lens_circuits::models::gate_network;
+/// use paralens::circuits::models::gate_network;
 /// let net = gate_network(8, &[16, 4], 2, 7).unwrap();
 /// assert_eq!(net.params, 4 * 20);
 /// assert_eq!(net.netlist.outputs(), 2);

@@ -21,8 +21,8 @@ use rand::Rng;
 /// choosing targets allocate nothing).
 ///
 /// ```
-/// use lens_circuits::models::GroupVote;
-/// use lens_circuits::Word;
+/// use paralens::circuits::models::GroupVote;
+/// use paralens::circuits::Word;
 /// // 2 classes of 3 gates, 64 examples: in lane 0 two gates of class 1 are on.
 /// let mut outputs = [0u64; 6];
 /// outputs[3] = 1;

@@ -11,8 +11,8 @@ use lens_core::Para;
 /// Parameters are words with every lane equal (a parameter bit is shared by all examples).
 ///
 /// ```
-/// use lens_circuits::models::LookupTable;
-/// use lens_core::Para;
+/// use paralens::circuits::models::LookupTable;
+/// use paralens::Para;
 /// let lut = LookupTable::<2, 1, 4>;
 /// // XOR of two bits: table [0, 1, 1, 0] (entry k = x0 + 2 x1).
 /// let p = [[0u64, u64::MAX, u64::MAX, 0]];

@@ -10,7 +10,7 @@
 /// counts these requests over a batch and flips by a vote.
 ///
 /// ```
-/// use lens_circuits::models::PseudoLinear;
+/// use paralens::circuits::models::PseudoLinear;
 /// let mut m = PseudoLinear::<1>::new(2);
 /// m.mask = [0b1111];
 /// assert!(m.predict(&[0b0011]));

@@ -11,8 +11,8 @@ use alloc::{vec, vec::Vec};
 /// bits by the [`UpdateRule`]. All buffers are allocated at construction.
 ///
 /// ```
-/// use lens_circuits::netlist::NetlistLearner;
-/// use lens_circuits::{NetlistBuilder, UpdateRule};
+/// use paralens::circuits::netlist::NetlistLearner;
+/// use paralens::circuits::{NetlistBuilder, UpdateRule};
 /// // y = p ^ x: learn p so that y = !x.
 /// let mut b = NetlistBuilder::new(2);
 /// let y = b.xor(0, 1);
@@ -141,8 +141,8 @@ impl<W: Word> NetlistLearner<W> {
     /// from [`NetlistLearner::predict`] would run it twice. Allocates nothing.
     ///
     /// ```
-    /// use lens_circuits::netlist::NetlistLearner;
-    /// use lens_circuits::{NetlistBuilder, UpdateRule};
+    /// use paralens::circuits::netlist::NetlistLearner;
+    /// use paralens::circuits::{NetlistBuilder, UpdateRule};
     /// // y = p ^ x, and the target is to turn every output on: p learns 1 where x is 0.
     /// let mut b = NetlistBuilder::new(2);
     /// let y = b.xor(0, 1);
@@ -267,9 +267,9 @@ pub struct NetlistTarget<W> {
 /// [`NetlistLearner::predict`] into a new vector (a step allocates nothing; an output does).
 ///
 /// ```
-/// use lens_circuits::netlist::{NetlistLearner, NetlistTarget};
-/// use lens_circuits::{NetlistBuilder, UpdateRule};
-/// use lens_core::Learn;
+/// use paralens::circuits::netlist::{NetlistLearner, NetlistTarget};
+/// use paralens::circuits::{NetlistBuilder, UpdateRule};
+/// use paralens::Learn;
 /// let mut b = NetlistBuilder::new(2);
 /// let y = b.xor(0, 1);
 /// b.output(y);

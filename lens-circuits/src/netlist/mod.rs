@@ -7,7 +7,7 @@
 //! ([`Netlist::forward`], [`Netlist::reverse`]) run over any [`crate::Word`].
 //!
 //! ```
-//! use lens_circuits::{NetlistBuilder, Word};
+//! use paralens::circuits::{NetlistBuilder, Word};
 //!
 //! // y = (x0 & x1) ^ x2
 //! let mut b = NetlistBuilder::new(3);

@@ -7,15 +7,15 @@ use rand::Rng;
 /// (every example's pullback adds into the one buffer).
 ///
 /// ```
-/// use lens_core::{Dense, Init, Para, ParaExt};
-/// use nalgebra::SVector;
+/// use paralens::{Dense, Init, Para, ParaExt};
+/// use paralens::nalgebra::SVector;
 ///
 /// let layer = Dense::<2, 1, f64>::new();
 /// let p = layer.init(5);
 /// let xs = [SVector::<f64, 2>::new(1.0, 0.0), SVector::<f64, 2>::new(0.0, 2.0)];
 /// let batched = layer.batch::<2>();
 /// let (dp, _) = batched.changes(&p, xs, [SVector::<f64, 1>::new(1.0); 2]);
-/// assert_eq!(*dp.w, nalgebra::SMatrix::<f64, 1, 2>::new(1.0, 2.0)); // sum of dy x^T
+/// assert_eq!(*dp.w, paralens::nalgebra::SMatrix::<f64, 1, 2>::new(1.0, 2.0)); // sum of dy x^T
 /// assert_eq!(dp.b[0], 2.0);
 /// ```
 #[derive(Clone, Copy, Debug, Default)]

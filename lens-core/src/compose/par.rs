@@ -6,7 +6,7 @@ use rand::Rng;
 /// `a` beside `b` on pairs: `(x1, x2) -> (a(x1), b(x2))`; parameter `(Pa, Pb)`.
 ///
 /// ```
-/// use lens_core::{Para, ParaExt, Relu, Sigmoid};
+/// use paralens::{Para, ParaExt, Relu, Sigmoid};
 ///
 /// let both = Relu.par(Sigmoid);
 /// let (y, pullback) = both.vjp(&((), ()), (-1.0_f64, 0.0_f64));

@@ -10,15 +10,15 @@ use core::marker::PhantomData;
 /// extra forward pass); [`crate::Share`] covers weight sharing without that cost.
 ///
 /// ```
-/// use lens_core::{Lens, Para, ParaExt, Dense};
-/// use nalgebra::SVector;
+/// use paralens::{Lens, Para, ParaExt, Dense};
+/// use paralens::nalgebra::SVector;
 ///
 /// // Parametrise a 1x1 layer by a single scale factor s: w = s, b = 0... via a lens.
 /// struct Scale;
 /// impl Lens<f64> for Scale {
-///     type Out = lens_core::DenseParams<f64, 1, 1>;
+///     type Out = paralens::DenseParams<f64, 1, 1>;
 ///     fn apply_vjp(&self, s: f64) -> (Self::Out, impl FnOnce(Self::Out) -> f64) {
-///         let p = lens_core::DenseParams { w: Box::new([[s]].into()), b: SVector::zeros() };
+///         let p = paralens::DenseParams { w: Box::new([[s]].into()), b: SVector::zeros() };
 ///         (p, |d: Self::Out| d.w[(0, 0)])
 ///     }
 /// }

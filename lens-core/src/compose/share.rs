@@ -9,8 +9,8 @@ use rand::Rng;
 /// the parameter change is the sum of the changes from both uses.
 ///
 /// ```
-/// use lens_core::{Dense, Init, Para, ParaExt, Tangent};
-/// use nalgebra::SVector;
+/// use paralens::{Dense, Init, Para, ParaExt, Tangent};
+/// use paralens::nalgebra::SVector;
 ///
 /// // The same 2x2 layer applied twice.
 /// let twice = Dense::<2, 2, f64>::new().share(Dense::<2, 2, f64>::new());

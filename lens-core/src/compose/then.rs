@@ -6,8 +6,8 @@ use rand::Rng;
 /// `a` then `b`: forward left to right, reverse right to left; parameter `(Pa, Pb)`.
 ///
 /// ```
-/// use lens_core::{Dense, Init, Para, ParaExt, Relu};
-/// use nalgebra::SVector;
+/// use paralens::{Dense, Init, Para, ParaExt, Relu};
+/// use paralens::nalgebra::SVector;
 ///
 /// let mlp = Dense::<4, 8>::new().then(Relu).then(Dense::<8, 3>::new());
 /// let p = mlp.init(0);

@@ -19,7 +19,7 @@ pub struct Digits {
 /// The shipped digits.
 ///
 /// ```
-/// let d = lens_core::data::digits();
+/// let d = paralens::data::digits();
 /// assert_eq!(d.images.len(), 1797);
 /// assert_eq!(d.labels[..3], [0, 1, 2]);
 /// ```

@@ -111,7 +111,7 @@ impl Read for Members<'_> {
 /// idx.resize(idx.len() + 1_000_000, 0);
 /// let mut z = GzEncoder::new(Vec::new(), Compression::best());
 /// z.write_all(&idx).unwrap();
-/// let err = lens_core::data::gunzip(&z.finish().unwrap(), "bomb.gz").unwrap_err();
+/// let err = paralens::data::gunzip(&z.finish().unwrap(), "bomb.gz").unwrap_err();
 /// assert!(err.to_string().contains("more than its header announces"), "{err}");
 /// ```
 ///
@@ -240,7 +240,7 @@ fn body<'a>(bytes: &'a [u8], source: &str, dims: usize, len: usize) -> Result<&'
 /// ```
 /// let mut f = vec![0, 0, 8, 3, 0, 0, 0, 2, 0, 0, 0, 1, 0, 0, 0, 2];
 /// f.extend([1, 2, 3, 4]);
-/// let im = lens_core::data::parse_idx_images(&f, "test").unwrap();
+/// let im = paralens::data::parse_idx_images(&f, "test").unwrap();
 /// assert_eq!((im.count, im.rows, im.cols), (2, 1, 2));
 /// assert_eq!(im.image(1), [3, 4]);
 /// ```

@@ -20,7 +20,7 @@ pub struct Iris {
 /// The shipped Iris data set.
 ///
 /// ```
-/// let iris = lens_core::data::iris();
+/// let iris = paralens::data::iris();
 /// assert_eq!(iris.features.len(), 150);
 /// assert_eq!(iris.features[0], [5.1, 3.5, 1.4, 0.2]);
 /// assert_eq!(iris.labels[149], 2);
@@ -37,7 +37,7 @@ pub fn iris() -> Iris {
 /// read `iris.data` ran on this version, so reproducing their figures exactly needs it.
 ///
 /// ```
-/// let (fisher, uci) = (lens_core::data::iris(), lens_core::data::iris_uci());
+/// let (fisher, uci) = (paralens::data::iris(), paralens::data::iris_uci());
 /// assert_eq!(uci.features[37], [4.9, 3.1, 1.5, 0.1]);
 /// let differing = (0..150).filter(|&i| fisher.features[i] != uci.features[i]).count();
 /// assert_eq!(differing, 2);

@@ -8,7 +8,7 @@ use rand::{SeedableRng, rngs::StdRng, seq::SliceRandom};
 ///
 /// ```
 /// let labels = [0, 0, 0, 0, 0, 1, 1, 1, 1, 1];
-/// let (train, test) = lens_core::data::stratified_split(&labels, 0.2, 1);
+/// let (train, test) = paralens::data::stratified_split(&labels, 0.2, 1);
 /// assert_eq!((train.len(), test.len()), (8, 2));
 /// assert_eq!(test.iter().filter(|&&i| labels[i] == 1).count(), 1);
 /// ```
@@ -57,7 +57,7 @@ impl<const N: usize> Standardizer<N> {
     /// Fits means and standard deviations to `rows`.
     ///
     /// ```
-    /// use lens_core::data::Standardizer;
+    /// use paralens::data::Standardizer;
     /// let s = Standardizer::fit(&[[1.0], [3.0]]);
     /// assert_eq!(s.apply(&[3.0]), [1.0]);
     /// ```

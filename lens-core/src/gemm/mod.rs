@@ -12,7 +12,7 @@
 //! or portable code).
 //!
 //! ```
-//! use lens_core::gemm::{gemm, View, ViewMut};
+//! use paralens::gemm::{gemm, View, ViewMut};
 //! // C (2x2) += A (2x3) B (3x2), all column-major.
 //! let a = [1.0, 4.0, 2.0, 5.0, 3.0, 6.0]; // [[1, 2, 3], [4, 5, 6]]
 //! let b = [1.0, 0.0, 1.0, 0.0, 1.0, 0.0]; // [[1, 0], [0, 1], [1, 0]]
@@ -111,7 +111,7 @@ pub trait Sink<T> {
 ///
 /// ```
 /// let mut dst = [0.0f32; 11];
-/// lens_core::gemm::copy_short(&mut dst, &[1.0; 11]);
+/// paralens::gemm::copy_short(&mut dst, &[1.0; 11]);
 /// assert_eq!(dst, [1.0; 11]);
 /// ```
 ///
@@ -139,7 +139,7 @@ pub fn copy_short<T: Copy>(dst: &mut [T], src: &[T]) {
 /// is not the clock the core runs at.
 ///
 /// ```
-/// if let Some(sum) = lens_core::gemm::fma_peak_probe(64) {
+/// if let Some(sum) = paralens::gemm::fma_peak_probe(64) {
 ///     // Each chain runs x <- x / 2 + 1 / 2 from 0: 1 - 2^-64 rounds to 1 in f32.
 ///     assert_eq!(sum, 16.0 * 24.0);
 /// }
@@ -243,7 +243,7 @@ std::thread_local! {
 /// machine. The previous choice is put back when `f` returns or panics.
 ///
 /// ```
-/// use lens_core::gemm::{Kernel, with_kernel};
+/// use paralens::gemm::{Kernel, with_kernel};
 /// let inside = with_kernel(Kernel::Portable, Kernel::current);
 /// assert_eq!(inside, Some(Kernel::Portable)); // every CPU runs the portable kernel
 /// assert_eq!(Kernel::current(), Kernel::best()); // and the choice ends with the call
@@ -267,7 +267,7 @@ pub fn with_kernel<R>(kernel: Kernel, f: impl FnOnce() -> R) -> Option<R> {
 /// [`gemm`] with a chosen kernel (for tests and benchmarks that compare kernels).
 ///
 /// ```
-/// use lens_core::gemm::{Kernel, View, ViewMut, gemm_with};
+/// use paralens::gemm::{Kernel, View, ViewMut, gemm_with};
 /// let (a, b) = ([1.0f64, 2.0], [3.0f64, 4.0]);
 /// let mut c = [0.0f64];
 /// // 1x2 times 2x1, with the portable kernel, which every CPU runs.

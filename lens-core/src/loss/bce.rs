@@ -10,7 +10,7 @@ use crate::{Flat, LabelError, Real};
 /// Targets `t` are in `[0, 1]`, of the prediction's type.
 ///
 /// ```
-/// use lens_core::{BinaryCrossEntropy, Loss};
+/// use paralens::{BinaryCrossEntropy, Loss};
 /// let l: f64 = BinaryCrossEntropy.loss(&0.0, &1.0);
 /// assert!((l - 2f64.ln()).abs() < 1e-15);
 /// ```

@@ -11,8 +11,8 @@ use nalgebra::{SMatrix, SVector};
 /// column, and a bad one is reported with its column.
 ///
 /// ```
-/// use lens_core::{Loss, PerColumn, SoftmaxCrossEntropy};
-/// use nalgebra::SMatrix;
+/// use paralens::{Loss, PerColumn, SoftmaxCrossEntropy};
+/// use paralens::nalgebra::SMatrix;
 /// type Batch = SMatrix<f64, 3, 2>; // 3 classes, 2 examples
 /// let loss = PerColumn(SoftmaxCrossEntropy);
 /// let l = loss.loss(&Batch::zeros(), &[0, 2]);

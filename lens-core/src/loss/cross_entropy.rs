@@ -9,8 +9,8 @@ use nalgebra::SVector;
 /// log-sum-exp; reverse `(softmax(y) - onehot(c)) dl`.
 ///
 /// ```
-/// use lens_core::{Loss, SoftmaxCrossEntropy};
-/// use nalgebra::SVector;
+/// use paralens::{Loss, SoftmaxCrossEntropy};
+/// use paralens::nalgebra::SVector;
 /// let logits = SVector::<f64, 3>::new(0.0, 0.0, 0.0);
 /// assert!((SoftmaxCrossEntropy.loss(&logits, &1) - 3f64.ln()).abs() < 1e-15);
 /// ```

@@ -11,8 +11,8 @@ use nalgebra::SVector;
 /// bounded, not plain training of weights.
 ///
 /// ```
-/// use lens_core::{DotProduct, Loss};
-/// use nalgebra::SVector;
+/// use paralens::{DotProduct, Loss};
+/// use paralens::nalgebra::SVector;
 /// let t = SVector::<f64, 3>::new(0.0, 1.0, 0.0);
 /// assert_eq!(DotProduct.loss(&SVector::<f64, 3>::new(0.2, 0.7, 0.1), &t), -0.7);
 /// ```

@@ -14,8 +14,8 @@ use nalgebra::SVector;
 /// where the loss is flat.
 ///
 /// ```
-/// use lens_core::{Hinge, Loss};
-/// use nalgebra::SVector;
+/// use paralens::{Hinge, Loss};
+/// use paralens::nalgebra::SVector;
 /// let y = SVector::<f64, 3>::new(2.0, 1.5, -1.0);
 /// assert_eq!(Hinge.loss(&y, &0), 0.5); // 1 + 1.5 - 2.0
 /// assert_eq!(Hinge.loss(&y, &2), 4.0); // 1 + 2.0 - (-1.0)

@@ -8,8 +8,8 @@ use crate::{Flat, LabelError, Real};
 /// reverse `2/n (y - t) dl`.
 ///
 /// ```
-/// use lens_core::{Loss, Mse};
-/// use nalgebra::SVector;
+/// use paralens::{Loss, Mse};
+/// use paralens::nalgebra::SVector;
 /// let y = SVector::<f64, 2>::new(1.0, 3.0);
 /// let t = SVector::<f64, 2>::new(0.0, 1.0);
 /// assert_eq!(Mse.loss(&y, &t), 2.5);

@@ -7,7 +7,7 @@ use crate::{Flat, LearningRate, Real};
 /// `p <- p + lr m^ / (sqrt(v^) + eps)` where `m^`, `v^` are the bias-corrected averages.
 ///
 /// ```
-/// use lens_core::optim::{Adam, Optimizer};
+/// use paralens::optim::{Adam, Optimizer};
 /// let adam = Adam::new(0.1_f64);
 /// let mut p = 1.0_f64;
 /// let mut s = adam.init_state(&p);
@@ -42,7 +42,7 @@ impl<T: Real> Adam<T> {
 /// Adam with the step size of its paper, `lr = 0.001` (see [`Adam::new`]).
 ///
 /// ```
-/// use lens_core::optim::Adam;
+/// use paralens::optim::Adam;
 /// assert_eq!(Adam::<f32>::default(), Adam::new(0.001));
 /// ```
 impl<T: Real> Default for Adam<T> {

@@ -11,9 +11,9 @@ use crate::{LearningRate, Real};
 /// retraction.
 ///
 /// ```
-/// use lens_core::manifold::{Manifold, Sphere};
-/// use lens_core::optim::{Optimizer, RiemannianSgd};
-/// use nalgebra::SVector;
+/// use paralens::manifold::{Manifold, Sphere};
+/// use paralens::optim::{Optimizer, RiemannianSgd};
+/// use paralens::nalgebra::SVector;
 /// let opt = RiemannianSgd::new(0.5_f64);
 /// let mut p = Sphere::new(SVector::<f64, 2>::new(1.0, 1.0));
 /// let mut s = opt.init_state(&p);

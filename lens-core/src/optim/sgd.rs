@@ -6,7 +6,7 @@ use crate::{Flat, LearningRate, Real};
 /// Gradient descent: the learning-rate lens emits `-lr`, and `put(p, dp) = p + dp`.
 ///
 /// ```
-/// use lens_core::optim::{Optimizer, Sgd};
+/// use paralens::optim::{Optimizer, Sgd};
 /// let sgd = Sgd::new(0.1_f64);
 /// let mut p = 1.0_f64;
 /// let mut s = sgd.init_state(&p);

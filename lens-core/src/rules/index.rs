@@ -187,8 +187,8 @@ impl<X: Tangent, const N: usize> SetRule<usize> for [X; N] {
 /// of one (`type V3 = SVector<f64, 3>`, `V3::new(x, y, z)`) is built the same way.
 ///
 /// ```
-/// use lens_core::rules::BuildRule;
-/// use nalgebra::Matrix2x3;
+/// use paralens::rules::BuildRule;
+/// use paralens::nalgebra::Matrix2x3;
 ///
 /// let d = Matrix2x3::new(1.0, 2.0, 3.0, 4.0, 5.0, 6.0);
 /// let by_argument: Vec<f64> = (0..6).map(|k| d.built_entry(k)).collect();

@@ -9,9 +9,9 @@ use rand::Rng;
 /// A bias added to a vector: `y = x + b`, reverse `(d, d)`.
 ///
 /// ```
-/// use lens_core::span::Bias;
-/// use lens_core::Para;
-/// use nalgebra::{SMatrix, SVector};
+/// use paralens::span::Bias;
+/// use paralens::Para;
+/// use paralens::nalgebra::{SMatrix, SVector};
 /// let b = SVector::<f64, 2>::new(1.0, -1.0);
 /// assert_eq!(Bias::<2, f64>::new().forward(&b, SVector::zeros()), b);
 /// ```

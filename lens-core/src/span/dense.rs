@@ -36,8 +36,8 @@ impl<T: Real, const I: usize, const O: usize> Clone for DenseParams<T, I, O> {
 /// Reverse: `dW = dy x^T`, `db = dy`, `dx = W^T dy`.
 ///
 /// ```
-/// use lens_core::{Dense, Init, Para};
-/// use nalgebra::SVector;
+/// use paralens::{Dense, Init, Para};
+/// use paralens::nalgebra::SVector;
 ///
 /// let layer = Dense::<4, 16>::new();
 /// let p = layer.init(42); // He-uniform weights, zero bias
@@ -301,7 +301,7 @@ impl<const I: usize, const O: usize, T> Dense<I, O, T> {
     /// which path a shape takes.
     ///
     /// ```
-    /// use lens_core::Dense;
+    /// use paralens::Dense;
     /// assert!(Dense::<784, 128, f32>::takes_gemm(32));
     /// assert!(!Dense::<4, 16, f32>::takes_gemm(1));
     /// ```

@@ -8,9 +8,9 @@ use nalgebra::{SMatrix, SVector};
 /// against `ROWS * COLS` at compile time.
 ///
 /// ```
-/// use lens_core::Lens;
-/// use lens_core::span::Flatten;
-/// use nalgebra::{SMatrix, SVector};
+/// use paralens::Lens;
+/// use paralens::span::Flatten;
+/// use paralens::nalgebra::{SMatrix, SVector};
 /// let flat = Flatten::<2, 3, 6>::new();
 /// let m = SMatrix::<f64, 2, 3>::new(1.0, 2.0, 3.0, 4.0, 5.0, 6.0);
 /// assert_eq!(flat.apply(m), SVector::<f64, 6>::from_column_slice(&[1.0, 4.0, 2.0, 5.0, 3.0, 6.0]));

@@ -7,9 +7,9 @@ use crate::Real;
 /// [`Para`](crate::Para): forward and both reverse passes are gathers over the compiled span.
 ///
 /// ```
-/// use lens_core::span::{SpanLayer, instances};
-/// use lens_core::Para;
-/// use nalgebra::{SMatrix, SVector};
+/// use paralens::span::{SpanLayer, instances};
+/// use paralens::Para;
+/// use paralens::nalgebra::{SMatrix, SVector};
 /// // A 1-D convolution: 5 inputs, kernel 3, stride 1, no padding -> 3 outputs.
 /// let conv = SpanLayer::<f64, 5, 3, 3>::new(&instances::conv1d(1, 5, 1, 3, 1, 0, 1));
 /// let w = SVector::<f64, 3>::new(1.0, 0.0, -1.0);
@@ -58,7 +58,7 @@ impl<T: Real, const I: usize, const O: usize, const P: usize> SpanLayer<T, I, O,
     /// `I`, `O` or `P` does not fit the geometry does not compile.
     ///
     /// ```
-    /// use lens_core::span::SpanLayer;
+    /// use paralens::span::SpanLayer;
     /// // 1 channel of 8x8 -> 4 channels of 6x6 with 3x3 kernels.
     /// let conv = SpanLayer::<f32, 64, 144, 36>::conv2d::<1, 8, 8, 4, 3, 1, 0>();
     /// # let _ = conv;

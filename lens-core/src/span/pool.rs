@@ -10,9 +10,9 @@ use nalgebra::SMatrix;
 /// change to the input that won its window (the first one on ties).
 ///
 /// ```
-/// use lens_core::Lens;
-/// use lens_core::span::MaxPool2d;
-/// use nalgebra::SVector;
+/// use paralens::Lens;
+/// use paralens::span::MaxPool2d;
+/// use paralens::nalgebra::SVector;
 /// let pool = MaxPool2d::<16, 4>::new::<1, 4, 4, 2, 2>();
 /// let x = SVector::<f64, 16>::from_fn(|i, _| i as f64);
 /// assert_eq!(pool.apply(x), SVector::<f64, 4>::new(5.0, 7.0, 13.0, 15.0));

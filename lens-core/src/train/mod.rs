@@ -11,9 +11,9 @@
 //! standard error is a terminal; it is silent otherwise.
 //!
 //! ```
-//! use lens_core::train::{fit, Control, Eval, Fit};
-//! use lens_core::{optim::Adam, Dense, Init, Learner, Mse};
-//! use nalgebra::SVector;
+//! use paralens::train::{fit, Control, Eval, Fit};
+//! use paralens::{optim::Adam, Dense, Init, Learner, Mse};
+//! use paralens::nalgebra::SVector;
 //! type V = SVector<f64, 1>;
 //!
 //! // y = 2x - 1 from 64 points; batches of one example.
@@ -60,7 +60,7 @@ use std::time::Instant;
 /// (`keep_best: false` keeps the last parameters).
 ///
 /// ```
-/// use lens_core::train::Fit;
+/// use paralens::train::Fit;
 /// let cfg = Fit { epochs: 40, patience: Some(5), ..Fit::default() };
 /// assert_eq!((cfg.batch, cfg.seed, cfg.keep_best, cfg.progress), (1, 0, true, false));
 /// ```
@@ -101,7 +101,7 @@ impl Default for Fit {
 /// compares by the loss, one of the accuracy alone by the accuracy.
 ///
 /// ```
-/// use lens_core::train::Eval;
+/// use paralens::train::Eval;
 ///
 /// let e = |loss, accuracy| Eval { loss, accuracy };
 /// assert!(e(0.5, 0.9).better_than(&e(0.1, 0.8)));

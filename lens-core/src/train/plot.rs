@@ -46,7 +46,7 @@ impl History {
     /// the whole width and the best epoch marked on the held-out loss.
     ///
     /// ```
-    /// use lens_core::train::{EpochReport, Eval, History};
+    /// use paralens::train::{EpochReport, Eval, History};
     /// let epoch = |n, loss, accuracy| EpochReport {
     ///     epoch: n,
     ///     train_loss: loss * 1.1,

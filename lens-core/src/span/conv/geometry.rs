@@ -60,7 +60,7 @@ impl ConvGeometry {
     /// tests and benchmarks that compare the two.
     ///
     /// ```
-    /// use lens_core::span::ConvGeometry;
+    /// use paralens::span::ConvGeometry;
     /// let g = ConvGeometry::new(1, 6, 6, 2, 3, 1, 0, 1).unwrap();
     /// let (x, w) = ([0.5f64; 36], [0.25f64; 18]);
     /// let (mut a, mut b) = ([0.0; 32], [0.0; 32]);
@@ -83,7 +83,7 @@ impl ConvGeometry {
     /// or benchmark run each path explicitly.
     ///
     /// ```
-    /// use lens_core::span::ConvGeometry;
+    /// use paralens::span::ConvGeometry;
     /// let g = ConvGeometry::new(1, 6, 6, 2, 3, 1, 0, 1).unwrap();
     /// let (x, w) = ([0.5f32; 36], [0.25f32; 18]);
     /// let (mut a, mut b) = ([0.0; 32], [0.0; 32]);
@@ -230,7 +230,7 @@ impl ConvGeometry {
     /// kernel's size on the stack).
     ///
     /// ```
-    /// use lens_core::span::ConvGeometry;
+    /// use paralens::span::ConvGeometry;
     ///
     /// let g = ConvGeometry::new(1, 4, 4, 2, 3, 1, 1, 1).unwrap();
     /// let (x, dy) = ([0.5f32; 16], [1.0f32; 32]);

@@ -19,9 +19,9 @@ use crate::Real;
 /// parameters (`w[((o * c + i) * k + ky) * k + kx]`, like the span).
 ///
 /// ```
-/// use lens_core::span::{Conv2d, SpanLayer};
-/// use lens_core::{Init, Para};
-/// use nalgebra::SVector;
+/// use paralens::span::{Conv2d, SpanLayer};
+/// use paralens::{Init, Para};
+/// use paralens::nalgebra::SVector;
 /// let fast = Conv2d::<f64, 64, 144, 36>::new::<1, 8, 8, 4, 3, 1, 0>();
 /// let span = SpanLayer::<f64, 64, 144, 36>::conv2d::<1, 8, 8, 4, 3, 1, 0>();
 /// let (w, x) = (fast.init(1), SVector::<f64, 64>::from_fn(|i, _| (i as f64).sin()));
