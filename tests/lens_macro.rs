@@ -718,7 +718,7 @@ fn rev_in_one_frame_is_the_pullback_of_vjp() {
 // The output change of `name_rev` is hygienic: the body's own `d` (here a function) still
 // means what it means in the function as written (the one-frame `name_rev` once stopped this
 // from compiling). A local named `__d`, which once replaced the change, is now refused as a
-// reserved name (`tests/ui/reserved_name.rs`).
+// reserved name (`tests/ui/lens/reserved_name.rs`).
 fn d(n: usize) -> i32 {
     n as i32 + 1
 }

@@ -164,7 +164,7 @@ fn generic_path_forms<T: Real>(x: T) -> T {
 }
 
 /// The receiver of a path form is checked against the path's type in the function as
-/// written alone (`f32::exp(x)` of an `f64` is refused, `tests/ui/scalar_path_of_another_float.rs`):
+/// written alone (`f32::exp(x)` of an `f64` is refused, `tests/ui/lens/scalar_path_of_another_float.rs`):
 /// a literal receiver takes that type, and an `f32` function runs in `f32`.
 #[lens]
 fn path_receivers(x: f64) -> f64 {

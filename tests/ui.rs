@@ -1,10 +1,12 @@
-//! Compile-fail tests: compositions that do not fit are rejected with readable messages.
+//! Compile-fail tests: compositions that do not fit are rejected with readable messages,
+//! grouped by the surface they test: `tests/ui/lens/` (`#[lens]`), `para/` (`para!`),
+//! `derive/` (`#[derive(Tangent)]`), `compose/` (`then`, `par`, learners, layers).
 //! Regenerate the expected output with `TRYBUILD=overwrite cargo test --test ui` and review
-//! the diff of `tests/ui/*.stderr`.
+//! the diff of `tests/ui/*/*.stderr`.
 
 #[test]
 fn ui() {
     let t = trybuild::TestCases::new();
     t.pass("tests/ui_pass/*.rs");
-    t.compile_fail("tests/ui/*.rs");
+    t.compile_fail("tests/ui/*/*.rs");
 }
