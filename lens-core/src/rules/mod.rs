@@ -33,7 +33,8 @@
 //! `Dot::dot_vjp_right`, `component_div_left`, ...), whose pullback computes the other
 //! operand's change alone.
 //!
-//! Every rule is checked against central finite differences in `tests/rules.rs`.
+//! Every rule is checked against central finite differences in `tests/rules.rs` and
+//! `tests/methods.rs`, and at its edges (zeros, kinks, infinities, NaN) in `tests/edges.rs`.
 
 pub mod activation;
 mod binary;
