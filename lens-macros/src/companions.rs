@@ -96,12 +96,7 @@ pub fn expand(input: TokenStream) -> syn::Result<TokenStream> {
             tied: n,
             ret,
             same_generics: generic_names(&item_fn.sig.generics) == generic_names(&f.sig.generics),
-            cfgs: f
-                .attrs
-                .iter()
-                .filter(|a| a.path().is_ident("cfg"))
-                .cloned()
-                .collect(),
+            cfgs: cfgs(f),
             through_vjp: false,
         }));
         // `v.map(g)` takes `g_lens_rev`: where only `g_vjp` is written, for a `g` of one
@@ -130,12 +125,7 @@ pub fn expand(input: TokenStream) -> syn::Result<TokenStream> {
                 ret: pb_out.map(|c| c.to_token_stream()).unwrap_or_default(),
                 same_generics: generic_names(&item_fn.sig.generics)
                     == generic_names(&f.sig.generics),
-                cfgs: f
-                    .attrs
-                    .iter()
-                    .filter(|a| a.path().is_ident("cfg"))
-                    .cloned()
-                    .collect(),
+                cfgs: cfgs(f),
                 through_vjp: true,
             }));
         }
@@ -206,4 +196,13 @@ fn pullback_types(output: &syn::ReturnType) -> Option<(syn::Type, syn::Type)> {
         }
         _ => None,
     })
+}
+
+/// `f`'s `#[cfg(..)]` attributes, which its companions share.
+fn cfgs(f: &syn::ItemFn) -> Vec<syn::Attribute> {
+    f.attrs
+        .iter()
+        .filter(|a| a.path().is_ident("cfg"))
+        .cloned()
+        .collect()
 }

@@ -3,6 +3,7 @@
 //! accuracy on the right, one point per epoch, the best epoch marked.
 
 use super::History;
+use plotters::coord::types::RangedCoordf64;
 use plotters::prelude::*;
 use std::path::Path;
 
@@ -140,13 +141,7 @@ impl History {
             .x_label_area_size(30)
             .y_label_area_size(50)
             .build_cartesian_2d(x_range.clone(), 0.0..top * 1.05)?;
-        chart
-            .configure_mesh()
-            .x_desc("epoch")
-            // Whole epochs: `1, 2, 3`, not `10.0, 20.0`.
-            .x_labels(self.epochs.len().min(10))
-            .x_label_formatter(&|x| format!("{x:.0}"))
-            .draw()?;
+        epoch_mesh(&mut chart, self.epochs.len())?;
         for (points, name, color) in losses {
             chart
                 .draw_series(LineSeries::new(points.iter().copied(), color))?
@@ -178,13 +173,7 @@ impl History {
             .x_label_area_size(30)
             .y_label_area_size(50)
             .build_cartesian_2d(x_range, low - pad..high + pad)?;
-        chart
-            .configure_mesh()
-            .x_desc("epoch")
-            // Whole epochs: `1, 2, 3`, not `10.0, 20.0`.
-            .x_labels(self.epochs.len().min(10))
-            .x_label_formatter(&|x| format!("{x:.0}"))
-            .draw()?;
+        epoch_mesh(&mut chart, self.epochs.len())?;
         chart.draw_series(LineSeries::new(accuracy.iter().copied(), GREEN))?;
         // The best epoch (the one `keep_best` puts back), as a circle.
         if let Some(best) = self.best() {
@@ -197,4 +186,19 @@ impl History {
         root.present()?;
         Ok(())
     }
+}
+
+/// The grid and the epoch axis of a chart, labelled in whole epochs (`1, 2, 3`, where the
+/// default read `10.0, 20.0`).
+fn epoch_mesh(
+    chart: &mut ChartContext<'_, SVGBackend<'_>, Cartesian2d<RangedCoordf64, RangedCoordf64>>,
+    epochs: usize,
+) -> Result<(), Box<dyn std::error::Error>> {
+    chart
+        .configure_mesh()
+        .x_desc("epoch")
+        .x_labels(epochs.min(10))
+        .x_label_formatter(&|x| format!("{x:.0}"))
+        .draw()?;
+    Ok(())
 }
