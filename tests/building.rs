@@ -4,16 +4,12 @@
 //! checked against central finite differences in f64. Generated code must not warn.
 #![deny(warnings)]
 
+use paralens::check_gradient;
 use paralens::nalgebra::{Matrix2x3, Vector3};
 use paralens::prelude::*;
-use paralens::{GradCheck, check_gradient};
 
-const H: f64 = 1e-6;
-const TOL: f64 = 1e-7;
-
-fn ok(name: &str, r: GradCheck) {
-    assert!(r.passes(TOL), "{name}: {r}");
-}
+mod common;
+use common::{H, ok};
 
 // The example: `SVector::new(x, y * 2.0)` used to fail with "no function `new_vjp`".
 #[lens]

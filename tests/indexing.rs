@@ -7,15 +7,11 @@
 #![deny(warnings)]
 #![allow(clippy::assign_op_pattern)]
 
+use paralens::check_gradient;
 use paralens::prelude::*;
-use paralens::{GradCheck, check_gradient};
 
-const H: f64 = 1e-6;
-const TOL: f64 = 1e-7;
-
-fn ok(name: &str, r: GradCheck) {
-    assert!(r.passes(TOL), "{name}: {r}");
-}
+mod common;
+use common::{H, ok};
 
 /// The chained Rosenbrock function, the form other libraries use:
 /// `sum_{i < N-1} 100 (x_{i+1} - x_i^2)^2 + (1 - x_i)^2`.

@@ -6,15 +6,11 @@
 //! (`f64::max(x, y)`, `T::exp(x)`). Generated code must not warn.
 #![deny(warnings)]
 
+use paralens::check_gradient;
 use paralens::prelude::*;
-use paralens::{GradCheck, check_gradient};
 
-const H: f64 = 1e-6;
-const TOL: f64 = 1e-7;
-
-fn ok(name: &str, r: GradCheck) {
-    assert!(r.passes(TOL), "{name}: {r}");
-}
+mod common;
+use common::{H, ok};
 
 #[lens]
 fn elementary(x: f64) -> (f64, f64, f64, f64) {
