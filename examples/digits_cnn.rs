@@ -197,6 +197,13 @@ impl Args {
                 ));
             }
         }
+        // Zero epochs draw no curve: refused now, not after training.
+        if self.epochs == 0 && self.plot.is_some() {
+            return Err(Self::command().error(
+                clap::error::ErrorKind::ArgumentConflict,
+                "`--plot` draws the epochs' curves, and `--epochs 0` runs none",
+            ));
+        }
         Ok(self)
     }
 }

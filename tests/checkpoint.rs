@@ -503,7 +503,8 @@ fn a_file_of_another_model_is_named_with_what_is_wrong() {
 
 // The MNIST examples' command line (clap): a malformed or missing value is refused, not
 // replaced by the default (`--epochs abc` ran 9 epochs, `--save` alone saved nothing), and so
-// are `--load` with `--save` or `--plot` and a file to write in a folder that does not exist.
+// are `--load` with `--save` or `--plot`, a file to write in a folder that does not exist,
+// and `--plot` with no epoch to draw.
 #[test]
 fn the_mnist_examples_refuse_a_bad_command_line() {
     use mnist_mlp::shared::try_parse_from;
@@ -534,6 +535,7 @@ fn the_mnist_examples_refuse_a_bad_command_line() {
             "--data d --save /no/such/folder/p.st",
             "cannot write /no/such/folder/p.st: its folder does not exist",
         ),
+        ("--data d --epochs 0 --plot p.svg", "`--epochs 0` runs none"),
     ] {
         let e = parse(line)
             .err()
@@ -566,6 +568,7 @@ fn the_digits_example_refuses_a_bad_command_line() {
         ("--bogus", "unexpected argument '--bogus'"),
         ("--save a.st --load b.st", "cannot be used with"),
         ("--plot /no/such/folder/p.svg", "its folder does not exist"),
+        ("--epochs 0 --plot p.svg", "`--epochs 0` runs none"),
     ] {
         let e = parse(line)
             .err()

@@ -49,8 +49,8 @@ pub fn command(name: &'static str, about: &'static str, default_epochs: usize) -
 ///
 /// # Errors
 /// clap's: an unknown flag, a flag without its value or with a malformed one, no `--data`,
-/// `--load` with `--save` or `--plot`; and a file to write in a folder that does not exist
-/// (refused now, not after training).
+/// `--load` with `--save` or `--plot`; a file to write in a folder that does not exist
+/// (refused now, not after training); `--plot` with `--epochs 0`.
 pub fn try_parse_from<I, T>(
     name: &'static str,
     about: &'static str,
@@ -72,6 +72,13 @@ where
                 format!("cannot write {}: its folder does not exist", path.display()),
             ));
         }
+    }
+    // Zero epochs draw no curve: refused now, where the plot failed after loading the data.
+    if args.epochs == 0 && args.plot.is_some() {
+        return Err(cmd.error(
+            clap::error::ErrorKind::ArgumentConflict,
+            "`--plot` draws the epochs' curves, and `--epochs 0` runs none",
+        ));
     }
     Ok(args)
 }
