@@ -21621,6 +21621,4598 @@ fn every_generated_gradient_matches_the_oracle_and_finite_differences() {
     check_1("g299", g299, g299_rev, g299_tangent);
 }
 
+// Issue 42's kinds (`h0` to `h47`, from their own stream): effectful calls in loops (a turbofish call, an upper-case function, a method with a turbofish on a static; in a `let` and in a condition), `#[nodiff]` masks `[bool; 3]` and indices `[usize; 2]`, shadowing in nested blocks in loops, helpers named like the prelude's activations, and heap vectors given away then read by entry. Each `hN` is checked as the `gN` are, and each run of `hN` or `hN_rev` must call the effects exactly once per iteration.
+mod issue42 {
+use paralens::prelude::*;
+use core::cell::Cell;
+use super::{check_all, unit, vec3};
+
+thread_local! {
+    static THROWS: Cell<usize> = const { Cell::new(0) };
+}
+
+fn throw() -> usize {
+    THROWS.with(|c| {
+        let n = c.get();
+        c.set(n + 1);
+        n
+    })
+}
+
+fn throws() -> usize {
+    THROWS.with(Cell::get)
+}
+
+fn reset() {
+    THROWS.with(|c| c.set(0));
+}
+
+fn flip(n: usize) -> bool {
+    (n * 7 + 3) % 5 < 3
+}
+
+fn weight(n: usize) -> f64 {
+    [1.0, 0.0, 0.5, -0.75, 1.25][(n * 3 + 1) % 5]
+}
+
+/// Generic, to be called with a turbofish.
+#[allow(clippy::extra_unused_type_parameters)]
+fn coin<T>() -> bool {
+    flip(throw())
+}
+
+#[allow(non_snake_case)]
+fn COIN() -> bool {
+    flip(throw())
+}
+
+struct Urn;
+impl Urn {
+    fn draw<T>(&self) -> f64 {
+        weight(throw())
+    }
+}
+static URN: Urn = Urn;
+
+/// After a run: each effectful call ran once per iteration, never again in the reverse.
+fn ran(name: &str, what: &str, want: usize) {
+    let got = throws();
+    assert_eq!(got, want, "{name}: {what}: the effects ran {got} times, not {want}");
+}
+
+
+/// Named like the prelude's `relu`, and another function.
+#[lens(name = SmoothRelu)]
+fn relu(x: f64) -> f64 {
+    0.5 * x + 0.5 * (x * x + 1.0).sqrt()
+}
+
+fn relu_tangent(x: f64, dx: f64) -> (f64, f64) {
+    (0.5 * x + 0.5 * (x * x + 1.0).sqrt(), (0.5 + 0.5 * x / (x * x + 1.0).sqrt()) * dx)
+}
+
+/// Named like the prelude's `tanh`, and another function.
+#[lens(name = AlgebraicTanh)]
+fn tanh(x: f64) -> f64 {
+    x / (x * x + 1.0).sqrt()
+}
+
+fn tanh_tangent(x: f64, dx: f64) -> (f64, f64) {
+    (x / (x * x + 1.0).sqrt(), dx / ((x * x + 1.0) * (x * x + 1.0).sqrt()))
+}
+
+/// Named like the prelude's `sigmoid`, and another function.
+#[lens(name = HalfSigmoid)]
+fn sigmoid(x: f64) -> f64 {
+    0.5 + 0.5 * x / (1.0 + x.abs())
+}
+
+fn sigmoid_tangent(x: f64, dx: f64) -> (f64, f64) {
+    (0.5 + 0.5 * x / (1.0 + x.abs()), 0.5 * dx / ((1.0 + x.abs()) * (1.0 + x.abs())))
+}
+
+/// Named like the prelude's `softplus`, and another function.
+#[lens(name = LogSoftplus)]
+fn softplus(x: f64) -> f64 {
+    (x * x + 1.0).ln() + x
+}
+
+fn softplus_tangent(x: f64, dx: f64) -> (f64, f64) {
+    ((x * x + 1.0).ln() + x, (2.0 * x / (x * x + 1.0) + 1.0) * dx)
+}
+
+#[lens]
+fn h0(a: f64, b: f64) -> f64 {
+    let mut m = 0.50_f64;
+    let t = a;
+    for i in 0..1 {
+        let w1 = URN.draw::<f64>();
+        m = m * 0.25_f64 + w1 * ((b * b) * (b * b) + 1.0).sqrt();
+        let w7 = URN.draw::<f64>();
+        m = m * 1.25_f64 + w7 * b;
+        let w9 = if coin::<f64>() { 1.00_f64 } else { 1.25_f64 };
+        m = m * 0.25_f64 + w9 * b.cos().sin();
+        m = 3.0 * (m / 3.0).tanh();
+    }
+    m * ((b - 0.25_f64) * (b - 0.25_f64) + 1.0).powf(1.5) + m
+}
+
+#[allow(clippy::too_many_arguments)]
+fn h0_tangent(a: f64, b: f64, d_a: f64, d_b: f64) -> (f64, f64) {
+    let mut fx = 0usize;
+    let mut m = 0.50_f64;
+    let mut d_m = 0.0;
+    let t = a;
+    let d_t = d_a;
+    for i in 0..1 {
+        let o2 = weight(fx);
+        fx += 1;
+        let w1 = o2;
+        let d_w1 = 0.0;
+        let o5 = b * b;
+        let o6 = 2.0 * b * d_b;
+        let o3 = (o5 * o5 + 1.0).sqrt();
+        let o4 = o5 * o6 / (o5 * o5 + 1.0).sqrt();
+        m = m * 0.25_f64 + w1 * o3;
+        d_m = d_m * 0.25_f64 + w1 * o4;
+        let o8 = weight(fx);
+        fx += 1;
+        let w7 = o8;
+        let d_w7 = 0.0;
+        m = m * 1.25_f64 + w7 * b;
+        d_m = d_m * 1.25_f64 + w7 * d_b;
+        let o10 = flip(fx);
+        fx += 1;
+        let w9 = if o10 { 1.00_f64 } else { 1.25_f64 };
+        let d_w9 = 0.0;
+        let o13 = b.cos();
+        let o14 = -b.sin() * d_b;
+        let o11 = o13.sin();
+        let o12 = o13.cos() * o14;
+        m = m * 0.25_f64 + w9 * o11;
+        d_m = d_m * 0.25_f64 + w9 * o12;
+        d_m = (1.0 - (m / 3.0).tanh() * (m / 3.0).tanh()) * d_m;
+        m = 3.0 * (m / 3.0).tanh();
+    }
+    let o17 = b - 0.25_f64;
+    let o18 = d_b - 0.0;
+    let o15 = (o17 * o17 + 1.0).powf(1.5);
+    let o16 = 1.5 * (o17 * o17 + 1.0).powf(0.5) * 2.0 * o17 * o18;
+    (m * o15 + m, d_m * o15 + m * o16 + d_m)
+}
+
+#[lens]
+fn h1(a: f64, b: f64, c: f64, v: SVector<f64, 3>, #[nodiff] mask: [bool; 3], #[nodiff] at: [usize; 2]) -> f64 {
+    let mut m = 1.50_f64.tanh().exp();
+    let t = (v * 0.25_f64 + v.component_mul(&v)).dot(&v).max((b + m));
+    for i in 0..3 {
+        m = m * 1.00_f64 + (b * b + 0.5).ln() * (i as f64 + 1.0);
+        m = 3.0 * (m / 3.0).tanh();
+    }
+    for i in 0..3 {
+        if mask[i % 3] {
+            m = ((c - 1.00_f64) * (c - 1.00_f64) + 1.0).powf(1.5);
+        }
+        m = m * 1.25_f64 + v[at[i % 2]] * ((m * m + 0.5).ln() * (m * m + 0.5).ln() + 1.0).powf(1.5);
+        m = 3.0 * (m / 3.0).tanh();
+    }
+    for i in 0..4 {
+        let h19 = to_heap(v * b.min(c));
+        let y19 = to_static(h19.clone());
+        m = m * 1.00_f64 + y19.sum() + h19[(1, 0)] * (v * c + v.component_mul(&v)).dot(&v);
+        let h24 = to_heap(v * (m * m + 1.0).powf(1.5));
+        let y24 = to_static(h24.clone());
+        m = m * 0.25_f64 + y24.sum() + h24[1] * (m * m + 0.5).ln();
+        m = 3.0 * (m / 3.0).tanh();
+    }
+    m * a + m
+}
+
+#[allow(clippy::too_many_arguments)]
+fn h1_tangent(a: f64, b: f64, c: f64, v: SVector<f64, 3>, mask: [bool; 3], at: [usize; 2], d_a: f64, d_b: f64, d_c: f64, d_v: SVector<f64, 3>) -> (f64, f64) {
+    let o1 = 1.50_f64.tanh().exp();
+    let o2 = 1.50_f64.tanh().exp() * (1.0 - 1.50_f64.tanh() * 1.50_f64.tanh()) * 0.0;
+    let mut m = o1;
+    let mut d_m = o2;
+    let o5 = (v * 0.25_f64 + v.component_mul(&v)).dot(&v);
+    let o6 = (d_v * 0.25_f64 + v * 0.0 + d_v.component_mul(&v) * 2.0).dot(&v) + (v * 0.25_f64 + v.component_mul(&v)).dot(&d_v);
+    let o7 = b + m;
+    let o8 = d_b + d_m;
+    let o3 = if o5 >= o7 { o5 } else { o7 };
+    let o4 = if o5 >= o7 { o6 } else { o8 };
+    let t = o3;
+    let d_t = o4;
+    for i in 0..3 {
+        let o9 = (b * b + 0.5).ln();
+        let o10 = 2.0 * b * d_b / (b * b + 0.5);
+        m = m * 1.00_f64 + o9 * (i as f64 + 1.0);
+        d_m = d_m * 1.00_f64 + o10 * (i as f64 + 1.0);
+        d_m = (1.0 - (m / 3.0).tanh() * (m / 3.0).tanh()) * d_m;
+        m = 3.0 * (m / 3.0).tanh();
+    }
+    for i in 0..3 {
+        if mask[i % 3] {
+            let o13 = c - 1.00_f64;
+            let o14 = d_c - 0.0;
+            let o11 = (o13 * o13 + 1.0).powf(1.5);
+            let o12 = 1.5 * (o13 * o13 + 1.0).powf(0.5) * 2.0 * o13 * o14;
+            m = o11;
+            d_m = o12;
+        }
+        let o17 = (m * m + 0.5).ln();
+        let o18 = 2.0 * m * d_m / (m * m + 0.5);
+        let o15 = (o17 * o17 + 1.0).powf(1.5);
+        let o16 = 1.5 * (o17 * o17 + 1.0).powf(0.5) * 2.0 * o17 * o18;
+        d_m = d_m * 1.25_f64 + d_v[at[i % 2]] * o15 + v[at[i % 2]] * o16;
+        m = m * 1.25_f64 + v[at[i % 2]] * o15;
+        d_m = (1.0 - (m / 3.0).tanh() * (m / 3.0).tanh()) * d_m;
+        m = 3.0 * (m / 3.0).tanh();
+    }
+    for i in 0..4 {
+        let o20 = if b <= c { b } else { c };
+        let o21 = if b <= c { d_b } else { d_c };
+        let h19 = v * o20;
+        let d_h19 = d_v * o20 + v * o21;
+        let y19 = h19;
+        let d_y19 = d_h19;
+        let o22 = (v * c + v.component_mul(&v)).dot(&v);
+        let o23 = (d_v * c + v * d_c + d_v.component_mul(&v) * 2.0).dot(&v) + (v * c + v.component_mul(&v)).dot(&d_v);
+        d_m = d_m * 1.00_f64 + d_y19.sum() + d_h19[1] * o22 + h19[1] * o23;
+        m = m * 1.00_f64 + y19.sum() + h19[1] * o22;
+        let o25 = (m * m + 1.0).powf(1.5);
+        let o26 = 1.5 * (m * m + 1.0).powf(0.5) * 2.0 * m * d_m;
+        let h24 = v * o25;
+        let d_h24 = d_v * o25 + v * o26;
+        let y24 = h24;
+        let d_y24 = d_h24;
+        let o27 = (m * m + 0.5).ln();
+        let o28 = 2.0 * m * d_m / (m * m + 0.5);
+        d_m = d_m * 0.25_f64 + d_y24.sum() + d_h24[1] * o27 + h24[1] * o28;
+        m = m * 0.25_f64 + y24.sum() + h24[1] * o27;
+        d_m = (1.0 - (m / 3.0).tanh() * (m / 3.0).tanh()) * d_m;
+        m = 3.0 * (m / 3.0).tanh();
+    }
+    (m * a + m, d_m * a + m * d_a + d_m)
+}
+
+#[lens]
+fn h2(a: f64, b: f64, v: SVector<f64, 3>) -> f64 {
+    let mut m = (b.tanh().exp() / ((b * v[0]) * (b * v[0]) + 1.0));
+    for i in 0..2 {
+        match coin::<f64>() {
+            true => {
+                m += ((b * b) * (b * b) + 1.0).powf(1.5);
+            }
+            false => {
+                m += ((v * 0.25_f64).norm_squared() + v.sum()).powi(3);
+            }
+        }
+        let w17 = URN.draw::<f64>();
+        m = m * 1.75_f64 + w17 * 1.75_f64.max(1.00_f64).max(w17);
+        let u23 = {
+            let b = ((w17 * b) + (w17 * w17 + 1.0).sqrt());
+            b * (v[1] * v[1] + 1.0).sqrt()
+        };
+        m = m * 0.25_f64 + u23 + b;
+        m = 3.0 * (m / 3.0).tanh();
+    }
+    m * (a * a + 1.0).powf(1.5).tanh().exp() + m
+}
+
+#[allow(clippy::too_many_arguments)]
+fn h2_tangent(a: f64, b: f64, v: SVector<f64, 3>, d_a: f64, d_b: f64, d_v: SVector<f64, 3>) -> (f64, f64) {
+    let mut fx = 0usize;
+    let o3 = b.tanh().exp();
+    let o4 = b.tanh().exp() * (1.0 - b.tanh() * b.tanh()) * d_b;
+    let o5 = b * v[0];
+    let o6 = d_b * v[0] + b * d_v[0];
+    let o7 = o5 * o5 + 1.0;
+    let o1 = o3 / o7;
+    let o2 = (o4 * o7 - o3 * 2.0 * o5 * o6) / (o7 * o7);
+    let mut m = o1;
+    let mut d_m = o2;
+    for i in 0..2 {
+        let o8 = flip(fx);
+        fx += 1;
+        match o8 {
+            true => {
+                let o11 = b * b;
+                let o12 = 2.0 * b * d_b;
+                let o9 = (o11 * o11 + 1.0).powf(1.5);
+                let o10 = 1.5 * (o11 * o11 + 1.0).powf(0.5) * 2.0 * o11 * o12;
+                m += o9;
+                d_m += o10;
+            }
+            false => {
+                let o15 = (v * 0.25_f64).norm_squared() + v.sum();
+                let o16 = 2.0 * (v * 0.25_f64).dot(&(d_v * 0.25_f64 + v * 0.0)) + d_v.sum();
+                let o13 = o15.powi(3);
+                let o14 = 3.0 * o15.powi(2) * o16;
+                m += o13;
+                d_m += o14;
+            }
+        }
+        let o18 = weight(fx);
+        fx += 1;
+        let w17 = o18;
+        let d_w17 = 0.0;
+        let o21 = if 1.75_f64 >= 1.00_f64 { 1.75_f64 } else { 1.00_f64 };
+        let o22 = if 1.75_f64 >= 1.00_f64 { 0.0 } else { 0.0 };
+        let o19 = if o21 >= w17 { o21 } else { w17 };
+        let o20 = if o21 >= w17 { o22 } else { d_w17 };
+        m = m * 1.75_f64 + w17 * o19;
+        d_m = d_m * 1.75_f64 + w17 * o20;
+        let (u23, d_u23) = {
+            let o26 = w17 * b;
+            let o27 = d_w17 * b + w17 * d_b;
+            let o28 = (w17 * w17 + 1.0).sqrt();
+            let o29 = w17 * d_w17 / (w17 * w17 + 1.0).sqrt();
+            let o24 = o26 + o28;
+            let o25 = o27 + o29;
+            let b = o24;
+            let d_b = o25;
+            let o30 = (v[1] * v[1] + 1.0).sqrt();
+            let o31 = v[1] * d_v[1] / (v[1] * v[1] + 1.0).sqrt();
+            (b * o30, d_b * o30 + b * o31)
+        };
+        m = m * 0.25_f64 + u23 + b;
+        d_m = d_m * 0.25_f64 + d_u23 + d_b;
+        d_m = (1.0 - (m / 3.0).tanh() * (m / 3.0).tanh()) * d_m;
+        m = 3.0 * (m / 3.0).tanh();
+    }
+    let o34 = (a * a + 1.0).powf(1.5);
+    let o35 = 1.5 * (a * a + 1.0).powf(0.5) * 2.0 * a * d_a;
+    let o32 = o34.tanh().exp();
+    let o33 = o34.tanh().exp() * (1.0 - o34.tanh() * o34.tanh()) * o35;
+    (m * o32 + m, d_m * o32 + m * o33 + d_m)
+}
+
+#[lens]
+fn h3(a: f64, b: f64, c: f64, v: SVector<f64, 3>) -> f64 {
+    let mut m = relu((v[1] + c));
+    let t = m.max(c).powi(3);
+    for i in 0..1 {
+        if URN.draw::<f64>() > 0.50_f64 {
+            m += c;
+        }
+        if COIN() {
+            m += softplus((a - t));
+        } else {
+            m = 0.25_f64;
+        }
+        {
+            let b = b * 0.50_f64 + ((v * 1.75_f64 + v.component_mul(&v)).dot(&v) * (v * 1.75_f64 + v.component_mul(&v)).dot(&v) + 1.0).powf(1.5);
+            let b = b * 0.50_f64 + b.cos();
+            m = m * 1.75_f64 + b * v[2];
+        }
+        m = m + b * 0.25_f64;
+        m = 3.0 * (m / 3.0).tanh();
+    }
+    for i in 0..4 {
+        {
+            let a = a * 1.00_f64 + (a / (t * t + 1.0)).tanh().exp();
+            let a = a * 1.50_f64 + (m + a);
+            m = m * 1.25_f64 + a * a.cos();
+        }
+        m = m + a * 0.75_f64;
+        if URN.draw::<f64>() > 0.75_f64 {
+            m = v.map(relu).sum();
+        } else {
+            m += v.map(tanh).sum();
+        }
+        m = 3.0 * (m / 3.0).tanh();
+    }
+    m * 1.00_f64 + m
+}
+
+#[allow(clippy::too_many_arguments)]
+fn h3_tangent(a: f64, b: f64, c: f64, v: SVector<f64, 3>, d_a: f64, d_b: f64, d_c: f64, d_v: SVector<f64, 3>) -> (f64, f64) {
+    let mut fx = 0usize;
+    let o3 = v[1] + c;
+    let o4 = d_v[1] + d_c;
+    let (o1, o2) = relu_tangent(o3, o4);
+    let mut m = o1;
+    let mut d_m = o2;
+    let o7 = if m >= c { m } else { c };
+    let o8 = if m >= c { d_m } else { d_c };
+    let o5 = o7.powi(3);
+    let o6 = 3.0 * o7.powi(2) * o8;
+    let t = o5;
+    let d_t = o6;
+    for i in 0..1 {
+        let o9 = weight(fx);
+        fx += 1;
+        let o10 = o9 > 0.50_f64;
+        if o10 {
+            m += c;
+            d_m += d_c;
+        }
+        let o11 = flip(fx);
+        fx += 1;
+        if o11 {
+            let o14 = a - t;
+            let o15 = d_a - d_t;
+            let (o12, o13) = softplus_tangent(o14, o15);
+            m += o12;
+            d_m += o13;
+        } else {
+            m = 0.25_f64;
+            d_m = 0.0;
+        }
+        {
+            let o18 = (v * 1.75_f64 + v.component_mul(&v)).dot(&v);
+            let o19 = (d_v * 1.75_f64 + v * 0.0 + d_v.component_mul(&v) * 2.0).dot(&v) + (v * 1.75_f64 + v.component_mul(&v)).dot(&d_v);
+            let o16 = (o18 * o18 + 1.0).powf(1.5);
+            let o17 = 1.5 * (o18 * o18 + 1.0).powf(0.5) * 2.0 * o18 * o19;
+            let b = b * 0.50_f64 + o16;
+            let d_b = d_b * 0.50_f64 + o17;
+            let o20 = b.cos();
+            let o21 = -b.sin() * d_b;
+            let b = b * 0.50_f64 + o20;
+            let d_b = d_b * 0.50_f64 + o21;
+            d_m = d_m * 1.75_f64 + d_b * v[2] + b * d_v[2];
+            m = m * 1.75_f64 + b * v[2];
+        }
+        m = m + b * 0.25_f64;
+        d_m = d_m + d_b * 0.25_f64;
+        d_m = (1.0 - (m / 3.0).tanh() * (m / 3.0).tanh()) * d_m;
+        m = 3.0 * (m / 3.0).tanh();
+    }
+    for i in 0..4 {
+        {
+            let o26 = t * t + 1.0;
+            let o24 = a / o26;
+            let o25 = (d_a * o26 - a * 2.0 * t * d_t) / (o26 * o26);
+            let o22 = o24.tanh().exp();
+            let o23 = o24.tanh().exp() * (1.0 - o24.tanh() * o24.tanh()) * o25;
+            let a = a * 1.00_f64 + o22;
+            let d_a = d_a * 1.00_f64 + o23;
+            let o27 = m + a;
+            let o28 = d_m + d_a;
+            let a = a * 1.50_f64 + o27;
+            let d_a = d_a * 1.50_f64 + o28;
+            let o29 = a.cos();
+            let o30 = -a.sin() * d_a;
+            d_m = d_m * 1.25_f64 + d_a * o29 + a * o30;
+            m = m * 1.25_f64 + a * o29;
+        }
+        m = m + a * 0.75_f64;
+        d_m = d_m + d_a * 0.75_f64;
+        let o31 = weight(fx);
+        fx += 1;
+        let o32 = o31 > 0.75_f64;
+        if o32 {
+            let (o35, o36) = relu_tangent(v[0], d_v[0]);
+            let (o37, o38) = relu_tangent(v[1], d_v[1]);
+            let (o39, o40) = relu_tangent(v[2], d_v[2]);
+            let o33 = o35 + o37 + o39;
+            let o34 = o36 + o38 + o40;
+            m = o33;
+            d_m = o34;
+        } else {
+            let (o43, o44) = tanh_tangent(v[0], d_v[0]);
+            let (o45, o46) = tanh_tangent(v[1], d_v[1]);
+            let (o47, o48) = tanh_tangent(v[2], d_v[2]);
+            let o41 = o43 + o45 + o47;
+            let o42 = o44 + o46 + o48;
+            m += o41;
+            d_m += o42;
+        }
+        d_m = (1.0 - (m / 3.0).tanh() * (m / 3.0).tanh()) * d_m;
+        m = 3.0 * (m / 3.0).tanh();
+    }
+    (m * 1.00_f64 + m, d_m * 1.00_f64 + m * 0.0 + d_m)
+}
+
+#[lens]
+fn h4(a: f64, v: SVector<f64, 3>) -> f64 {
+    let mut m = ((0.75_f64 * 0.75_f64) * 1.00_f64.max(a));
+    let t = (a.tanh().exp() * a.tanh().exp() + 1.0).powf(1.5);
+    for i in 0..2 {
+        m = m * 0.75_f64 + a * (i as f64 + 1.0);
+        let h11 = to_heap(v * (a * a + 1.0).powf(1.5));
+        let y11 = h11.clone() * 1.25_f64;
+        m = m * 0.75_f64 + y11[(i % 3, 0)] + h11[(2, 0)] * (v[0] * v[0]);
+        let h16 = to_heap(v * a.sin());
+        let y16 = h16.clone().norm_squared();
+        m = m * 0.50_f64 + y16 + h16[(1, 0)] * 1.75_f64.min(1.00_f64);
+        m = 3.0 * (m / 3.0).tanh();
+    }
+    for i in 0..2 {
+        m = m * 1.50_f64 + ((v * t).norm_squared() + v.sum()) * (i as f64 + 1.0);
+        m = 3.0 * (m / 3.0).tanh();
+    }
+    m * (a * 1.50_f64).powi(2) + m
+}
+
+#[allow(clippy::too_many_arguments)]
+fn h4_tangent(a: f64, v: SVector<f64, 3>, d_a: f64, d_v: SVector<f64, 3>) -> (f64, f64) {
+    let o3 = 0.75_f64 * 0.75_f64;
+    let o4 = 2.0 * 0.75_f64 * 0.0;
+    let o5 = if 1.00_f64 >= a { 1.00_f64 } else { a };
+    let o6 = if 1.00_f64 >= a { 0.0 } else { d_a };
+    let o1 = o3 * o5;
+    let o2 = o4 * o5 + o3 * o6;
+    let mut m = o1;
+    let mut d_m = o2;
+    let o9 = a.tanh().exp();
+    let o10 = a.tanh().exp() * (1.0 - a.tanh() * a.tanh()) * d_a;
+    let o7 = (o9 * o9 + 1.0).powf(1.5);
+    let o8 = 1.5 * (o9 * o9 + 1.0).powf(0.5) * 2.0 * o9 * o10;
+    let t = o7;
+    let d_t = o8;
+    for i in 0..2 {
+        m = m * 0.75_f64 + a * (i as f64 + 1.0);
+        d_m = d_m * 0.75_f64 + d_a * (i as f64 + 1.0);
+        let o12 = (a * a + 1.0).powf(1.5);
+        let o13 = 1.5 * (a * a + 1.0).powf(0.5) * 2.0 * a * d_a;
+        let h11 = v * o12;
+        let d_h11 = d_v * o12 + v * o13;
+        let y11 = h11 * 1.25_f64;
+        let d_y11 = d_h11 * 1.25_f64;
+        let o14 = v[0] * v[0];
+        let o15 = 2.0 * v[0] * d_v[0];
+        d_m = d_m * 0.75_f64 + d_y11[i % 3] + d_h11[2] * o14 + h11[2] * o15;
+        m = m * 0.75_f64 + y11[i % 3] + h11[2] * o14;
+        let o17 = a.sin();
+        let o18 = a.cos() * d_a;
+        let h16 = v * o17;
+        let d_h16 = d_v * o17 + v * o18;
+        let y16 = h16.norm_squared();
+        let d_y16 = 2.0 * h16.dot(&d_h16);
+        let o19 = if 1.75_f64 <= 1.00_f64 { 1.75_f64 } else { 1.00_f64 };
+        let o20 = if 1.75_f64 <= 1.00_f64 { 0.0 } else { 0.0 };
+        d_m = d_m * 0.50_f64 + d_y16 + d_h16[1] * o19 + h16[1] * o20;
+        m = m * 0.50_f64 + y16 + h16[1] * o19;
+        d_m = (1.0 - (m / 3.0).tanh() * (m / 3.0).tanh()) * d_m;
+        m = 3.0 * (m / 3.0).tanh();
+    }
+    for i in 0..2 {
+        let o21 = (v * t).norm_squared() + v.sum();
+        let o22 = 2.0 * (v * t).dot(&(d_v * t + v * d_t)) + d_v.sum();
+        m = m * 1.50_f64 + o21 * (i as f64 + 1.0);
+        d_m = d_m * 1.50_f64 + o22 * (i as f64 + 1.0);
+        d_m = (1.0 - (m / 3.0).tanh() * (m / 3.0).tanh()) * d_m;
+        m = 3.0 * (m / 3.0).tanh();
+    }
+    let o25 = a * 1.50_f64;
+    let o26 = d_a * 1.50_f64 + a * 0.0;
+    let o23 = o25.powi(2);
+    let o24 = 2.0 * o25.powi(1) * o26;
+    (m * o23 + m, d_m * o23 + m * o24 + d_m)
+}
+
+#[lens]
+fn h5(a: f64, b: f64, c: f64) -> f64 {
+    let mut m = (c - c);
+    let t = m.min(c).tanh();
+    for i in 0..4 {
+        m = m * 0.25_f64 + ((0.75_f64 * 0.75_f64 + 0.5).ln() * (0.75_f64 * 0.75_f64 + 0.5).ln()) * (i as f64 + 1.0);
+    }
+    for i in 0..1 {
+        let w11 = if coin::<f64>() { 1.00_f64 } else { 0.50_f64 };
+        m = m * 0.25_f64 + w11 * (1.00_f64 + a).tanh();
+        m = 3.0 * (m / 3.0).tanh();
+    }
+    for i in 0..1 {
+        let e17 = COIN();
+        let w17 = if e17 { 1.75_f64 } else { 1.75_f64 };
+        if e17 {
+            m = c;
+        }
+        m = 3.0 * (m / 3.0).tanh();
+    }
+    m * (c - (c * c)) + m
+}
+
+#[allow(clippy::too_many_arguments)]
+fn h5_tangent(a: f64, b: f64, c: f64, d_a: f64, d_b: f64, d_c: f64) -> (f64, f64) {
+    let mut fx = 0usize;
+    let o1 = c - c;
+    let o2 = d_c - d_c;
+    let mut m = o1;
+    let mut d_m = o2;
+    let o5 = if m <= c { m } else { c };
+    let o6 = if m <= c { d_m } else { d_c };
+    let o3 = o5.tanh();
+    let o4 = (1.0 - o5.tanh() * o5.tanh()) * o6;
+    let t = o3;
+    let d_t = o4;
+    for i in 0..4 {
+        let o9 = (0.75_f64 * 0.75_f64 + 0.5).ln();
+        let o10 = 2.0 * 0.75_f64 * 0.0 / (0.75_f64 * 0.75_f64 + 0.5);
+        let o7 = o9 * o9;
+        let o8 = 2.0 * o9 * o10;
+        m = m * 0.25_f64 + o7 * (i as f64 + 1.0);
+        d_m = d_m * 0.25_f64 + o8 * (i as f64 + 1.0);
+    }
+    for i in 0..1 {
+        let o12 = flip(fx);
+        fx += 1;
+        let w11 = if o12 { 1.00_f64 } else { 0.50_f64 };
+        let d_w11 = 0.0;
+        let o15 = 1.00_f64 + a;
+        let o16 = 0.0 + d_a;
+        let o13 = o15.tanh();
+        let o14 = (1.0 - o15.tanh() * o15.tanh()) * o16;
+        m = m * 0.25_f64 + w11 * o13;
+        d_m = d_m * 0.25_f64 + w11 * o14;
+        d_m = (1.0 - (m / 3.0).tanh() * (m / 3.0).tanh()) * d_m;
+        m = 3.0 * (m / 3.0).tanh();
+    }
+    for i in 0..1 {
+        let o18 = flip(fx);
+        fx += 1;
+        let e17 = o18;
+        let w17 = if e17 { 1.75_f64 } else { 1.75_f64 };
+        let d_w17 = 0.0;
+        if e17 {
+            m = c;
+            d_m = d_c;
+        }
+        d_m = (1.0 - (m / 3.0).tanh() * (m / 3.0).tanh()) * d_m;
+        m = 3.0 * (m / 3.0).tanh();
+    }
+    let o21 = c * c;
+    let o22 = 2.0 * c * d_c;
+    let o19 = c - o21;
+    let o20 = d_c - o22;
+    (m * o19 + m, d_m * o19 + m * o20 + d_m)
+}
+
+#[lens]
+fn h6(a: f64, b: f64, v: SVector<f64, 3>, #[nodiff] mask: [bool; 3], #[nodiff] at: [usize; 2]) -> f64 {
+    let mut m = (a * a + 1.0).powf(1.5);
+    for i in 0..1 {
+        if mask[i % 3] {
+            m = tanh((v[0] * v[0]));
+        }
+        m = m * 0.75_f64 + v[at[(i + 1) % 2]] * v[1];
+        m = m * 0.75_f64 + v[at[(i + 1) % 2]] * relu(b.tanh().exp());
+        m = 3.0 * (m / 3.0).tanh();
+    }
+    m * relu(a).powi(3) + m
+}
+
+#[allow(clippy::too_many_arguments)]
+fn h6_tangent(a: f64, b: f64, v: SVector<f64, 3>, mask: [bool; 3], at: [usize; 2], d_a: f64, d_b: f64, d_v: SVector<f64, 3>) -> (f64, f64) {
+    let o1 = (a * a + 1.0).powf(1.5);
+    let o2 = 1.5 * (a * a + 1.0).powf(0.5) * 2.0 * a * d_a;
+    let mut m = o1;
+    let mut d_m = o2;
+    for i in 0..1 {
+        if mask[i % 3] {
+            let o5 = v[0] * v[0];
+            let o6 = 2.0 * v[0] * d_v[0];
+            let (o3, o4) = tanh_tangent(o5, o6);
+            m = o3;
+            d_m = o4;
+        }
+        d_m = d_m * 0.75_f64 + d_v[at[(i + 1) % 2]] * v[1] + v[at[(i + 1) % 2]] * d_v[1];
+        m = m * 0.75_f64 + v[at[(i + 1) % 2]] * v[1];
+        let o9 = b.tanh().exp();
+        let o10 = b.tanh().exp() * (1.0 - b.tanh() * b.tanh()) * d_b;
+        let (o7, o8) = relu_tangent(o9, o10);
+        d_m = d_m * 0.75_f64 + d_v[at[(i + 1) % 2]] * o7 + v[at[(i + 1) % 2]] * o8;
+        m = m * 0.75_f64 + v[at[(i + 1) % 2]] * o7;
+        d_m = (1.0 - (m / 3.0).tanh() * (m / 3.0).tanh()) * d_m;
+        m = 3.0 * (m / 3.0).tanh();
+    }
+    let (o13, o14) = relu_tangent(a, d_a);
+    let o11 = o13.powi(3);
+    let o12 = 3.0 * o13.powi(2) * o14;
+    (m * o11 + m, d_m * o11 + m * o12 + d_m)
+}
+
+#[lens]
+fn h7(a: f64, b: f64, c: f64, v: SVector<f64, 3>) -> f64 {
+    let mut m = (1.75_f64 * 1.75_f64 + 1.0).powf(1.5);
+    for i in 0..4 {
+        let u3 = {
+            let b = (v * b.tanh().exp() + v.component_mul(&v)).dot(&v);
+            b * (v[1] + 0.25_f64)
+        };
+        m = m * 0.25_f64 + u3 + b;
+        {
+            let b = ((a * m) * (a * m) + 1.0).powf(1.5);
+            m = m * 1.25_f64 + b * u3.cos();
+        }
+        m = m + b * 0.75_f64;
+        let u16 = {
+            let u3 = m;
+            u3 * 0.75_f64
+        };
+        m = m * 0.50_f64 + u16 + u3;
+        m = 3.0 * (m / 3.0).tanh();
+    }
+    for i in 0..3 {
+        {
+            let b = b * 0.50_f64 + ((v * 0.75_f64.tanh()).norm_squared() + v.sum());
+            m = m * 1.75_f64 + b * a.cos();
+        }
+        m = m + b * 0.75_f64;
+        m = m * 0.25_f64 + (a - m).powi(2) * (i as f64 + 1.0);
+        {
+            let c = c * 1.50_f64 + (m.max(v[2]) * m.max(v[2]) + 0.5).ln();
+            m = m * 1.50_f64 + c * a.tanh().exp();
+            m = m * 0.25_f64 + (0.25_f64.powi(3) * 0.25_f64.powi(3) + 0.5).ln() * (i as f64 + 1.0);
+        }
+        m = m + c * 1.00_f64;
+        m = 3.0 * (m / 3.0).tanh();
+    }
+    for i in 0..4 {
+        m = m * 1.25_f64 + (b * b).tanh().exp() * (i as f64 + 1.0);
+        m = m * 0.50_f64 + m * (i as f64 + 1.0);
+        m = 3.0 * (m / 3.0).tanh();
+    }
+    m * (a * a + 0.5).ln() + m
+}
+
+#[allow(clippy::too_many_arguments)]
+fn h7_tangent(a: f64, b: f64, c: f64, v: SVector<f64, 3>, d_a: f64, d_b: f64, d_c: f64, d_v: SVector<f64, 3>) -> (f64, f64) {
+    let o1 = (1.75_f64 * 1.75_f64 + 1.0).powf(1.5);
+    let o2 = 1.5 * (1.75_f64 * 1.75_f64 + 1.0).powf(0.5) * 2.0 * 1.75_f64 * 0.0;
+    let mut m = o1;
+    let mut d_m = o2;
+    for i in 0..4 {
+        let (u3, d_u3) = {
+            let o6 = b.tanh().exp();
+            let o7 = b.tanh().exp() * (1.0 - b.tanh() * b.tanh()) * d_b;
+            let o4 = (v * o6 + v.component_mul(&v)).dot(&v);
+            let o5 = (d_v * o6 + v * o7 + d_v.component_mul(&v) * 2.0).dot(&v) + (v * o6 + v.component_mul(&v)).dot(&d_v);
+            let b = o4;
+            let d_b = o5;
+            let o8 = v[1] + 0.25_f64;
+            let o9 = d_v[1] + 0.0;
+            (b * o8, d_b * o8 + b * o9)
+        };
+        m = m * 0.25_f64 + u3 + b;
+        d_m = d_m * 0.25_f64 + d_u3 + d_b;
+        {
+            let o12 = a * m;
+            let o13 = d_a * m + a * d_m;
+            let o10 = (o12 * o12 + 1.0).powf(1.5);
+            let o11 = 1.5 * (o12 * o12 + 1.0).powf(0.5) * 2.0 * o12 * o13;
+            let b = o10;
+            let d_b = o11;
+            let o14 = u3.cos();
+            let o15 = -u3.sin() * d_u3;
+            d_m = d_m * 1.25_f64 + d_b * o14 + b * o15;
+            m = m * 1.25_f64 + b * o14;
+        }
+        m = m + b * 0.75_f64;
+        d_m = d_m + d_b * 0.75_f64;
+        let (u16, d_u16) = {
+            let u3 = m;
+            let d_u3 = d_m;
+            (u3 * 0.75_f64, d_u3 * 0.75_f64 + u3 * 0.0)
+        };
+        m = m * 0.50_f64 + u16 + u3;
+        d_m = d_m * 0.50_f64 + d_u16 + d_u3;
+        d_m = (1.0 - (m / 3.0).tanh() * (m / 3.0).tanh()) * d_m;
+        m = 3.0 * (m / 3.0).tanh();
+    }
+    for i in 0..3 {
+        {
+            let o19 = 0.75_f64.tanh();
+            let o20 = (1.0 - 0.75_f64.tanh() * 0.75_f64.tanh()) * 0.0;
+            let o17 = (v * o19).norm_squared() + v.sum();
+            let o18 = 2.0 * (v * o19).dot(&(d_v * o19 + v * o20)) + d_v.sum();
+            let b = b * 0.50_f64 + o17;
+            let d_b = d_b * 0.50_f64 + o18;
+            let o21 = a.cos();
+            let o22 = -a.sin() * d_a;
+            d_m = d_m * 1.75_f64 + d_b * o21 + b * o22;
+            m = m * 1.75_f64 + b * o21;
+        }
+        m = m + b * 0.75_f64;
+        d_m = d_m + d_b * 0.75_f64;
+        let o25 = a - m;
+        let o26 = d_a - d_m;
+        let o23 = o25.powi(2);
+        let o24 = 2.0 * o25.powi(1) * o26;
+        m = m * 0.25_f64 + o23 * (i as f64 + 1.0);
+        d_m = d_m * 0.25_f64 + o24 * (i as f64 + 1.0);
+        {
+            let o29 = if m >= v[2] { m } else { v[2] };
+            let o30 = if m >= v[2] { d_m } else { d_v[2] };
+            let o27 = (o29 * o29 + 0.5).ln();
+            let o28 = 2.0 * o29 * o30 / (o29 * o29 + 0.5);
+            let c = c * 1.50_f64 + o27;
+            let d_c = d_c * 1.50_f64 + o28;
+            let o31 = a.tanh().exp();
+            let o32 = a.tanh().exp() * (1.0 - a.tanh() * a.tanh()) * d_a;
+            d_m = d_m * 1.50_f64 + d_c * o31 + c * o32;
+            m = m * 1.50_f64 + c * o31;
+            let o35 = 0.25_f64.powi(3);
+            let o36 = 3.0 * 0.25_f64.powi(2) * 0.0;
+            let o33 = (o35 * o35 + 0.5).ln();
+            let o34 = 2.0 * o35 * o36 / (o35 * o35 + 0.5);
+            m = m * 0.25_f64 + o33 * (i as f64 + 1.0);
+            d_m = d_m * 0.25_f64 + o34 * (i as f64 + 1.0);
+        }
+        m = m + c * 1.00_f64;
+        d_m = d_m + d_c * 1.00_f64;
+        d_m = (1.0 - (m / 3.0).tanh() * (m / 3.0).tanh()) * d_m;
+        m = 3.0 * (m / 3.0).tanh();
+    }
+    for i in 0..4 {
+        let o39 = b * b;
+        let o40 = 2.0 * b * d_b;
+        let o37 = o39.tanh().exp();
+        let o38 = o39.tanh().exp() * (1.0 - o39.tanh() * o39.tanh()) * o40;
+        m = m * 1.25_f64 + o37 * (i as f64 + 1.0);
+        d_m = d_m * 1.25_f64 + o38 * (i as f64 + 1.0);
+        m = m * 0.50_f64 + m * (i as f64 + 1.0);
+        d_m = d_m * 0.50_f64 + d_m * (i as f64 + 1.0);
+        d_m = (1.0 - (m / 3.0).tanh() * (m / 3.0).tanh()) * d_m;
+        m = 3.0 * (m / 3.0).tanh();
+    }
+    let o41 = (a * a + 0.5).ln();
+    let o42 = 2.0 * a * d_a / (a * a + 0.5);
+    (m * o41 + m, d_m * o41 + m * o42 + d_m)
+}
+
+#[lens]
+fn h8(a: f64, v: SVector<f64, 3>) -> f64 {
+    let mut m = v[1];
+    let t = (m.min(m) * m.min(m) + 0.5).ln();
+    for i in 0..4 {
+        m = m * 1.25_f64 + a * (i as f64 + 1.0);
+        m = m * 1.25_f64 + (m * m + 0.5).ln() * (i as f64 + 1.0);
+        m = m * 0.25_f64 + (1.75_f64 * 1.75_f64 + 0.5).ln().tanh().exp() * (i as f64 + 1.0);
+        m = 3.0 * (m / 3.0).tanh();
+    }
+    for i in 0..4 {
+        m = m * 0.25_f64 + (v * (t * t) + v.component_mul(&v)).dot(&v) * (i as f64 + 1.0);
+        m = m * 0.75_f64 + t * (i as f64 + 1.0);
+        m = m * 0.25_f64 + (v * m.min(a) + v.component_mul(&v)).dot(&v) * (i as f64 + 1.0);
+        m = 3.0 * (m / 3.0).tanh();
+    }
+    for i in 0..1 {
+        m = m * 0.50_f64 + t * (i as f64 + 1.0);
+        m = m * 0.50_f64 + v.map(relu).sum() * (i as f64 + 1.0);
+        m = m * 0.25_f64 + (a.powi(2) * a.powi(2) + 1.0).sqrt() * (i as f64 + 1.0);
+        m = 3.0 * (m / 3.0).tanh();
+    }
+    m * (t.max(m) * t.max(m)) + m
+}
+
+#[allow(clippy::too_many_arguments)]
+fn h8_tangent(a: f64, v: SVector<f64, 3>, d_a: f64, d_v: SVector<f64, 3>) -> (f64, f64) {
+    let mut m = v[1];
+    let mut d_m = d_v[1];
+    let o3 = if m <= m { m } else { m };
+    let o4 = if m <= m { d_m } else { d_m };
+    let o1 = (o3 * o3 + 0.5).ln();
+    let o2 = 2.0 * o3 * o4 / (o3 * o3 + 0.5);
+    let t = o1;
+    let d_t = o2;
+    for i in 0..4 {
+        m = m * 1.25_f64 + a * (i as f64 + 1.0);
+        d_m = d_m * 1.25_f64 + d_a * (i as f64 + 1.0);
+        let o5 = (m * m + 0.5).ln();
+        let o6 = 2.0 * m * d_m / (m * m + 0.5);
+        m = m * 1.25_f64 + o5 * (i as f64 + 1.0);
+        d_m = d_m * 1.25_f64 + o6 * (i as f64 + 1.0);
+        let o9 = (1.75_f64 * 1.75_f64 + 0.5).ln();
+        let o10 = 2.0 * 1.75_f64 * 0.0 / (1.75_f64 * 1.75_f64 + 0.5);
+        let o7 = o9.tanh().exp();
+        let o8 = o9.tanh().exp() * (1.0 - o9.tanh() * o9.tanh()) * o10;
+        m = m * 0.25_f64 + o7 * (i as f64 + 1.0);
+        d_m = d_m * 0.25_f64 + o8 * (i as f64 + 1.0);
+        d_m = (1.0 - (m / 3.0).tanh() * (m / 3.0).tanh()) * d_m;
+        m = 3.0 * (m / 3.0).tanh();
+    }
+    for i in 0..4 {
+        let o13 = t * t;
+        let o14 = 2.0 * t * d_t;
+        let o11 = (v * o13 + v.component_mul(&v)).dot(&v);
+        let o12 = (d_v * o13 + v * o14 + d_v.component_mul(&v) * 2.0).dot(&v) + (v * o13 + v.component_mul(&v)).dot(&d_v);
+        m = m * 0.25_f64 + o11 * (i as f64 + 1.0);
+        d_m = d_m * 0.25_f64 + o12 * (i as f64 + 1.0);
+        m = m * 0.75_f64 + t * (i as f64 + 1.0);
+        d_m = d_m * 0.75_f64 + d_t * (i as f64 + 1.0);
+        let o17 = if m <= a { m } else { a };
+        let o18 = if m <= a { d_m } else { d_a };
+        let o15 = (v * o17 + v.component_mul(&v)).dot(&v);
+        let o16 = (d_v * o17 + v * o18 + d_v.component_mul(&v) * 2.0).dot(&v) + (v * o17 + v.component_mul(&v)).dot(&d_v);
+        m = m * 0.25_f64 + o15 * (i as f64 + 1.0);
+        d_m = d_m * 0.25_f64 + o16 * (i as f64 + 1.0);
+        d_m = (1.0 - (m / 3.0).tanh() * (m / 3.0).tanh()) * d_m;
+        m = 3.0 * (m / 3.0).tanh();
+    }
+    for i in 0..1 {
+        m = m * 0.50_f64 + t * (i as f64 + 1.0);
+        d_m = d_m * 0.50_f64 + d_t * (i as f64 + 1.0);
+        let (o21, o22) = relu_tangent(v[0], d_v[0]);
+        let (o23, o24) = relu_tangent(v[1], d_v[1]);
+        let (o25, o26) = relu_tangent(v[2], d_v[2]);
+        let o19 = o21 + o23 + o25;
+        let o20 = o22 + o24 + o26;
+        m = m * 0.50_f64 + o19 * (i as f64 + 1.0);
+        d_m = d_m * 0.50_f64 + o20 * (i as f64 + 1.0);
+        let o29 = a.powi(2);
+        let o30 = 2.0 * a.powi(1) * d_a;
+        let o27 = (o29 * o29 + 1.0).sqrt();
+        let o28 = o29 * o30 / (o29 * o29 + 1.0).sqrt();
+        m = m * 0.25_f64 + o27 * (i as f64 + 1.0);
+        d_m = d_m * 0.25_f64 + o28 * (i as f64 + 1.0);
+        d_m = (1.0 - (m / 3.0).tanh() * (m / 3.0).tanh()) * d_m;
+        m = 3.0 * (m / 3.0).tanh();
+    }
+    let o33 = if t >= m { t } else { m };
+    let o34 = if t >= m { d_t } else { d_m };
+    let o31 = o33 * o33;
+    let o32 = 2.0 * o33 * o34;
+    (m * o31 + m, d_m * o31 + m * o32 + d_m)
+}
+
+#[lens]
+fn h9(a: f64, b: f64, c: f64, v: SVector<f64, 3>) -> f64 {
+    let mut m = 1.00_f64.tanh().exp().tanh().exp();
+    let t = a;
+    for i in 0..2 {
+        let h5 = to_heap(v * t.max(c));
+        let y5 = to_static(h5.clone());
+        m = m * 0.25_f64 + y5.sum() + h5[1] * t;
+        m = 3.0 * (m / 3.0).tanh();
+    }
+    m * v[0].tanh().exp() + m
+}
+
+#[allow(clippy::too_many_arguments)]
+fn h9_tangent(a: f64, b: f64, c: f64, v: SVector<f64, 3>, d_a: f64, d_b: f64, d_c: f64, d_v: SVector<f64, 3>) -> (f64, f64) {
+    let o3 = 1.00_f64.tanh().exp();
+    let o4 = 1.00_f64.tanh().exp() * (1.0 - 1.00_f64.tanh() * 1.00_f64.tanh()) * 0.0;
+    let o1 = o3.tanh().exp();
+    let o2 = o3.tanh().exp() * (1.0 - o3.tanh() * o3.tanh()) * o4;
+    let mut m = o1;
+    let mut d_m = o2;
+    let t = a;
+    let d_t = d_a;
+    for i in 0..2 {
+        let o6 = if t >= c { t } else { c };
+        let o7 = if t >= c { d_t } else { d_c };
+        let h5 = v * o6;
+        let d_h5 = d_v * o6 + v * o7;
+        let y5 = h5;
+        let d_y5 = d_h5;
+        d_m = d_m * 0.25_f64 + d_y5.sum() + d_h5[1] * t + h5[1] * d_t;
+        m = m * 0.25_f64 + y5.sum() + h5[1] * t;
+        d_m = (1.0 - (m / 3.0).tanh() * (m / 3.0).tanh()) * d_m;
+        m = 3.0 * (m / 3.0).tanh();
+    }
+    let o8 = v[0].tanh().exp();
+    let o9 = v[0].tanh().exp() * (1.0 - v[0].tanh() * v[0].tanh()) * d_v[0];
+    (m * o8 + m, d_m * o8 + m * o9 + d_m)
+}
+
+#[lens]
+fn h10(a: f64, b: f64, v: SVector<f64, 3>) -> f64 {
+    let mut m = (v[2].tanh() * v[2].tanh() + 0.5).ln();
+    let t = 1.50_f64;
+    for i in 0..2 {
+        let h5 = to_heap(v * m.sin());
+        let y5 = h5.clone().norm_squared();
+        m = m * 1.25_f64 + y5 + h5[(0, 0)] * (a / (a * a + 1.0));
+        let h11 = to_heap(v * (m * 1.50_f64));
+        let y11 = h11.clone().norm_squared();
+        m = m * 0.75_f64 + y11 + h11[(1, 0)] * m.cos();
+        let w16 = if COIN() { 1.75_f64 } else { 1.50_f64 };
+        m = m * 0.25_f64 + w16 * (t - w16).max((v[1] * v[1] + 0.5).ln());
+        m = 3.0 * (m / 3.0).tanh();
+    }
+    m * ((a * a + 0.5).ln() - m.cos()) + m
+}
+
+#[allow(clippy::too_many_arguments)]
+fn h10_tangent(a: f64, b: f64, v: SVector<f64, 3>, d_a: f64, d_b: f64, d_v: SVector<f64, 3>) -> (f64, f64) {
+    let mut fx = 0usize;
+    let o3 = v[2].tanh();
+    let o4 = (1.0 - v[2].tanh() * v[2].tanh()) * d_v[2];
+    let o1 = (o3 * o3 + 0.5).ln();
+    let o2 = 2.0 * o3 * o4 / (o3 * o3 + 0.5);
+    let mut m = o1;
+    let mut d_m = o2;
+    let t = 1.50_f64;
+    let d_t = 0.0;
+    for i in 0..2 {
+        let o6 = m.sin();
+        let o7 = m.cos() * d_m;
+        let h5 = v * o6;
+        let d_h5 = d_v * o6 + v * o7;
+        let y5 = h5.norm_squared();
+        let d_y5 = 2.0 * h5.dot(&d_h5);
+        let o10 = a * a + 1.0;
+        let o8 = a / o10;
+        let o9 = (d_a * o10 - a * 2.0 * a * d_a) / (o10 * o10);
+        d_m = d_m * 1.25_f64 + d_y5 + d_h5[0] * o8 + h5[0] * o9;
+        m = m * 1.25_f64 + y5 + h5[0] * o8;
+        let o12 = m * 1.50_f64;
+        let o13 = d_m * 1.50_f64 + m * 0.0;
+        let h11 = v * o12;
+        let d_h11 = d_v * o12 + v * o13;
+        let y11 = h11.norm_squared();
+        let d_y11 = 2.0 * h11.dot(&d_h11);
+        let o14 = m.cos();
+        let o15 = -m.sin() * d_m;
+        d_m = d_m * 0.75_f64 + d_y11 + d_h11[1] * o14 + h11[1] * o15;
+        m = m * 0.75_f64 + y11 + h11[1] * o14;
+        let o17 = flip(fx);
+        fx += 1;
+        let w16 = if o17 { 1.75_f64 } else { 1.50_f64 };
+        let d_w16 = 0.0;
+        let o20 = t - w16;
+        let o21 = d_t - d_w16;
+        let o22 = (v[1] * v[1] + 0.5).ln();
+        let o23 = 2.0 * v[1] * d_v[1] / (v[1] * v[1] + 0.5);
+        let o18 = if o20 >= o22 { o20 } else { o22 };
+        let o19 = if o20 >= o22 { o21 } else { o23 };
+        m = m * 0.25_f64 + w16 * o18;
+        d_m = d_m * 0.25_f64 + w16 * o19;
+        d_m = (1.0 - (m / 3.0).tanh() * (m / 3.0).tanh()) * d_m;
+        m = 3.0 * (m / 3.0).tanh();
+    }
+    let o26 = (a * a + 0.5).ln();
+    let o27 = 2.0 * a * d_a / (a * a + 0.5);
+    let o28 = m.cos();
+    let o29 = -m.sin() * d_m;
+    let o24 = o26 - o28;
+    let o25 = o27 - o29;
+    (m * o24 + m, d_m * o24 + m * o25 + d_m)
+}
+
+#[lens]
+fn h11(a: f64, #[nodiff] mask: [bool; 3], #[nodiff] at: [usize; 2]) -> f64 {
+    let mut m = (a * a + 0.5).ln().tanh();
+    for i in 0..1 {
+        if COIN() {
+            m = (a * a + 0.5).ln();
+        }
+        match coin::<f64>() {
+            true => {
+                m += a.min(a).sin();
+            }
+            false => {
+                m += 0.75_f64;
+            }
+        }
+        m = 3.0 * (m / 3.0).tanh();
+    }
+    m * a.tanh().max(a.tanh()) + m
+}
+
+#[allow(clippy::too_many_arguments)]
+fn h11_tangent(a: f64, mask: [bool; 3], at: [usize; 2], d_a: f64) -> (f64, f64) {
+    let mut fx = 0usize;
+    let o3 = (a * a + 0.5).ln();
+    let o4 = 2.0 * a * d_a / (a * a + 0.5);
+    let o1 = o3.tanh();
+    let o2 = (1.0 - o3.tanh() * o3.tanh()) * o4;
+    let mut m = o1;
+    let mut d_m = o2;
+    for i in 0..1 {
+        let o5 = flip(fx);
+        fx += 1;
+        if o5 {
+            let o6 = (a * a + 0.5).ln();
+            let o7 = 2.0 * a * d_a / (a * a + 0.5);
+            m = o6;
+            d_m = o7;
+        }
+        let o8 = flip(fx);
+        fx += 1;
+        match o8 {
+            true => {
+                let o11 = if a <= a { a } else { a };
+                let o12 = if a <= a { d_a } else { d_a };
+                let o9 = o11.sin();
+                let o10 = o11.cos() * o12;
+                m += o9;
+                d_m += o10;
+            }
+            false => {
+                m += 0.75_f64;
+                d_m += 0.0;
+            }
+        }
+        d_m = (1.0 - (m / 3.0).tanh() * (m / 3.0).tanh()) * d_m;
+        m = 3.0 * (m / 3.0).tanh();
+    }
+    let o15 = a.tanh();
+    let o16 = (1.0 - a.tanh() * a.tanh()) * d_a;
+    let o17 = a.tanh();
+    let o18 = (1.0 - a.tanh() * a.tanh()) * d_a;
+    let o13 = if o15 >= o17 { o15 } else { o17 };
+    let o14 = if o15 >= o17 { o16 } else { o18 };
+    (m * o13 + m, d_m * o13 + m * o14 + d_m)
+}
+
+#[lens]
+fn h12(a: f64, b: f64, c: f64, #[nodiff] mask: [bool; 3], #[nodiff] at: [usize; 2]) -> f64 {
+    let mut m = (sigmoid(b) * sigmoid(b) + 1.0).sqrt();
+    let t = c.tanh();
+    for i in 0..4 {
+        let u7 = {
+            let b = b * 1.75_f64 + ((1.25_f64 * 1.25_f64 + 0.5).ln() - b.min(t));
+            b * (t * t + 0.5).ln()
+        };
+        m = m * 1.00_f64 + u7 + b;
+        let u16 = {
+            let b = b * 1.50_f64 + (m * a).cos();
+            b * t
+        };
+        m = m * 0.75_f64 + u16 + b;
+        m = 3.0 * (m / 3.0).tanh();
+    }
+    m * relu(t).tanh() + m
+}
+
+#[allow(clippy::too_many_arguments)]
+fn h12_tangent(a: f64, b: f64, c: f64, mask: [bool; 3], at: [usize; 2], d_a: f64, d_b: f64, d_c: f64) -> (f64, f64) {
+    let mut fx = 0usize;
+    let (o3, o4) = sigmoid_tangent(b, d_b);
+    let o1 = (o3 * o3 + 1.0).sqrt();
+    let o2 = o3 * o4 / (o3 * o3 + 1.0).sqrt();
+    let mut m = o1;
+    let mut d_m = o2;
+    let o5 = c.tanh();
+    let o6 = (1.0 - c.tanh() * c.tanh()) * d_c;
+    let t = o5;
+    let d_t = o6;
+    for i in 0..4 {
+        let (u7, d_u7) = {
+            let o10 = (1.25_f64 * 1.25_f64 + 0.5).ln();
+            let o11 = 2.0 * 1.25_f64 * 0.0 / (1.25_f64 * 1.25_f64 + 0.5);
+            let o12 = if b <= t { b } else { t };
+            let o13 = if b <= t { d_b } else { d_t };
+            let o8 = o10 - o12;
+            let o9 = o11 - o13;
+            let b = b * 1.75_f64 + o8;
+            let d_b = d_b * 1.75_f64 + o9;
+            let o14 = (t * t + 0.5).ln();
+            let o15 = 2.0 * t * d_t / (t * t + 0.5);
+            (b * o14, d_b * o14 + b * o15)
+        };
+        m = m * 1.00_f64 + u7 + b;
+        d_m = d_m * 1.00_f64 + d_u7 + d_b;
+        let (u16, d_u16) = {
+            let o19 = m * a;
+            let o20 = d_m * a + m * d_a;
+            let o17 = o19.cos();
+            let o18 = -o19.sin() * o20;
+            let b = b * 1.50_f64 + o17;
+            let d_b = d_b * 1.50_f64 + o18;
+            (b * t, d_b * t + b * d_t)
+        };
+        m = m * 0.75_f64 + u16 + b;
+        d_m = d_m * 0.75_f64 + d_u16 + d_b;
+        d_m = (1.0 - (m / 3.0).tanh() * (m / 3.0).tanh()) * d_m;
+        m = 3.0 * (m / 3.0).tanh();
+    }
+    let (o23, o24) = relu_tangent(t, d_t);
+    let o21 = o23.tanh();
+    let o22 = (1.0 - o23.tanh() * o23.tanh()) * o24;
+    (m * o21 + m, d_m * o21 + m * o22 + d_m)
+}
+
+#[lens]
+fn h13(a: f64, b: f64, #[nodiff] mask: [bool; 3], #[nodiff] at: [usize; 2]) -> f64 {
+    let mut m = (tanh(a) + (0.25_f64 + a));
+    for i in 0..1 {
+        if URN.draw::<f64>() > 0.75_f64 {
+            m += 0.25_f64.sin().tanh();
+        } else {
+            m += a;
+        }
+        m = 3.0 * (m / 3.0).tanh();
+    }
+    m * tanh(b) + m
+}
+
+#[allow(clippy::too_many_arguments)]
+fn h13_tangent(a: f64, b: f64, mask: [bool; 3], at: [usize; 2], d_a: f64, d_b: f64) -> (f64, f64) {
+    let mut fx = 0usize;
+    let (o3, o4) = tanh_tangent(a, d_a);
+    let o5 = 0.25_f64 + a;
+    let o6 = 0.0 + d_a;
+    let o1 = o3 + o5;
+    let o2 = o4 + o6;
+    let mut m = o1;
+    let mut d_m = o2;
+    for i in 0..1 {
+        let o7 = weight(fx);
+        fx += 1;
+        let o8 = o7 > 0.75_f64;
+        if o8 {
+            let o11 = 0.25_f64.sin();
+            let o12 = 0.25_f64.cos() * 0.0;
+            let o9 = o11.tanh();
+            let o10 = (1.0 - o11.tanh() * o11.tanh()) * o12;
+            m += o9;
+            d_m += o10;
+        } else {
+            m += a;
+            d_m += d_a;
+        }
+        d_m = (1.0 - (m / 3.0).tanh() * (m / 3.0).tanh()) * d_m;
+        m = 3.0 * (m / 3.0).tanh();
+    }
+    let (o13, o14) = tanh_tangent(b, d_b);
+    (m * o13 + m, d_m * o13 + m * o14 + d_m)
+}
+
+#[lens]
+fn h14(a: f64, b: f64, v: SVector<f64, 3>) -> f64 {
+    let mut m = (a.cos() + (b + v[1]));
+    let t = m.max(m);
+    for i in 0..3 {
+        let h9 = to_heap(v * (v[0] * v[0] + 1.0).sqrt());
+        let y9 = to_static(h9.clone());
+        m = m * 0.25_f64 + y9.sum() + h9[0] * (t - 0.25_f64);
+        m = m * 0.50_f64 + t * (i as f64 + 1.0);
+        m = 3.0 * (m / 3.0).tanh();
+    }
+    m * v[1].cos().cos() + m
+}
+
+#[allow(clippy::too_many_arguments)]
+fn h14_tangent(a: f64, b: f64, v: SVector<f64, 3>, d_a: f64, d_b: f64, d_v: SVector<f64, 3>) -> (f64, f64) {
+    let o3 = a.cos();
+    let o4 = -a.sin() * d_a;
+    let o5 = b + v[1];
+    let o6 = d_b + d_v[1];
+    let o1 = o3 + o5;
+    let o2 = o4 + o6;
+    let mut m = o1;
+    let mut d_m = o2;
+    let o7 = if m >= m { m } else { m };
+    let o8 = if m >= m { d_m } else { d_m };
+    let t = o7;
+    let d_t = o8;
+    for i in 0..3 {
+        let o10 = (v[0] * v[0] + 1.0).sqrt();
+        let o11 = v[0] * d_v[0] / (v[0] * v[0] + 1.0).sqrt();
+        let h9 = v * o10;
+        let d_h9 = d_v * o10 + v * o11;
+        let y9 = h9;
+        let d_y9 = d_h9;
+        let o12 = t - 0.25_f64;
+        let o13 = d_t - 0.0;
+        d_m = d_m * 0.25_f64 + d_y9.sum() + d_h9[0] * o12 + h9[0] * o13;
+        m = m * 0.25_f64 + y9.sum() + h9[0] * o12;
+        m = m * 0.50_f64 + t * (i as f64 + 1.0);
+        d_m = d_m * 0.50_f64 + d_t * (i as f64 + 1.0);
+        d_m = (1.0 - (m / 3.0).tanh() * (m / 3.0).tanh()) * d_m;
+        m = 3.0 * (m / 3.0).tanh();
+    }
+    let o16 = v[1].cos();
+    let o17 = -v[1].sin() * d_v[1];
+    let o14 = o16.cos();
+    let o15 = -o16.sin() * o17;
+    (m * o14 + m, d_m * o14 + m * o15 + d_m)
+}
+
+#[lens]
+fn h15(a: f64, v: SVector<f64, 3>) -> f64 {
+    let mut m = (sigmoid(a) * sigmoid(a) + 1.0).sqrt();
+    for i in 0..4 {
+        let e5 = COIN();
+        let w5 = if e5 { 1.00_f64 } else { 0.75_f64 };
+        if e5 {
+            m = ((v * w5).norm_squared() + v.sum()).cos();
+        }
+        let w11 = URN.draw::<f64>();
+        m = m * 1.50_f64 + w11 * w11;
+        m = 3.0 * (m / 3.0).tanh();
+    }
+    if a > 1.75_f64 {
+        m = (v[1] / (a * a + 1.0)).sin();
+    }
+    for i in 0..3 {
+        let w18 = if coin::<f64>() { 0.25_f64 } else { 0.75_f64 };
+        m = m * 0.25_f64 + w18 * ((0.75_f64 * 0.75_f64 + 0.5).ln() + 0.25_f64);
+        m = m * 1.50_f64 + (m.tanh() - v[0]) * (i as f64 + 1.0);
+        m = 3.0 * (m / 3.0).tanh();
+    }
+    m * v.map(tanh).sum().tanh() + m
+}
+
+#[allow(clippy::too_many_arguments)]
+fn h15_tangent(a: f64, v: SVector<f64, 3>, d_a: f64, d_v: SVector<f64, 3>) -> (f64, f64) {
+    let mut fx = 0usize;
+    let (o3, o4) = sigmoid_tangent(a, d_a);
+    let o1 = (o3 * o3 + 1.0).sqrt();
+    let o2 = o3 * o4 / (o3 * o3 + 1.0).sqrt();
+    let mut m = o1;
+    let mut d_m = o2;
+    for i in 0..4 {
+        let o6 = flip(fx);
+        fx += 1;
+        let e5 = o6;
+        let w5 = if e5 { 1.00_f64 } else { 0.75_f64 };
+        let d_w5 = 0.0;
+        if e5 {
+            let o9 = (v * w5).norm_squared() + v.sum();
+            let o10 = 2.0 * (v * w5).dot(&(d_v * w5 + v * d_w5)) + d_v.sum();
+            let o7 = o9.cos();
+            let o8 = -o9.sin() * o10;
+            m = o7;
+            d_m = o8;
+        }
+        let o12 = weight(fx);
+        fx += 1;
+        let w11 = o12;
+        let d_w11 = 0.0;
+        m = m * 1.50_f64 + w11 * w11;
+        d_m = d_m * 1.50_f64 + w11 * d_w11;
+        d_m = (1.0 - (m / 3.0).tanh() * (m / 3.0).tanh()) * d_m;
+        m = 3.0 * (m / 3.0).tanh();
+    }
+    if a > 1.75_f64 {
+        let o17 = a * a + 1.0;
+        let o15 = v[1] / o17;
+        let o16 = (d_v[1] * o17 - v[1] * 2.0 * a * d_a) / (o17 * o17);
+        let o13 = o15.sin();
+        let o14 = o15.cos() * o16;
+        m = o13;
+        d_m = o14;
+    }
+    for i in 0..3 {
+        let o19 = flip(fx);
+        fx += 1;
+        let w18 = if o19 { 0.25_f64 } else { 0.75_f64 };
+        let d_w18 = 0.0;
+        let o22 = (0.75_f64 * 0.75_f64 + 0.5).ln();
+        let o23 = 2.0 * 0.75_f64 * 0.0 / (0.75_f64 * 0.75_f64 + 0.5);
+        let o20 = o22 + 0.25_f64;
+        let o21 = o23 + 0.0;
+        m = m * 0.25_f64 + w18 * o20;
+        d_m = d_m * 0.25_f64 + w18 * o21;
+        let o26 = m.tanh();
+        let o27 = (1.0 - m.tanh() * m.tanh()) * d_m;
+        let o24 = o26 - v[0];
+        let o25 = o27 - d_v[0];
+        m = m * 1.50_f64 + o24 * (i as f64 + 1.0);
+        d_m = d_m * 1.50_f64 + o25 * (i as f64 + 1.0);
+        d_m = (1.0 - (m / 3.0).tanh() * (m / 3.0).tanh()) * d_m;
+        m = 3.0 * (m / 3.0).tanh();
+    }
+    let (o32, o33) = tanh_tangent(v[0], d_v[0]);
+    let (o34, o35) = tanh_tangent(v[1], d_v[1]);
+    let (o36, o37) = tanh_tangent(v[2], d_v[2]);
+    let o30 = o32 + o34 + o36;
+    let o31 = o33 + o35 + o37;
+    let o28 = o30.tanh();
+    let o29 = (1.0 - o30.tanh() * o30.tanh()) * o31;
+    (m * o28 + m, d_m * o28 + m * o29 + d_m)
+}
+
+#[lens]
+fn h16(a: f64, #[nodiff] mask: [bool; 3], #[nodiff] at: [usize; 2]) -> f64 {
+    let mut m = a.cos().cos();
+    m = 1.00_f64.sin().tanh().exp();
+    for i in 0..4 {
+        let e9 = COIN();
+        let w9 = if e9 { 0.75_f64 } else { 1.75_f64 };
+        if e9 {
+            m = tanh(a);
+        }
+        m = 3.0 * (m / 3.0).tanh();
+    }
+    m * a + m
+}
+
+#[allow(clippy::too_many_arguments)]
+fn h16_tangent(a: f64, mask: [bool; 3], at: [usize; 2], d_a: f64) -> (f64, f64) {
+    let mut fx = 0usize;
+    let o3 = a.cos();
+    let o4 = -a.sin() * d_a;
+    let o1 = o3.cos();
+    let o2 = -o3.sin() * o4;
+    let mut m = o1;
+    let mut d_m = o2;
+    let o7 = 1.00_f64.sin();
+    let o8 = 1.00_f64.cos() * 0.0;
+    let o5 = o7.tanh().exp();
+    let o6 = o7.tanh().exp() * (1.0 - o7.tanh() * o7.tanh()) * o8;
+    m = o5;
+    d_m = o6;
+    for i in 0..4 {
+        let o10 = flip(fx);
+        fx += 1;
+        let e9 = o10;
+        let w9 = if e9 { 0.75_f64 } else { 1.75_f64 };
+        let d_w9 = 0.0;
+        if e9 {
+            let (o11, o12) = tanh_tangent(a, d_a);
+            m = o11;
+            d_m = o12;
+        }
+        d_m = (1.0 - (m / 3.0).tanh() * (m / 3.0).tanh()) * d_m;
+        m = 3.0 * (m / 3.0).tanh();
+    }
+    (m * a + m, d_m * a + m * d_a + d_m)
+}
+
+#[lens]
+fn h17(a: f64, b: f64, c: f64) -> f64 {
+    let mut m = b;
+    let t = (a * a).cos();
+    for i in 0..4 {
+        {
+            let t = tanh((1.75_f64 * b));
+            let t = t * 0.75_f64 + t;
+            m = m * 1.25_f64 + t * b.tanh();
+        }
+        m = m + t * 0.75_f64;
+        {
+            let t = t * 0.25_f64 + (t * t + 0.5).ln().powi(3);
+            m = m * 0.50_f64 + t * relu(1.00_f64);
+            m = m * 0.50_f64 + relu(c) * (i as f64 + 1.0);
+        }
+        m = m + t * 1.50_f64;
+        {
+            let a = 0.50_f64;
+            m = m * 1.50_f64 + a * t.tanh().exp();
+            m = m * 0.50_f64 + ((t * t + 0.5).ln() * (t * t + 0.5).ln() + 1.0).powf(1.5) * (i as f64 + 1.0);
+        }
+        m = m + a * 1.00_f64;
+        m = 3.0 * (m / 3.0).tanh();
+    }
+    for i in 0..1 {
+        {
+            let c = (a - a).tanh();
+            m = m * 1.25_f64 + c * m.max(c);
+        }
+        m = m + c * 1.25_f64;
+        let u31 = {
+            let b = (c - (m / (1.25_f64 * 1.25_f64 + 1.0)));
+            b * (b / (t * t + 1.0))
+        };
+        m = m * 0.25_f64 + u31 + b;
+        m = m * 1.25_f64 + (b.tanh().exp() + (b * b + 1.0).sqrt()) * (i as f64 + 1.0);
+        m = 3.0 * (m / 3.0).tanh();
+    }
+    match t > 0.50_f64 {
+        true => {
+            m = (1.50_f64.tanh().exp() / ((1.00_f64 * 0.25_f64) * (1.00_f64 * 0.25_f64) + 1.0));
+        }
+        false => {
+            m += (t * c.cos());
+        }
+    }
+    for i in 0..3 {
+        {
+            let t = (m * (t * t));
+            let t = t * 1.75_f64 + sigmoid(b);
+            m = m * 1.75_f64 + t * a.tanh();
+        }
+        m = m + t * 1.75_f64;
+        m = 3.0 * (m / 3.0).tanh();
+    }
+    m * (a.max(1.50_f64) * a.max(1.50_f64) + 0.5).ln() + m
+}
+
+#[allow(clippy::too_many_arguments)]
+fn h17_tangent(a: f64, b: f64, c: f64, d_a: f64, d_b: f64, d_c: f64) -> (f64, f64) {
+    let mut m = b;
+    let mut d_m = d_b;
+    let o3 = a * a;
+    let o4 = 2.0 * a * d_a;
+    let o1 = o3.cos();
+    let o2 = -o3.sin() * o4;
+    let t = o1;
+    let d_t = o2;
+    for i in 0..4 {
+        {
+            let o7 = 1.75_f64 * b;
+            let o8 = 0.0 * b + 1.75_f64 * d_b;
+            let (o5, o6) = tanh_tangent(o7, o8);
+            let t = o5;
+            let d_t = o6;
+            let t = t * 0.75_f64 + t;
+            let d_t = d_t * 0.75_f64 + d_t;
+            let o9 = b.tanh();
+            let o10 = (1.0 - b.tanh() * b.tanh()) * d_b;
+            d_m = d_m * 1.25_f64 + d_t * o9 + t * o10;
+            m = m * 1.25_f64 + t * o9;
+        }
+        m = m + t * 0.75_f64;
+        d_m = d_m + d_t * 0.75_f64;
+        {
+            let o13 = (t * t + 0.5).ln();
+            let o14 = 2.0 * t * d_t / (t * t + 0.5);
+            let o11 = o13.powi(3);
+            let o12 = 3.0 * o13.powi(2) * o14;
+            let t = t * 0.25_f64 + o11;
+            let d_t = d_t * 0.25_f64 + o12;
+            let (o15, o16) = relu_tangent(1.00_f64, 0.0);
+            d_m = d_m * 0.50_f64 + d_t * o15 + t * o16;
+            m = m * 0.50_f64 + t * o15;
+            let (o17, o18) = relu_tangent(c, d_c);
+            m = m * 0.50_f64 + o17 * (i as f64 + 1.0);
+            d_m = d_m * 0.50_f64 + o18 * (i as f64 + 1.0);
+        }
+        m = m + t * 1.50_f64;
+        d_m = d_m + d_t * 1.50_f64;
+        {
+            let a = 0.50_f64;
+            let d_a = 0.0;
+            let o19 = t.tanh().exp();
+            let o20 = t.tanh().exp() * (1.0 - t.tanh() * t.tanh()) * d_t;
+            d_m = d_m * 1.50_f64 + d_a * o19 + a * o20;
+            m = m * 1.50_f64 + a * o19;
+            let o23 = (t * t + 0.5).ln();
+            let o24 = 2.0 * t * d_t / (t * t + 0.5);
+            let o21 = (o23 * o23 + 1.0).powf(1.5);
+            let o22 = 1.5 * (o23 * o23 + 1.0).powf(0.5) * 2.0 * o23 * o24;
+            m = m * 0.50_f64 + o21 * (i as f64 + 1.0);
+            d_m = d_m * 0.50_f64 + o22 * (i as f64 + 1.0);
+        }
+        m = m + a * 1.00_f64;
+        d_m = d_m + d_a * 1.00_f64;
+        d_m = (1.0 - (m / 3.0).tanh() * (m / 3.0).tanh()) * d_m;
+        m = 3.0 * (m / 3.0).tanh();
+    }
+    for i in 0..1 {
+        {
+            let o27 = a - a;
+            let o28 = d_a - d_a;
+            let o25 = o27.tanh();
+            let o26 = (1.0 - o27.tanh() * o27.tanh()) * o28;
+            let c = o25;
+            let d_c = o26;
+            let o29 = if m >= c { m } else { c };
+            let o30 = if m >= c { d_m } else { d_c };
+            d_m = d_m * 1.25_f64 + d_c * o29 + c * o30;
+            m = m * 1.25_f64 + c * o29;
+        }
+        m = m + c * 1.25_f64;
+        d_m = d_m + d_c * 1.25_f64;
+        let (u31, d_u31) = {
+            let o36 = 1.25_f64 * 1.25_f64 + 1.0;
+            let o34 = m / o36;
+            let o35 = (d_m * o36 - m * 2.0 * 1.25_f64 * 0.0) / (o36 * o36);
+            let o32 = c - o34;
+            let o33 = d_c - o35;
+            let b = o32;
+            let d_b = o33;
+            let o39 = t * t + 1.0;
+            let o37 = b / o39;
+            let o38 = (d_b * o39 - b * 2.0 * t * d_t) / (o39 * o39);
+            (b * o37, d_b * o37 + b * o38)
+        };
+        m = m * 0.25_f64 + u31 + b;
+        d_m = d_m * 0.25_f64 + d_u31 + d_b;
+        let o42 = b.tanh().exp();
+        let o43 = b.tanh().exp() * (1.0 - b.tanh() * b.tanh()) * d_b;
+        let o44 = (b * b + 1.0).sqrt();
+        let o45 = b * d_b / (b * b + 1.0).sqrt();
+        let o40 = o42 + o44;
+        let o41 = o43 + o45;
+        m = m * 1.25_f64 + o40 * (i as f64 + 1.0);
+        d_m = d_m * 1.25_f64 + o41 * (i as f64 + 1.0);
+        d_m = (1.0 - (m / 3.0).tanh() * (m / 3.0).tanh()) * d_m;
+        m = 3.0 * (m / 3.0).tanh();
+    }
+    match t > 0.50_f64 {
+        true => {
+            let o48 = 1.50_f64.tanh().exp();
+            let o49 = 1.50_f64.tanh().exp() * (1.0 - 1.50_f64.tanh() * 1.50_f64.tanh()) * 0.0;
+            let o50 = 1.00_f64 * 0.25_f64;
+            let o51 = 0.0 * 0.25_f64 + 1.00_f64 * 0.0;
+            let o52 = o50 * o50 + 1.0;
+            let o46 = o48 / o52;
+            let o47 = (o49 * o52 - o48 * 2.0 * o50 * o51) / (o52 * o52);
+            m = o46;
+            d_m = o47;
+        }
+        false => {
+            let o55 = c.cos();
+            let o56 = -c.sin() * d_c;
+            let o53 = t * o55;
+            let o54 = d_t * o55 + t * o56;
+            m += o53;
+            d_m += o54;
+        }
+    }
+    for i in 0..3 {
+        {
+            let o59 = t * t;
+            let o60 = 2.0 * t * d_t;
+            let o57 = m * o59;
+            let o58 = d_m * o59 + m * o60;
+            let t = o57;
+            let d_t = o58;
+            let (o61, o62) = sigmoid_tangent(b, d_b);
+            let t = t * 1.75_f64 + o61;
+            let d_t = d_t * 1.75_f64 + o62;
+            let o63 = a.tanh();
+            let o64 = (1.0 - a.tanh() * a.tanh()) * d_a;
+            d_m = d_m * 1.75_f64 + d_t * o63 + t * o64;
+            m = m * 1.75_f64 + t * o63;
+        }
+        m = m + t * 1.75_f64;
+        d_m = d_m + d_t * 1.75_f64;
+        d_m = (1.0 - (m / 3.0).tanh() * (m / 3.0).tanh()) * d_m;
+        m = 3.0 * (m / 3.0).tanh();
+    }
+    let o67 = if a >= 1.50_f64 { a } else { 1.50_f64 };
+    let o68 = if a >= 1.50_f64 { d_a } else { 0.0 };
+    let o65 = (o67 * o67 + 0.5).ln();
+    let o66 = 2.0 * o67 * o68 / (o67 * o67 + 0.5);
+    (m * o65 + m, d_m * o65 + m * o66 + d_m)
+}
+
+#[lens]
+fn h18(a: f64, b: f64, v: SVector<f64, 3>, #[nodiff] mask: [bool; 3], #[nodiff] at: [usize; 2]) -> f64 {
+    let mut m = sigmoid((a - v[2]));
+    let t = m;
+    for i in 0..1 {
+        m = m * 0.75_f64 + v[at[i % 2]] * sigmoid(v[1]).powi(3);
+        m = 3.0 * (m / 3.0).tanh();
+    }
+    m * ((v * t + v.component_mul(&v)).dot(&v) * (v * t + v.component_mul(&v)).dot(&v) + 1.0).sqrt() + m
+}
+
+#[allow(clippy::too_many_arguments)]
+fn h18_tangent(a: f64, b: f64, v: SVector<f64, 3>, mask: [bool; 3], at: [usize; 2], d_a: f64, d_b: f64, d_v: SVector<f64, 3>) -> (f64, f64) {
+    let o3 = a - v[2];
+    let o4 = d_a - d_v[2];
+    let (o1, o2) = sigmoid_tangent(o3, o4);
+    let mut m = o1;
+    let mut d_m = o2;
+    let t = m;
+    let d_t = d_m;
+    for i in 0..1 {
+        let (o7, o8) = sigmoid_tangent(v[1], d_v[1]);
+        let o5 = o7.powi(3);
+        let o6 = 3.0 * o7.powi(2) * o8;
+        d_m = d_m * 0.75_f64 + d_v[at[i % 2]] * o5 + v[at[i % 2]] * o6;
+        m = m * 0.75_f64 + v[at[i % 2]] * o5;
+        d_m = (1.0 - (m / 3.0).tanh() * (m / 3.0).tanh()) * d_m;
+        m = 3.0 * (m / 3.0).tanh();
+    }
+    let o11 = (v * t + v.component_mul(&v)).dot(&v);
+    let o12 = (d_v * t + v * d_t + d_v.component_mul(&v) * 2.0).dot(&v) + (v * t + v.component_mul(&v)).dot(&d_v);
+    let o9 = (o11 * o11 + 1.0).sqrt();
+    let o10 = o11 * o12 / (o11 * o11 + 1.0).sqrt();
+    (m * o9 + m, d_m * o9 + m * o10 + d_m)
+}
+
+#[lens]
+fn h19(a: f64, b: f64, c: f64, v: SVector<f64, 3>, #[nodiff] mask: [bool; 3], #[nodiff] at: [usize; 2]) -> f64 {
+    let mut m = b.min(a).powi(2);
+    for i in 0..3 {
+        m = m * 1.75_f64 + 0.50_f64.sin() * (i as f64 + 1.0);
+        let h7 = to_heap(v * ((v * b).norm_squared() + v.sum()));
+        let y7 = h7.clone() * 1.75_f64;
+        m = m * 1.25_f64 + y7[(i % 3, 0)] + h7[1] * (1.00_f64 - 1.75_f64);
+        if mask[(i + 1) % 3] {
+            m += (1.00_f64 / (1.25_f64.cos() * 1.25_f64.cos() + 1.0));
+        }
+        m = 3.0 * (m / 3.0).tanh();
+    }
+    m * a + m
+}
+
+#[allow(clippy::too_many_arguments)]
+fn h19_tangent(a: f64, b: f64, c: f64, v: SVector<f64, 3>, mask: [bool; 3], at: [usize; 2], d_a: f64, d_b: f64, d_c: f64, d_v: SVector<f64, 3>) -> (f64, f64) {
+    let o3 = if b <= a { b } else { a };
+    let o4 = if b <= a { d_b } else { d_a };
+    let o1 = o3.powi(2);
+    let o2 = 2.0 * o3.powi(1) * o4;
+    let mut m = o1;
+    let mut d_m = o2;
+    for i in 0..3 {
+        let o5 = 0.50_f64.sin();
+        let o6 = 0.50_f64.cos() * 0.0;
+        m = m * 1.75_f64 + o5 * (i as f64 + 1.0);
+        d_m = d_m * 1.75_f64 + o6 * (i as f64 + 1.0);
+        let o8 = (v * b).norm_squared() + v.sum();
+        let o9 = 2.0 * (v * b).dot(&(d_v * b + v * d_b)) + d_v.sum();
+        let h7 = v * o8;
+        let d_h7 = d_v * o8 + v * o9;
+        let y7 = h7 * 1.75_f64;
+        let d_y7 = d_h7 * 1.75_f64;
+        let o10 = 1.00_f64 - 1.75_f64;
+        let o11 = 0.0 - 0.0;
+        d_m = d_m * 1.25_f64 + d_y7[i % 3] + d_h7[1] * o10 + h7[1] * o11;
+        m = m * 1.25_f64 + y7[i % 3] + h7[1] * o10;
+        if mask[(i + 1) % 3] {
+            let o14 = 1.25_f64.cos();
+            let o15 = -1.25_f64.sin() * 0.0;
+            let o16 = o14 * o14 + 1.0;
+            let o12 = 1.00_f64 / o16;
+            let o13 = (0.0 * o16 - 1.00_f64 * 2.0 * o14 * o15) / (o16 * o16);
+            m += o12;
+            d_m += o13;
+        }
+        d_m = (1.0 - (m / 3.0).tanh() * (m / 3.0).tanh()) * d_m;
+        m = 3.0 * (m / 3.0).tanh();
+    }
+    (m * a + m, d_m * a + m * d_a + d_m)
+}
+
+#[lens]
+fn h20(a: f64, b: f64, v: SVector<f64, 3>) -> f64 {
+    let mut m = (1.00_f64.powi(3) + (v[1] * v[1] + 1.0).sqrt());
+    for i in 0..1 {
+        m = m * 0.75_f64 + (0.25_f64.max(a) * 0.25_f64.max(a)) * (i as f64 + 1.0);
+        m = 3.0 * (m / 3.0).tanh();
+    }
+    for i in 0..2 {
+        let w11 = URN.draw::<f64>();
+        m = m * 1.75_f64 + w11 * 1.25_f64.min(sigmoid(w11));
+        m = 3.0 * (m / 3.0).tanh();
+    }
+    for i in 0..4 {
+        let e17 = COIN();
+        let w17 = if e17 { 1.00_f64 } else { 0.75_f64 };
+        if e17 {
+            m = (v * (v * b + v.component_mul(&v)).dot(&v) + v.component_mul(&v)).dot(&v);
+        }
+        {
+            let w17 = w17 * 1.00_f64 + (b * v[2]).sin();
+            m = m * 1.25_f64 + w17 * a.sin();
+        }
+        m = m + w17 * 0.50_f64;
+        m = 3.0 * (m / 3.0).tanh();
+    }
+    m * (tanh(v[2]) * tanh(v[2])) + m
+}
+
+#[allow(clippy::too_many_arguments)]
+fn h20_tangent(a: f64, b: f64, v: SVector<f64, 3>, d_a: f64, d_b: f64, d_v: SVector<f64, 3>) -> (f64, f64) {
+    let mut fx = 0usize;
+    let o3 = 1.00_f64.powi(3);
+    let o4 = 3.0 * 1.00_f64.powi(2) * 0.0;
+    let o5 = (v[1] * v[1] + 1.0).sqrt();
+    let o6 = v[1] * d_v[1] / (v[1] * v[1] + 1.0).sqrt();
+    let o1 = o3 + o5;
+    let o2 = o4 + o6;
+    let mut m = o1;
+    let mut d_m = o2;
+    for i in 0..1 {
+        let o9 = if 0.25_f64 >= a { 0.25_f64 } else { a };
+        let o10 = if 0.25_f64 >= a { 0.0 } else { d_a };
+        let o7 = o9 * o9;
+        let o8 = 2.0 * o9 * o10;
+        m = m * 0.75_f64 + o7 * (i as f64 + 1.0);
+        d_m = d_m * 0.75_f64 + o8 * (i as f64 + 1.0);
+        d_m = (1.0 - (m / 3.0).tanh() * (m / 3.0).tanh()) * d_m;
+        m = 3.0 * (m / 3.0).tanh();
+    }
+    for i in 0..2 {
+        let o12 = weight(fx);
+        fx += 1;
+        let w11 = o12;
+        let d_w11 = 0.0;
+        let (o15, o16) = sigmoid_tangent(w11, d_w11);
+        let o13 = if 1.25_f64 <= o15 { 1.25_f64 } else { o15 };
+        let o14 = if 1.25_f64 <= o15 { 0.0 } else { o16 };
+        m = m * 1.75_f64 + w11 * o13;
+        d_m = d_m * 1.75_f64 + w11 * o14;
+        d_m = (1.0 - (m / 3.0).tanh() * (m / 3.0).tanh()) * d_m;
+        m = 3.0 * (m / 3.0).tanh();
+    }
+    for i in 0..4 {
+        let o18 = flip(fx);
+        fx += 1;
+        let e17 = o18;
+        let w17 = if e17 { 1.00_f64 } else { 0.75_f64 };
+        let d_w17 = 0.0;
+        if e17 {
+            let o21 = (v * b + v.component_mul(&v)).dot(&v);
+            let o22 = (d_v * b + v * d_b + d_v.component_mul(&v) * 2.0).dot(&v) + (v * b + v.component_mul(&v)).dot(&d_v);
+            let o19 = (v * o21 + v.component_mul(&v)).dot(&v);
+            let o20 = (d_v * o21 + v * o22 + d_v.component_mul(&v) * 2.0).dot(&v) + (v * o21 + v.component_mul(&v)).dot(&d_v);
+            m = o19;
+            d_m = o20;
+        }
+        {
+            let o25 = b * v[2];
+            let o26 = d_b * v[2] + b * d_v[2];
+            let o23 = o25.sin();
+            let o24 = o25.cos() * o26;
+            let w17 = w17 * 1.00_f64 + o23;
+            let d_w17 = d_w17 * 1.00_f64 + o24;
+            let o27 = a.sin();
+            let o28 = a.cos() * d_a;
+            d_m = d_m * 1.25_f64 + d_w17 * o27 + w17 * o28;
+            m = m * 1.25_f64 + w17 * o27;
+        }
+        m = m + w17 * 0.50_f64;
+        d_m = d_m + d_w17 * 0.50_f64;
+        d_m = (1.0 - (m / 3.0).tanh() * (m / 3.0).tanh()) * d_m;
+        m = 3.0 * (m / 3.0).tanh();
+    }
+    let (o31, o32) = tanh_tangent(v[2], d_v[2]);
+    let o29 = o31 * o31;
+    let o30 = 2.0 * o31 * o32;
+    (m * o29 + m, d_m * o29 + m * o30 + d_m)
+}
+
+#[lens]
+fn h21(a: f64, #[nodiff] mask: [bool; 3], #[nodiff] at: [usize; 2]) -> f64 {
+    let mut m = ((1.50_f64 - a) * (1.50_f64 - a) + 1.0).powf(1.5);
+    let t = (a + m.tanh());
+    for i in 0..3 {
+        if mask[(i + 1) % 3] {
+            m += (m * m).sin();
+        } else {
+            m = ((m - 0.25_f64) * (m - 0.25_f64) + 1.0).powf(1.5);
+        }
+        m = m * 1.00_f64 + (m * m).sin() * (i as f64 + 1.0);
+        let e21 = COIN();
+        let w21 = if e21 { 1.00_f64 } else { 0.75_f64 };
+        if e21 {
+            m = m;
+        }
+        m = 3.0 * (m / 3.0).tanh();
+    }
+    for i in 0..4 {
+        let w23 = URN.draw::<f64>();
+        m = m * 0.25_f64 + w23 * w23.tanh().exp().tanh().exp();
+        m = 3.0 * (m / 3.0).tanh();
+    }
+    for i in 0..3 {
+        if coin::<f64>() {
+            m += (1.50_f64 + t).powi(2);
+        }
+        let w34 = if coin::<f64>() { 1.75_f64 } else { 0.75_f64 };
+        m = m * 0.75_f64 + w34 * (m + 1.00_f64.tanh());
+        if coin::<f64>() {
+            m += (m - 1.75_f64).cos();
+        } else {
+            m += (t.min(m) - (m * m + 0.5).ln());
+        }
+        m = 3.0 * (m / 3.0).tanh();
+    }
+    m * t.cos().tanh().exp() + m
+}
+
+#[allow(clippy::too_many_arguments)]
+fn h21_tangent(a: f64, mask: [bool; 3], at: [usize; 2], d_a: f64) -> (f64, f64) {
+    let mut fx = 0usize;
+    let o3 = 1.50_f64 - a;
+    let o4 = 0.0 - d_a;
+    let o1 = (o3 * o3 + 1.0).powf(1.5);
+    let o2 = 1.5 * (o3 * o3 + 1.0).powf(0.5) * 2.0 * o3 * o4;
+    let mut m = o1;
+    let mut d_m = o2;
+    let o7 = m.tanh();
+    let o8 = (1.0 - m.tanh() * m.tanh()) * d_m;
+    let o5 = a + o7;
+    let o6 = d_a + o8;
+    let t = o5;
+    let d_t = o6;
+    for i in 0..3 {
+        if mask[(i + 1) % 3] {
+            let o11 = m * m;
+            let o12 = 2.0 * m * d_m;
+            let o9 = o11.sin();
+            let o10 = o11.cos() * o12;
+            m += o9;
+            d_m += o10;
+        } else {
+            let o15 = m - 0.25_f64;
+            let o16 = d_m - 0.0;
+            let o13 = (o15 * o15 + 1.0).powf(1.5);
+            let o14 = 1.5 * (o15 * o15 + 1.0).powf(0.5) * 2.0 * o15 * o16;
+            m = o13;
+            d_m = o14;
+        }
+        let o19 = m * m;
+        let o20 = 2.0 * m * d_m;
+        let o17 = o19.sin();
+        let o18 = o19.cos() * o20;
+        m = m * 1.00_f64 + o17 * (i as f64 + 1.0);
+        d_m = d_m * 1.00_f64 + o18 * (i as f64 + 1.0);
+        let o22 = flip(fx);
+        fx += 1;
+        let e21 = o22;
+        let w21 = if e21 { 1.00_f64 } else { 0.75_f64 };
+        let d_w21 = 0.0;
+        if e21 {
+            m = m;
+            d_m = d_m;
+        }
+        d_m = (1.0 - (m / 3.0).tanh() * (m / 3.0).tanh()) * d_m;
+        m = 3.0 * (m / 3.0).tanh();
+    }
+    for i in 0..4 {
+        let o24 = weight(fx);
+        fx += 1;
+        let w23 = o24;
+        let d_w23 = 0.0;
+        let o27 = w23.tanh().exp();
+        let o28 = w23.tanh().exp() * (1.0 - w23.tanh() * w23.tanh()) * d_w23;
+        let o25 = o27.tanh().exp();
+        let o26 = o27.tanh().exp() * (1.0 - o27.tanh() * o27.tanh()) * o28;
+        m = m * 0.25_f64 + w23 * o25;
+        d_m = d_m * 0.25_f64 + w23 * o26;
+        d_m = (1.0 - (m / 3.0).tanh() * (m / 3.0).tanh()) * d_m;
+        m = 3.0 * (m / 3.0).tanh();
+    }
+    for i in 0..3 {
+        let o29 = flip(fx);
+        fx += 1;
+        if o29 {
+            let o32 = 1.50_f64 + t;
+            let o33 = 0.0 + d_t;
+            let o30 = o32.powi(2);
+            let o31 = 2.0 * o32.powi(1) * o33;
+            m += o30;
+            d_m += o31;
+        }
+        let o35 = flip(fx);
+        fx += 1;
+        let w34 = if o35 { 1.75_f64 } else { 0.75_f64 };
+        let d_w34 = 0.0;
+        let o38 = 1.00_f64.tanh();
+        let o39 = (1.0 - 1.00_f64.tanh() * 1.00_f64.tanh()) * 0.0;
+        let o36 = m + o38;
+        let o37 = d_m + o39;
+        m = m * 0.75_f64 + w34 * o36;
+        d_m = d_m * 0.75_f64 + w34 * o37;
+        let o40 = flip(fx);
+        fx += 1;
+        if o40 {
+            let o43 = m - 1.75_f64;
+            let o44 = d_m - 0.0;
+            let o41 = o43.cos();
+            let o42 = -o43.sin() * o44;
+            m += o41;
+            d_m += o42;
+        } else {
+            let o47 = if t <= m { t } else { m };
+            let o48 = if t <= m { d_t } else { d_m };
+            let o49 = (m * m + 0.5).ln();
+            let o50 = 2.0 * m * d_m / (m * m + 0.5);
+            let o45 = o47 - o49;
+            let o46 = o48 - o50;
+            m += o45;
+            d_m += o46;
+        }
+        d_m = (1.0 - (m / 3.0).tanh() * (m / 3.0).tanh()) * d_m;
+        m = 3.0 * (m / 3.0).tanh();
+    }
+    let o53 = t.cos();
+    let o54 = -t.sin() * d_t;
+    let o51 = o53.tanh().exp();
+    let o52 = o53.tanh().exp() * (1.0 - o53.tanh() * o53.tanh()) * o54;
+    (m * o51 + m, d_m * o51 + m * o52 + d_m)
+}
+
+#[lens]
+fn h22(a: f64) -> f64 {
+    let mut m = ((0.25_f64 * 0.25_f64 + 1.0).sqrt() + (0.50_f64 * a));
+    for i in 0..4 {
+        let e7 = COIN();
+        let w7 = if e7 { 0.25_f64 } else { 1.00_f64 };
+        if e7 {
+            m = (m * m).tanh();
+        }
+        m = 3.0 * (m / 3.0).tanh();
+    }
+    m * (m - m).min(0.25_f64.powi(2)) + m
+}
+
+#[allow(clippy::too_many_arguments)]
+fn h22_tangent(a: f64, d_a: f64) -> (f64, f64) {
+    let mut fx = 0usize;
+    let o3 = (0.25_f64 * 0.25_f64 + 1.0).sqrt();
+    let o4 = 0.25_f64 * 0.0 / (0.25_f64 * 0.25_f64 + 1.0).sqrt();
+    let o5 = 0.50_f64 * a;
+    let o6 = 0.0 * a + 0.50_f64 * d_a;
+    let o1 = o3 + o5;
+    let o2 = o4 + o6;
+    let mut m = o1;
+    let mut d_m = o2;
+    for i in 0..4 {
+        let o8 = flip(fx);
+        fx += 1;
+        let e7 = o8;
+        let w7 = if e7 { 0.25_f64 } else { 1.00_f64 };
+        let d_w7 = 0.0;
+        if e7 {
+            let o11 = m * m;
+            let o12 = 2.0 * m * d_m;
+            let o9 = o11.tanh();
+            let o10 = (1.0 - o11.tanh() * o11.tanh()) * o12;
+            m = o9;
+            d_m = o10;
+        }
+        d_m = (1.0 - (m / 3.0).tanh() * (m / 3.0).tanh()) * d_m;
+        m = 3.0 * (m / 3.0).tanh();
+    }
+    let o15 = m - m;
+    let o16 = d_m - d_m;
+    let o17 = 0.25_f64.powi(2);
+    let o18 = 2.0 * 0.25_f64.powi(1) * 0.0;
+    let o13 = if o15 <= o17 { o15 } else { o17 };
+    let o14 = if o15 <= o17 { o16 } else { o18 };
+    (m * o13 + m, d_m * o13 + m * o14 + d_m)
+}
+
+#[lens]
+fn h23(a: f64, b: f64) -> f64 {
+    let mut m = a;
+    for i in 0..4 {
+        if URN.draw::<f64>() > 1.00_f64 {
+            m = b;
+        }
+        m = m * 1.75_f64 + a.tanh().exp() * (i as f64 + 1.0);
+        m = 3.0 * (m / 3.0).tanh();
+    }
+    m * 0.75_f64 + m
+}
+
+#[allow(clippy::too_many_arguments)]
+fn h23_tangent(a: f64, b: f64, d_a: f64, d_b: f64) -> (f64, f64) {
+    let mut fx = 0usize;
+    let mut m = a;
+    let mut d_m = d_a;
+    for i in 0..4 {
+        let o1 = weight(fx);
+        fx += 1;
+        let o2 = o1 > 1.00_f64;
+        if o2 {
+            m = b;
+            d_m = d_b;
+        }
+        let o3 = a.tanh().exp();
+        let o4 = a.tanh().exp() * (1.0 - a.tanh() * a.tanh()) * d_a;
+        m = m * 1.75_f64 + o3 * (i as f64 + 1.0);
+        d_m = d_m * 1.75_f64 + o4 * (i as f64 + 1.0);
+        d_m = (1.0 - (m / 3.0).tanh() * (m / 3.0).tanh()) * d_m;
+        m = 3.0 * (m / 3.0).tanh();
+    }
+    (m * 0.75_f64 + m, d_m * 0.75_f64 + m * 0.0 + d_m)
+}
+
+#[lens]
+fn h24(a: f64, v: SVector<f64, 3>, #[nodiff] mask: [bool; 3], #[nodiff] at: [usize; 2]) -> f64 {
+    let mut m = (a + a.max(a));
+    let t = ((m * m + 1.0).sqrt() + a.min(1.00_f64));
+    for i in 0..4 {
+        let h11 = to_heap(v * t);
+        let y11 = h11.clone().norm_squared();
+        m = m * 1.50_f64 + y11 + h11[1] * (v * 0.75_f64 + v.component_mul(&v)).dot(&v);
+        m = 3.0 * (m / 3.0).tanh();
+    }
+    for i in 0..2 {
+        let h14 = to_heap(v * (v[0] * v[0] + 1.0).sqrt());
+        let y14 = h14.clone() * 1.25_f64;
+        m = m * 1.75_f64 + y14[(i % 3, 0)] + h14[1] * a;
+        m = m * 0.50_f64 + a * (i as f64 + 1.0);
+        m = m * 1.50_f64 + (v * 1.50_f64 + v.component_mul(&v)).dot(&v).powi(2) * (i as f64 + 1.0);
+        m = 3.0 * (m / 3.0).tanh();
+    }
+    m * (0.75_f64 * t) + m
+}
+
+#[allow(clippy::too_many_arguments)]
+fn h24_tangent(a: f64, v: SVector<f64, 3>, mask: [bool; 3], at: [usize; 2], d_a: f64, d_v: SVector<f64, 3>) -> (f64, f64) {
+    let o3 = if a >= a { a } else { a };
+    let o4 = if a >= a { d_a } else { d_a };
+    let o1 = a + o3;
+    let o2 = d_a + o4;
+    let mut m = o1;
+    let mut d_m = o2;
+    let o7 = (m * m + 1.0).sqrt();
+    let o8 = m * d_m / (m * m + 1.0).sqrt();
+    let o9 = if a <= 1.00_f64 { a } else { 1.00_f64 };
+    let o10 = if a <= 1.00_f64 { d_a } else { 0.0 };
+    let o5 = o7 + o9;
+    let o6 = o8 + o10;
+    let t = o5;
+    let d_t = o6;
+    for i in 0..4 {
+        let h11 = v * t;
+        let d_h11 = d_v * t + v * d_t;
+        let y11 = h11.norm_squared();
+        let d_y11 = 2.0 * h11.dot(&d_h11);
+        let o12 = (v * 0.75_f64 + v.component_mul(&v)).dot(&v);
+        let o13 = (d_v * 0.75_f64 + v * 0.0 + d_v.component_mul(&v) * 2.0).dot(&v) + (v * 0.75_f64 + v.component_mul(&v)).dot(&d_v);
+        d_m = d_m * 1.50_f64 + d_y11 + d_h11[1] * o12 + h11[1] * o13;
+        m = m * 1.50_f64 + y11 + h11[1] * o12;
+        d_m = (1.0 - (m / 3.0).tanh() * (m / 3.0).tanh()) * d_m;
+        m = 3.0 * (m / 3.0).tanh();
+    }
+    for i in 0..2 {
+        let o15 = (v[0] * v[0] + 1.0).sqrt();
+        let o16 = v[0] * d_v[0] / (v[0] * v[0] + 1.0).sqrt();
+        let h14 = v * o15;
+        let d_h14 = d_v * o15 + v * o16;
+        let y14 = h14 * 1.25_f64;
+        let d_y14 = d_h14 * 1.25_f64;
+        d_m = d_m * 1.75_f64 + d_y14[i % 3] + d_h14[1] * a + h14[1] * d_a;
+        m = m * 1.75_f64 + y14[i % 3] + h14[1] * a;
+        m = m * 0.50_f64 + a * (i as f64 + 1.0);
+        d_m = d_m * 0.50_f64 + d_a * (i as f64 + 1.0);
+        let o19 = (v * 1.50_f64 + v.component_mul(&v)).dot(&v);
+        let o20 = (d_v * 1.50_f64 + v * 0.0 + d_v.component_mul(&v) * 2.0).dot(&v) + (v * 1.50_f64 + v.component_mul(&v)).dot(&d_v);
+        let o17 = o19.powi(2);
+        let o18 = 2.0 * o19.powi(1) * o20;
+        m = m * 1.50_f64 + o17 * (i as f64 + 1.0);
+        d_m = d_m * 1.50_f64 + o18 * (i as f64 + 1.0);
+        d_m = (1.0 - (m / 3.0).tanh() * (m / 3.0).tanh()) * d_m;
+        m = 3.0 * (m / 3.0).tanh();
+    }
+    let o21 = 0.75_f64 * t;
+    let o22 = 0.0 * t + 0.75_f64 * d_t;
+    (m * o21 + m, d_m * o21 + m * o22 + d_m)
+}
+
+#[lens]
+fn h25(a: f64) -> f64 {
+    let mut m = 1.50_f64;
+    for i in 0..2 {
+        m = m * 0.75_f64 + (m + m).min(a.cos()) * (i as f64 + 1.0);
+        m = 3.0 * (m / 3.0).tanh();
+    }
+    match m > 1.75_f64 {
+        true => {
+            m = (m + m).tanh();
+        }
+        false => {
+            m += m.cos().tanh();
+        }
+    }
+    for i in 0..4 {
+        let w15 = URN.draw::<f64>();
+        m = m * 0.50_f64 + w15 * (a - a).sin();
+        if coin::<f64>() {
+            m += (w15 * w15 + 0.5).ln();
+        }
+        m = 3.0 * (m / 3.0).tanh();
+    }
+    for i in 0..1 {
+        m = m * 1.75_f64 + (m.max(m) / ((0.50_f64 * 0.50_f64 + 1.0).sqrt() * (0.50_f64 * 0.50_f64 + 1.0).sqrt() + 1.0)) * (i as f64 + 1.0);
+        if URN.draw::<f64>() > 0.50_f64 {
+            m = m;
+        } else {
+            m += 1.50_f64.max(m.powi(3));
+        }
+        m = 3.0 * (m / 3.0).tanh();
+    }
+    m * m.tanh().exp().min((a * a)) + m
+}
+
+#[allow(clippy::too_many_arguments)]
+fn h25_tangent(a: f64, d_a: f64) -> (f64, f64) {
+    let mut fx = 0usize;
+    let mut m = 1.50_f64;
+    let mut d_m = 0.0;
+    for i in 0..2 {
+        let o3 = m + m;
+        let o4 = d_m + d_m;
+        let o5 = a.cos();
+        let o6 = -a.sin() * d_a;
+        let o1 = if o3 <= o5 { o3 } else { o5 };
+        let o2 = if o3 <= o5 { o4 } else { o6 };
+        m = m * 0.75_f64 + o1 * (i as f64 + 1.0);
+        d_m = d_m * 0.75_f64 + o2 * (i as f64 + 1.0);
+        d_m = (1.0 - (m / 3.0).tanh() * (m / 3.0).tanh()) * d_m;
+        m = 3.0 * (m / 3.0).tanh();
+    }
+    match m > 1.75_f64 {
+        true => {
+            let o9 = m + m;
+            let o10 = d_m + d_m;
+            let o7 = o9.tanh();
+            let o8 = (1.0 - o9.tanh() * o9.tanh()) * o10;
+            m = o7;
+            d_m = o8;
+        }
+        false => {
+            let o13 = m.cos();
+            let o14 = -m.sin() * d_m;
+            let o11 = o13.tanh();
+            let o12 = (1.0 - o13.tanh() * o13.tanh()) * o14;
+            m += o11;
+            d_m += o12;
+        }
+    }
+    for i in 0..4 {
+        let o16 = weight(fx);
+        fx += 1;
+        let w15 = o16;
+        let d_w15 = 0.0;
+        let o19 = a - a;
+        let o20 = d_a - d_a;
+        let o17 = o19.sin();
+        let o18 = o19.cos() * o20;
+        m = m * 0.50_f64 + w15 * o17;
+        d_m = d_m * 0.50_f64 + w15 * o18;
+        let o21 = flip(fx);
+        fx += 1;
+        if o21 {
+            let o22 = (w15 * w15 + 0.5).ln();
+            let o23 = 2.0 * w15 * d_w15 / (w15 * w15 + 0.5);
+            m += o22;
+            d_m += o23;
+        }
+        d_m = (1.0 - (m / 3.0).tanh() * (m / 3.0).tanh()) * d_m;
+        m = 3.0 * (m / 3.0).tanh();
+    }
+    for i in 0..1 {
+        let o26 = if m >= m { m } else { m };
+        let o27 = if m >= m { d_m } else { d_m };
+        let o28 = (0.50_f64 * 0.50_f64 + 1.0).sqrt();
+        let o29 = 0.50_f64 * 0.0 / (0.50_f64 * 0.50_f64 + 1.0).sqrt();
+        let o30 = o28 * o28 + 1.0;
+        let o24 = o26 / o30;
+        let o25 = (o27 * o30 - o26 * 2.0 * o28 * o29) / (o30 * o30);
+        m = m * 1.75_f64 + o24 * (i as f64 + 1.0);
+        d_m = d_m * 1.75_f64 + o25 * (i as f64 + 1.0);
+        let o31 = weight(fx);
+        fx += 1;
+        let o32 = o31 > 0.50_f64;
+        if o32 {
+            m = m;
+            d_m = d_m;
+        } else {
+            let o35 = m.powi(3);
+            let o36 = 3.0 * m.powi(2) * d_m;
+            let o33 = if 1.50_f64 >= o35 { 1.50_f64 } else { o35 };
+            let o34 = if 1.50_f64 >= o35 { 0.0 } else { o36 };
+            m += o33;
+            d_m += o34;
+        }
+        d_m = (1.0 - (m / 3.0).tanh() * (m / 3.0).tanh()) * d_m;
+        m = 3.0 * (m / 3.0).tanh();
+    }
+    let o39 = m.tanh().exp();
+    let o40 = m.tanh().exp() * (1.0 - m.tanh() * m.tanh()) * d_m;
+    let o41 = a * a;
+    let o42 = 2.0 * a * d_a;
+    let o37 = if o39 <= o41 { o39 } else { o41 };
+    let o38 = if o39 <= o41 { o40 } else { o42 };
+    (m * o37 + m, d_m * o37 + m * o38 + d_m)
+}
+
+#[lens]
+fn h26(a: f64, b: f64, #[nodiff] mask: [bool; 3], #[nodiff] at: [usize; 2]) -> f64 {
+    let mut m = (a + b).tanh().exp();
+    for i in 0..1 {
+        if mask[i % 3] {
+            m = (b / (b * b + 1.0)).powi(2);
+        } else {
+            m += m.sin().min(a);
+        }
+        if mask[i % 3] {
+            m = 0.75_f64;
+        } else {
+            m += softplus(a.powi(3));
+        }
+        m = 3.0 * (m / 3.0).tanh();
+    }
+    for i in 0..2 {
+        if mask[i % 3] {
+            m = 0.25_f64.max(m.cos());
+        }
+        if mask[i % 3] {
+            m = sigmoid(1.75_f64.cos());
+        }
+        m = m * 0.25_f64 + (at[(i + 1) % 2] as f64 + 1.0) * ((1.00_f64 * 1.00_f64 + 1.0).powf(1.5) * m.cos());
+        m = 3.0 * (m / 3.0).tanh();
+    }
+    for i in 0..2 {
+        m = m * 0.50_f64 + (at[(i + 1) % 2] as f64 + 1.0) * relu(m).powi(2);
+        m = m * 1.00_f64 + (at[(i + 1) % 2] as f64 + 1.0) * b;
+        m = 3.0 * (m / 3.0).tanh();
+    }
+    m * (m * a).min(1.00_f64) + m
+}
+
+#[allow(clippy::too_many_arguments)]
+fn h26_tangent(a: f64, b: f64, mask: [bool; 3], at: [usize; 2], d_a: f64, d_b: f64) -> (f64, f64) {
+    let o3 = a + b;
+    let o4 = d_a + d_b;
+    let o1 = o3.tanh().exp();
+    let o2 = o3.tanh().exp() * (1.0 - o3.tanh() * o3.tanh()) * o4;
+    let mut m = o1;
+    let mut d_m = o2;
+    for i in 0..1 {
+        if mask[i % 3] {
+            let o9 = b * b + 1.0;
+            let o7 = b / o9;
+            let o8 = (d_b * o9 - b * 2.0 * b * d_b) / (o9 * o9);
+            let o5 = o7.powi(2);
+            let o6 = 2.0 * o7.powi(1) * o8;
+            m = o5;
+            d_m = o6;
+        } else {
+            let o12 = m.sin();
+            let o13 = m.cos() * d_m;
+            let o10 = if o12 <= a { o12 } else { a };
+            let o11 = if o12 <= a { o13 } else { d_a };
+            m += o10;
+            d_m += o11;
+        }
+        if mask[i % 3] {
+            m = 0.75_f64;
+            d_m = 0.0;
+        } else {
+            let o16 = a.powi(3);
+            let o17 = 3.0 * a.powi(2) * d_a;
+            let (o14, o15) = softplus_tangent(o16, o17);
+            m += o14;
+            d_m += o15;
+        }
+        d_m = (1.0 - (m / 3.0).tanh() * (m / 3.0).tanh()) * d_m;
+        m = 3.0 * (m / 3.0).tanh();
+    }
+    for i in 0..2 {
+        if mask[i % 3] {
+            let o20 = m.cos();
+            let o21 = -m.sin() * d_m;
+            let o18 = if 0.25_f64 >= o20 { 0.25_f64 } else { o20 };
+            let o19 = if 0.25_f64 >= o20 { 0.0 } else { o21 };
+            m = o18;
+            d_m = o19;
+        }
+        if mask[i % 3] {
+            let o24 = 1.75_f64.cos();
+            let o25 = -1.75_f64.sin() * 0.0;
+            let (o22, o23) = sigmoid_tangent(o24, o25);
+            m = o22;
+            d_m = o23;
+        }
+        let o28 = (1.00_f64 * 1.00_f64 + 1.0).powf(1.5);
+        let o29 = 1.5 * (1.00_f64 * 1.00_f64 + 1.0).powf(0.5) * 2.0 * 1.00_f64 * 0.0;
+        let o30 = m.cos();
+        let o31 = -m.sin() * d_m;
+        let o26 = o28 * o30;
+        let o27 = o29 * o30 + o28 * o31;
+        m = m * 0.25_f64 + (at[(i + 1) % 2] as f64 + 1.0) * o26;
+        d_m = d_m * 0.25_f64 + (at[(i + 1) % 2] as f64 + 1.0) * o27;
+        d_m = (1.0 - (m / 3.0).tanh() * (m / 3.0).tanh()) * d_m;
+        m = 3.0 * (m / 3.0).tanh();
+    }
+    for i in 0..2 {
+        let (o34, o35) = relu_tangent(m, d_m);
+        let o32 = o34.powi(2);
+        let o33 = 2.0 * o34.powi(1) * o35;
+        m = m * 0.50_f64 + (at[(i + 1) % 2] as f64 + 1.0) * o32;
+        d_m = d_m * 0.50_f64 + (at[(i + 1) % 2] as f64 + 1.0) * o33;
+        m = m * 1.00_f64 + (at[(i + 1) % 2] as f64 + 1.0) * b;
+        d_m = d_m * 1.00_f64 + (at[(i + 1) % 2] as f64 + 1.0) * d_b;
+        d_m = (1.0 - (m / 3.0).tanh() * (m / 3.0).tanh()) * d_m;
+        m = 3.0 * (m / 3.0).tanh();
+    }
+    let o38 = m * a;
+    let o39 = d_m * a + m * d_a;
+    let o36 = if o38 <= 1.00_f64 { o38 } else { 1.00_f64 };
+    let o37 = if o38 <= 1.00_f64 { o39 } else { 0.0 };
+    (m * o36 + m, d_m * o36 + m * o37 + d_m)
+}
+
+#[lens]
+fn h27(a: f64, b: f64) -> f64 {
+    let mut m = a.tanh().exp();
+    let t = (1.75_f64 * 1.75_f64 + 0.5).ln();
+    if b > 1.50_f64 {
+        m = (m.sin() * m.sin());
+    } else {
+        m += b.tanh();
+    }
+    for i in 0..3 {
+        let u11 = {
+            let t = t.tanh().exp();
+            t * (m * m + 1.0).sqrt()
+        };
+        m = m * 1.00_f64 + u11 + t;
+        m = 3.0 * (m / 3.0).tanh();
+    }
+    for i in 0..2 {
+        m = m * 1.75_f64 + ((m * m) - 1.00_f64.max(a)) * (i as f64 + 1.0);
+        {
+            let a = a * 0.50_f64 + ((b * b + 1.0).sqrt() / (a * a + 1.0));
+            let a = a * 0.25_f64 + m;
+            m = m * 1.50_f64 + a * (a + b);
+        }
+        m = m + a * 0.25_f64;
+        m = 3.0 * (m / 3.0).tanh();
+    }
+    m * ((b / (t * t + 1.0)) * (b / (t * t + 1.0)) + 0.5).ln() + m
+}
+
+#[allow(clippy::too_many_arguments)]
+fn h27_tangent(a: f64, b: f64, d_a: f64, d_b: f64) -> (f64, f64) {
+    let o1 = a.tanh().exp();
+    let o2 = a.tanh().exp() * (1.0 - a.tanh() * a.tanh()) * d_a;
+    let mut m = o1;
+    let mut d_m = o2;
+    let o3 = (1.75_f64 * 1.75_f64 + 0.5).ln();
+    let o4 = 2.0 * 1.75_f64 * 0.0 / (1.75_f64 * 1.75_f64 + 0.5);
+    let t = o3;
+    let d_t = o4;
+    if b > 1.50_f64 {
+        let o7 = m.sin();
+        let o8 = m.cos() * d_m;
+        let o5 = o7 * o7;
+        let o6 = 2.0 * o7 * o8;
+        m = o5;
+        d_m = o6;
+    } else {
+        let o9 = b.tanh();
+        let o10 = (1.0 - b.tanh() * b.tanh()) * d_b;
+        m += o9;
+        d_m += o10;
+    }
+    for i in 0..3 {
+        let (u11, d_u11) = {
+            let o12 = t.tanh().exp();
+            let o13 = t.tanh().exp() * (1.0 - t.tanh() * t.tanh()) * d_t;
+            let t = o12;
+            let d_t = o13;
+            let o14 = (m * m + 1.0).sqrt();
+            let o15 = m * d_m / (m * m + 1.0).sqrt();
+            (t * o14, d_t * o14 + t * o15)
+        };
+        m = m * 1.00_f64 + u11 + t;
+        d_m = d_m * 1.00_f64 + d_u11 + d_t;
+        d_m = (1.0 - (m / 3.0).tanh() * (m / 3.0).tanh()) * d_m;
+        m = 3.0 * (m / 3.0).tanh();
+    }
+    for i in 0..2 {
+        let o18 = m * m;
+        let o19 = 2.0 * m * d_m;
+        let o20 = if 1.00_f64 >= a { 1.00_f64 } else { a };
+        let o21 = if 1.00_f64 >= a { 0.0 } else { d_a };
+        let o16 = o18 - o20;
+        let o17 = o19 - o21;
+        m = m * 1.75_f64 + o16 * (i as f64 + 1.0);
+        d_m = d_m * 1.75_f64 + o17 * (i as f64 + 1.0);
+        {
+            let o24 = (b * b + 1.0).sqrt();
+            let o25 = b * d_b / (b * b + 1.0).sqrt();
+            let o26 = a * a + 1.0;
+            let o22 = o24 / o26;
+            let o23 = (o25 * o26 - o24 * 2.0 * a * d_a) / (o26 * o26);
+            let a = a * 0.50_f64 + o22;
+            let d_a = d_a * 0.50_f64 + o23;
+            let a = a * 0.25_f64 + m;
+            let d_a = d_a * 0.25_f64 + d_m;
+            let o27 = a + b;
+            let o28 = d_a + d_b;
+            d_m = d_m * 1.50_f64 + d_a * o27 + a * o28;
+            m = m * 1.50_f64 + a * o27;
+        }
+        m = m + a * 0.25_f64;
+        d_m = d_m + d_a * 0.25_f64;
+        d_m = (1.0 - (m / 3.0).tanh() * (m / 3.0).tanh()) * d_m;
+        m = 3.0 * (m / 3.0).tanh();
+    }
+    let o33 = t * t + 1.0;
+    let o31 = b / o33;
+    let o32 = (d_b * o33 - b * 2.0 * t * d_t) / (o33 * o33);
+    let o29 = (o31 * o31 + 0.5).ln();
+    let o30 = 2.0 * o31 * o32 / (o31 * o31 + 0.5);
+    (m * o29 + m, d_m * o29 + m * o30 + d_m)
+}
+
+#[lens]
+fn h28(a: f64, b: f64, c: f64, #[nodiff] mask: [bool; 3], #[nodiff] at: [usize; 2]) -> f64 {
+    let mut m = c;
+    for i in 0..3 {
+        if COIN() {
+            m = relu(c.tanh());
+        } else {
+            m += (relu(m) * relu(m) + 1.0).sqrt();
+        }
+        m = 3.0 * (m / 3.0).tanh();
+    }
+    for i in 0..1 {
+        let e10 = COIN();
+        let w10 = if e10 { 1.75_f64 } else { 0.75_f64 };
+        if e10 {
+            m = m.cos();
+        }
+        if mask[2 - i % 3] {
+            m += (b.tanh() - 0.50_f64);
+        }
+        m = 3.0 * (m / 3.0).tanh();
+    }
+    for i in 0..2 {
+        let e18 = COIN();
+        let w18 = if e18 { 1.50_f64 } else { 1.25_f64 };
+        if e18 {
+            m = (c * (w18 * w18 + 1.0).powf(1.5));
+        }
+        m = 3.0 * (m / 3.0).tanh();
+    }
+    m * 0.25_f64.min(m).sin() + m
+}
+
+#[allow(clippy::too_many_arguments)]
+fn h28_tangent(a: f64, b: f64, c: f64, mask: [bool; 3], at: [usize; 2], d_a: f64, d_b: f64, d_c: f64) -> (f64, f64) {
+    let mut fx = 0usize;
+    let mut m = c;
+    let mut d_m = d_c;
+    for i in 0..3 {
+        let o1 = flip(fx);
+        fx += 1;
+        if o1 {
+            let o4 = c.tanh();
+            let o5 = (1.0 - c.tanh() * c.tanh()) * d_c;
+            let (o2, o3) = relu_tangent(o4, o5);
+            m = o2;
+            d_m = o3;
+        } else {
+            let (o8, o9) = relu_tangent(m, d_m);
+            let o6 = (o8 * o8 + 1.0).sqrt();
+            let o7 = o8 * o9 / (o8 * o8 + 1.0).sqrt();
+            m += o6;
+            d_m += o7;
+        }
+        d_m = (1.0 - (m / 3.0).tanh() * (m / 3.0).tanh()) * d_m;
+        m = 3.0 * (m / 3.0).tanh();
+    }
+    for i in 0..1 {
+        let o11 = flip(fx);
+        fx += 1;
+        let e10 = o11;
+        let w10 = if e10 { 1.75_f64 } else { 0.75_f64 };
+        let d_w10 = 0.0;
+        if e10 {
+            let o12 = m.cos();
+            let o13 = -m.sin() * d_m;
+            m = o12;
+            d_m = o13;
+        }
+        if mask[2 - i % 3] {
+            let o16 = b.tanh();
+            let o17 = (1.0 - b.tanh() * b.tanh()) * d_b;
+            let o14 = o16 - 0.50_f64;
+            let o15 = o17 - 0.0;
+            m += o14;
+            d_m += o15;
+        }
+        d_m = (1.0 - (m / 3.0).tanh() * (m / 3.0).tanh()) * d_m;
+        m = 3.0 * (m / 3.0).tanh();
+    }
+    for i in 0..2 {
+        let o19 = flip(fx);
+        fx += 1;
+        let e18 = o19;
+        let w18 = if e18 { 1.50_f64 } else { 1.25_f64 };
+        let d_w18 = 0.0;
+        if e18 {
+            let o22 = (w18 * w18 + 1.0).powf(1.5);
+            let o23 = 1.5 * (w18 * w18 + 1.0).powf(0.5) * 2.0 * w18 * d_w18;
+            let o20 = c * o22;
+            let o21 = d_c * o22 + c * o23;
+            m = o20;
+            d_m = o21;
+        }
+        d_m = (1.0 - (m / 3.0).tanh() * (m / 3.0).tanh()) * d_m;
+        m = 3.0 * (m / 3.0).tanh();
+    }
+    let o26 = if 0.25_f64 <= m { 0.25_f64 } else { m };
+    let o27 = if 0.25_f64 <= m { 0.0 } else { d_m };
+    let o24 = o26.sin();
+    let o25 = o26.cos() * o27;
+    (m * o24 + m, d_m * o24 + m * o25 + d_m)
+}
+
+#[lens]
+fn h29(a: f64, b: f64, c: f64, v: SVector<f64, 3>, #[nodiff] mask: [bool; 3], #[nodiff] at: [usize; 2]) -> f64 {
+    let mut m = v.map(tanh).sum().powi(3);
+    for i in 0..2 {
+        let h11 = to_heap(v * (0.25_f64 * 0.25_f64 + 0.5).ln());
+        let y11 = to_static(h11.clone());
+        m = m * 0.75_f64 + y11.sum() + h11[0] * (c + b);
+        m = m * 1.25_f64 + v.map(relu).sum() * (i as f64 + 1.0);
+        m = 3.0 * (m / 3.0).tanh();
+    }
+    m * (m * m + 1.0).sqrt().tanh() + m
+}
+
+#[allow(clippy::too_many_arguments)]
+fn h29_tangent(a: f64, b: f64, c: f64, v: SVector<f64, 3>, mask: [bool; 3], at: [usize; 2], d_a: f64, d_b: f64, d_c: f64, d_v: SVector<f64, 3>) -> (f64, f64) {
+    let (o5, o6) = tanh_tangent(v[0], d_v[0]);
+    let (o7, o8) = tanh_tangent(v[1], d_v[1]);
+    let (o9, o10) = tanh_tangent(v[2], d_v[2]);
+    let o3 = o5 + o7 + o9;
+    let o4 = o6 + o8 + o10;
+    let o1 = o3.powi(3);
+    let o2 = 3.0 * o3.powi(2) * o4;
+    let mut m = o1;
+    let mut d_m = o2;
+    for i in 0..2 {
+        let o12 = (0.25_f64 * 0.25_f64 + 0.5).ln();
+        let o13 = 2.0 * 0.25_f64 * 0.0 / (0.25_f64 * 0.25_f64 + 0.5);
+        let h11 = v * o12;
+        let d_h11 = d_v * o12 + v * o13;
+        let y11 = h11;
+        let d_y11 = d_h11;
+        let o14 = c + b;
+        let o15 = d_c + d_b;
+        d_m = d_m * 0.75_f64 + d_y11.sum() + d_h11[0] * o14 + h11[0] * o15;
+        m = m * 0.75_f64 + y11.sum() + h11[0] * o14;
+        let (o18, o19) = relu_tangent(v[0], d_v[0]);
+        let (o20, o21) = relu_tangent(v[1], d_v[1]);
+        let (o22, o23) = relu_tangent(v[2], d_v[2]);
+        let o16 = o18 + o20 + o22;
+        let o17 = o19 + o21 + o23;
+        m = m * 1.25_f64 + o16 * (i as f64 + 1.0);
+        d_m = d_m * 1.25_f64 + o17 * (i as f64 + 1.0);
+        d_m = (1.0 - (m / 3.0).tanh() * (m / 3.0).tanh()) * d_m;
+        m = 3.0 * (m / 3.0).tanh();
+    }
+    let o26 = (m * m + 1.0).sqrt();
+    let o27 = m * d_m / (m * m + 1.0).sqrt();
+    let o24 = o26.tanh();
+    let o25 = (1.0 - o26.tanh() * o26.tanh()) * o27;
+    (m * o24 + m, d_m * o24 + m * o25 + d_m)
+}
+
+#[lens]
+fn h30(a: f64) -> f64 {
+    let mut m = (a.tanh().exp() * a.tanh().exp() + 1.0).sqrt();
+    if a > 1.75_f64 {
+        m = m.max(a).tanh().exp();
+    }
+    for i in 0..1 {
+        if URN.draw::<f64>() > 1.25_f64 {
+            m += m;
+        }
+        if URN.draw::<f64>() > 1.50_f64 {
+            m += ((m * m) - (0.50_f64 * 0.50_f64 + 0.5).ln());
+        } else {
+            m = (a.cos() - (1.00_f64 * 1.00_f64 + 1.0).sqrt());
+        }
+        m = 3.0 * (m / 3.0).tanh();
+    }
+    for i in 0..4 {
+        let e25 = COIN();
+        let w25 = if e25 { 1.75_f64 } else { 0.25_f64 };
+        if e25 {
+            m += ((0.25_f64 * 0.25_f64 + 1.0).sqrt() / ((a * a + 1.0).sqrt() * (a * a + 1.0).sqrt() + 1.0));
+        }
+        let w34 = URN.draw::<f64>();
+        m = m * 1.25_f64 + w34 * (m * m + 0.5).ln().tanh().exp();
+        m = 3.0 * (m / 3.0).tanh();
+    }
+    for i in 0..3 {
+        m = m * 1.50_f64 + ((m * m + 0.5).ln() / ((a * a + 0.5).ln() * (a * a + 0.5).ln() + 1.0)) * (i as f64 + 1.0);
+    }
+    for i in 0..3 {
+        let e47 = COIN();
+        let w47 = if e47 { 0.25_f64 } else { 0.50_f64 };
+        if e47 {
+            m = 0.75_f64.tanh();
+        } else {
+            m = (w47 * w47 + 1.0).powf(1.5).cos();
+        }
+        m = 3.0 * (m / 3.0).tanh();
+    }
+    m * (a * a + 1.0).powf(1.5).max((a + m)) + m
+}
+
+#[allow(clippy::too_many_arguments)]
+fn h30_tangent(a: f64, d_a: f64) -> (f64, f64) {
+    let mut fx = 0usize;
+    let o3 = a.tanh().exp();
+    let o4 = a.tanh().exp() * (1.0 - a.tanh() * a.tanh()) * d_a;
+    let o1 = (o3 * o3 + 1.0).sqrt();
+    let o2 = o3 * o4 / (o3 * o3 + 1.0).sqrt();
+    let mut m = o1;
+    let mut d_m = o2;
+    if a > 1.75_f64 {
+        let o7 = if m >= a { m } else { a };
+        let o8 = if m >= a { d_m } else { d_a };
+        let o5 = o7.tanh().exp();
+        let o6 = o7.tanh().exp() * (1.0 - o7.tanh() * o7.tanh()) * o8;
+        m = o5;
+        d_m = o6;
+    }
+    for i in 0..1 {
+        let o9 = weight(fx);
+        fx += 1;
+        let o10 = o9 > 1.25_f64;
+        if o10 {
+            m += m;
+            d_m += d_m;
+        }
+        let o11 = weight(fx);
+        fx += 1;
+        let o12 = o11 > 1.50_f64;
+        if o12 {
+            let o15 = m * m;
+            let o16 = 2.0 * m * d_m;
+            let o17 = (0.50_f64 * 0.50_f64 + 0.5).ln();
+            let o18 = 2.0 * 0.50_f64 * 0.0 / (0.50_f64 * 0.50_f64 + 0.5);
+            let o13 = o15 - o17;
+            let o14 = o16 - o18;
+            m += o13;
+            d_m += o14;
+        } else {
+            let o21 = a.cos();
+            let o22 = -a.sin() * d_a;
+            let o23 = (1.00_f64 * 1.00_f64 + 1.0).sqrt();
+            let o24 = 1.00_f64 * 0.0 / (1.00_f64 * 1.00_f64 + 1.0).sqrt();
+            let o19 = o21 - o23;
+            let o20 = o22 - o24;
+            m = o19;
+            d_m = o20;
+        }
+        d_m = (1.0 - (m / 3.0).tanh() * (m / 3.0).tanh()) * d_m;
+        m = 3.0 * (m / 3.0).tanh();
+    }
+    for i in 0..4 {
+        let o26 = flip(fx);
+        fx += 1;
+        let e25 = o26;
+        let w25 = if e25 { 1.75_f64 } else { 0.25_f64 };
+        let d_w25 = 0.0;
+        if e25 {
+            let o29 = (0.25_f64 * 0.25_f64 + 1.0).sqrt();
+            let o30 = 0.25_f64 * 0.0 / (0.25_f64 * 0.25_f64 + 1.0).sqrt();
+            let o31 = (a * a + 1.0).sqrt();
+            let o32 = a * d_a / (a * a + 1.0).sqrt();
+            let o33 = o31 * o31 + 1.0;
+            let o27 = o29 / o33;
+            let o28 = (o30 * o33 - o29 * 2.0 * o31 * o32) / (o33 * o33);
+            m += o27;
+            d_m += o28;
+        }
+        let o35 = weight(fx);
+        fx += 1;
+        let w34 = o35;
+        let d_w34 = 0.0;
+        let o38 = (m * m + 0.5).ln();
+        let o39 = 2.0 * m * d_m / (m * m + 0.5);
+        let o36 = o38.tanh().exp();
+        let o37 = o38.tanh().exp() * (1.0 - o38.tanh() * o38.tanh()) * o39;
+        m = m * 1.25_f64 + w34 * o36;
+        d_m = d_m * 1.25_f64 + w34 * o37;
+        d_m = (1.0 - (m / 3.0).tanh() * (m / 3.0).tanh()) * d_m;
+        m = 3.0 * (m / 3.0).tanh();
+    }
+    for i in 0..3 {
+        let o42 = (m * m + 0.5).ln();
+        let o43 = 2.0 * m * d_m / (m * m + 0.5);
+        let o44 = (a * a + 0.5).ln();
+        let o45 = 2.0 * a * d_a / (a * a + 0.5);
+        let o46 = o44 * o44 + 1.0;
+        let o40 = o42 / o46;
+        let o41 = (o43 * o46 - o42 * 2.0 * o44 * o45) / (o46 * o46);
+        m = m * 1.50_f64 + o40 * (i as f64 + 1.0);
+        d_m = d_m * 1.50_f64 + o41 * (i as f64 + 1.0);
+    }
+    for i in 0..3 {
+        let o48 = flip(fx);
+        fx += 1;
+        let e47 = o48;
+        let w47 = if e47 { 0.25_f64 } else { 0.50_f64 };
+        let d_w47 = 0.0;
+        if e47 {
+            let o49 = 0.75_f64.tanh();
+            let o50 = (1.0 - 0.75_f64.tanh() * 0.75_f64.tanh()) * 0.0;
+            m = o49;
+            d_m = o50;
+        } else {
+            let o53 = (w47 * w47 + 1.0).powf(1.5);
+            let o54 = 1.5 * (w47 * w47 + 1.0).powf(0.5) * 2.0 * w47 * d_w47;
+            let o51 = o53.cos();
+            let o52 = -o53.sin() * o54;
+            m = o51;
+            d_m = o52;
+        }
+        d_m = (1.0 - (m / 3.0).tanh() * (m / 3.0).tanh()) * d_m;
+        m = 3.0 * (m / 3.0).tanh();
+    }
+    let o57 = (a * a + 1.0).powf(1.5);
+    let o58 = 1.5 * (a * a + 1.0).powf(0.5) * 2.0 * a * d_a;
+    let o59 = a + m;
+    let o60 = d_a + d_m;
+    let o55 = if o57 >= o59 { o57 } else { o59 };
+    let o56 = if o57 >= o59 { o58 } else { o60 };
+    (m * o55 + m, d_m * o55 + m * o56 + d_m)
+}
+
+#[lens]
+fn h31(a: f64, b: f64, #[nodiff] mask: [bool; 3], #[nodiff] at: [usize; 2]) -> f64 {
+    let mut m = (b + 0.50_f64).powi(3);
+    let t = (m * a).max(m.tanh());
+    for i in 0..3 {
+        if mask[2 - i % 3] {
+            m = tanh(t);
+        } else {
+            m = (t - t).powi(2);
+        }
+        m = 3.0 * (m / 3.0).tanh();
+    }
+    for i in 0..2 {
+        m = m * 1.00_f64 + (at[i % 2] as f64 + 1.0) * (t + t).tanh().exp();
+        m = 3.0 * (m / 3.0).tanh();
+    }
+    for i in 0..4 {
+        m = m * 1.75_f64 + t * (i as f64 + 1.0);
+        m = m * 1.75_f64 + (at[i % 2] as f64 + 1.0) * (m - relu(m));
+        m = 3.0 * (m / 3.0).tanh();
+    }
+    m * (m - t).powi(2) + m
+}
+
+#[allow(clippy::too_many_arguments)]
+fn h31_tangent(a: f64, b: f64, mask: [bool; 3], at: [usize; 2], d_a: f64, d_b: f64) -> (f64, f64) {
+    let o3 = b + 0.50_f64;
+    let o4 = d_b + 0.0;
+    let o1 = o3.powi(3);
+    let o2 = 3.0 * o3.powi(2) * o4;
+    let mut m = o1;
+    let mut d_m = o2;
+    let o7 = m * a;
+    let o8 = d_m * a + m * d_a;
+    let o9 = m.tanh();
+    let o10 = (1.0 - m.tanh() * m.tanh()) * d_m;
+    let o5 = if o7 >= o9 { o7 } else { o9 };
+    let o6 = if o7 >= o9 { o8 } else { o10 };
+    let t = o5;
+    let d_t = o6;
+    for i in 0..3 {
+        if mask[2 - i % 3] {
+            let (o11, o12) = tanh_tangent(t, d_t);
+            m = o11;
+            d_m = o12;
+        } else {
+            let o15 = t - t;
+            let o16 = d_t - d_t;
+            let o13 = o15.powi(2);
+            let o14 = 2.0 * o15.powi(1) * o16;
+            m = o13;
+            d_m = o14;
+        }
+        d_m = (1.0 - (m / 3.0).tanh() * (m / 3.0).tanh()) * d_m;
+        m = 3.0 * (m / 3.0).tanh();
+    }
+    for i in 0..2 {
+        let o19 = t + t;
+        let o20 = d_t + d_t;
+        let o17 = o19.tanh().exp();
+        let o18 = o19.tanh().exp() * (1.0 - o19.tanh() * o19.tanh()) * o20;
+        m = m * 1.00_f64 + (at[i % 2] as f64 + 1.0) * o17;
+        d_m = d_m * 1.00_f64 + (at[i % 2] as f64 + 1.0) * o18;
+        d_m = (1.0 - (m / 3.0).tanh() * (m / 3.0).tanh()) * d_m;
+        m = 3.0 * (m / 3.0).tanh();
+    }
+    for i in 0..4 {
+        m = m * 1.75_f64 + t * (i as f64 + 1.0);
+        d_m = d_m * 1.75_f64 + d_t * (i as f64 + 1.0);
+        let (o23, o24) = relu_tangent(m, d_m);
+        let o21 = m - o23;
+        let o22 = d_m - o24;
+        m = m * 1.75_f64 + (at[i % 2] as f64 + 1.0) * o21;
+        d_m = d_m * 1.75_f64 + (at[i % 2] as f64 + 1.0) * o22;
+        d_m = (1.0 - (m / 3.0).tanh() * (m / 3.0).tanh()) * d_m;
+        m = 3.0 * (m / 3.0).tanh();
+    }
+    let o27 = m - t;
+    let o28 = d_m - d_t;
+    let o25 = o27.powi(2);
+    let o26 = 2.0 * o27.powi(1) * o28;
+    (m * o25 + m, d_m * o25 + m * o26 + d_m)
+}
+
+#[lens]
+fn h32(a: f64, v: SVector<f64, 3>) -> f64 {
+    let mut m = (a * a + 1.0).powf(1.5);
+    for i in 0..3 {
+        let u3 = {
+            let a = a * 1.00_f64 + ((v * 0.25_f64).norm_squared() + v.sum());
+            a * (a * a)
+        };
+        m = m * 0.75_f64 + u3 + a;
+        {
+            let u3 = ((v * m.max(u3)).norm_squared() + v.sum());
+            let u3 = u3 * 1.75_f64 + (1.50_f64 * 1.50_f64 + 0.5).ln();
+            m = m * 1.00_f64 + u3 * u3.tanh().exp();
+        }
+        m = m + u3 * 1.25_f64;
+        m = 3.0 * (m / 3.0).tanh();
+    }
+    if m > 0.50_f64 {
+        m = m;
+    }
+    for i in 0..3 {
+        {
+            let a = 1.50_f64.powi(3);
+            m = m * 0.75_f64 + a * ((v * a).norm_squared() + v.sum());
+            m = m * 0.50_f64 + (m * (a * a)) * (i as f64 + 1.0);
+        }
+        m = m + a * 0.50_f64;
+        let u24 = {
+            let a = a * 1.00_f64 + v[2];
+            a * m.sin()
+        };
+        m = m * 1.50_f64 + u24 + a;
+        m = 3.0 * (m / 3.0).tanh();
+    }
+    m * m + m
+}
+
+#[allow(clippy::too_many_arguments)]
+fn h32_tangent(a: f64, v: SVector<f64, 3>, d_a: f64, d_v: SVector<f64, 3>) -> (f64, f64) {
+    let o1 = (a * a + 1.0).powf(1.5);
+    let o2 = 1.5 * (a * a + 1.0).powf(0.5) * 2.0 * a * d_a;
+    let mut m = o1;
+    let mut d_m = o2;
+    for i in 0..3 {
+        let (u3, d_u3) = {
+            let o4 = (v * 0.25_f64).norm_squared() + v.sum();
+            let o5 = 2.0 * (v * 0.25_f64).dot(&(d_v * 0.25_f64 + v * 0.0)) + d_v.sum();
+            let a = a * 1.00_f64 + o4;
+            let d_a = d_a * 1.00_f64 + o5;
+            let o6 = a * a;
+            let o7 = d_a * a + a * d_a;
+            (a * o6, d_a * o6 + a * o7)
+        };
+        m = m * 0.75_f64 + u3 + a;
+        d_m = d_m * 0.75_f64 + d_u3 + d_a;
+        {
+            let o10 = if m >= u3 { m } else { u3 };
+            let o11 = if m >= u3 { d_m } else { d_u3 };
+            let o8 = (v * o10).norm_squared() + v.sum();
+            let o9 = 2.0 * (v * o10).dot(&(d_v * o10 + v * o11)) + d_v.sum();
+            let u3 = o8;
+            let d_u3 = o9;
+            let o12 = (1.50_f64 * 1.50_f64 + 0.5).ln();
+            let o13 = 2.0 * 1.50_f64 * 0.0 / (1.50_f64 * 1.50_f64 + 0.5);
+            let u3 = u3 * 1.75_f64 + o12;
+            let d_u3 = d_u3 * 1.75_f64 + o13;
+            let o14 = u3.tanh().exp();
+            let o15 = u3.tanh().exp() * (1.0 - u3.tanh() * u3.tanh()) * d_u3;
+            d_m = d_m * 1.00_f64 + d_u3 * o14 + u3 * o15;
+            m = m * 1.00_f64 + u3 * o14;
+        }
+        m = m + u3 * 1.25_f64;
+        d_m = d_m + d_u3 * 1.25_f64;
+        d_m = (1.0 - (m / 3.0).tanh() * (m / 3.0).tanh()) * d_m;
+        m = 3.0 * (m / 3.0).tanh();
+    }
+    if m > 0.50_f64 {
+        m = m;
+        d_m = d_m;
+    }
+    for i in 0..3 {
+        {
+            let o16 = 1.50_f64.powi(3);
+            let o17 = 3.0 * 1.50_f64.powi(2) * 0.0;
+            let a = o16;
+            let d_a = o17;
+            let o18 = (v * a).norm_squared() + v.sum();
+            let o19 = 2.0 * (v * a).dot(&(d_v * a + v * d_a)) + d_v.sum();
+            d_m = d_m * 0.75_f64 + d_a * o18 + a * o19;
+            m = m * 0.75_f64 + a * o18;
+            let o22 = a * a;
+            let o23 = 2.0 * a * d_a;
+            let o20 = m * o22;
+            let o21 = d_m * o22 + m * o23;
+            m = m * 0.50_f64 + o20 * (i as f64 + 1.0);
+            d_m = d_m * 0.50_f64 + o21 * (i as f64 + 1.0);
+        }
+        m = m + a * 0.50_f64;
+        d_m = d_m + d_a * 0.50_f64;
+        let (u24, d_u24) = {
+            let a = a * 1.00_f64 + v[2];
+            let d_a = d_a * 1.00_f64 + d_v[2];
+            let o25 = m.sin();
+            let o26 = m.cos() * d_m;
+            (a * o25, d_a * o25 + a * o26)
+        };
+        m = m * 1.50_f64 + u24 + a;
+        d_m = d_m * 1.50_f64 + d_u24 + d_a;
+        d_m = (1.0 - (m / 3.0).tanh() * (m / 3.0).tanh()) * d_m;
+        m = 3.0 * (m / 3.0).tanh();
+    }
+    (m * m + m, d_m * m + m * d_m + d_m)
+}
+
+#[lens]
+fn h33(a: f64, b: f64, c: f64, v: SVector<f64, 3>) -> f64 {
+    let mut m = (c * c + 1.0).sqrt().sin();
+    let t = m;
+    for i in 0..3 {
+        m = m * 0.50_f64 + (v * b + v.component_mul(&v)).dot(&v).min(m.sin()) * (i as f64 + 1.0);
+        m = m * 0.50_f64 + v[1] * (i as f64 + 1.0);
+        m = m * 1.75_f64 + sigmoid(c) * (i as f64 + 1.0);
+        m = 3.0 * (m / 3.0).tanh();
+    }
+    for i in 0..4 {
+        m = m * 0.25_f64 + ((v * (v[1] + c)).norm_squared() + v.sum()) * (i as f64 + 1.0);
+        m = m * 1.50_f64 + ((t / (t * t + 1.0)) + 0.50_f64) * (i as f64 + 1.0);
+        m = m * 1.75_f64 + c * (i as f64 + 1.0);
+        m = 3.0 * (m / 3.0).tanh();
+    }
+    for i in 0..4 {
+        m = m * 0.25_f64 + (0.50_f64.tanh() * 0.50_f64.tanh() + 0.5).ln() * (i as f64 + 1.0);
+        m = m * 0.25_f64 + sigmoid((b * b)) * (i as f64 + 1.0);
+        m = m * 0.75_f64 + (1.50_f64 + v[2].powi(3)) * (i as f64 + 1.0);
+        m = 3.0 * (m / 3.0).tanh();
+    }
+    m * softplus(0.75_f64).sin() + m
+}
+
+#[allow(clippy::too_many_arguments)]
+fn h33_tangent(a: f64, b: f64, c: f64, v: SVector<f64, 3>, d_a: f64, d_b: f64, d_c: f64, d_v: SVector<f64, 3>) -> (f64, f64) {
+    let o3 = (c * c + 1.0).sqrt();
+    let o4 = c * d_c / (c * c + 1.0).sqrt();
+    let o1 = o3.sin();
+    let o2 = o3.cos() * o4;
+    let mut m = o1;
+    let mut d_m = o2;
+    let t = m;
+    let d_t = d_m;
+    for i in 0..3 {
+        let o7 = (v * b + v.component_mul(&v)).dot(&v);
+        let o8 = (d_v * b + v * d_b + d_v.component_mul(&v) * 2.0).dot(&v) + (v * b + v.component_mul(&v)).dot(&d_v);
+        let o9 = m.sin();
+        let o10 = m.cos() * d_m;
+        let o5 = if o7 <= o9 { o7 } else { o9 };
+        let o6 = if o7 <= o9 { o8 } else { o10 };
+        m = m * 0.50_f64 + o5 * (i as f64 + 1.0);
+        d_m = d_m * 0.50_f64 + o6 * (i as f64 + 1.0);
+        m = m * 0.50_f64 + v[1] * (i as f64 + 1.0);
+        d_m = d_m * 0.50_f64 + d_v[1] * (i as f64 + 1.0);
+        let (o11, o12) = sigmoid_tangent(c, d_c);
+        m = m * 1.75_f64 + o11 * (i as f64 + 1.0);
+        d_m = d_m * 1.75_f64 + o12 * (i as f64 + 1.0);
+        d_m = (1.0 - (m / 3.0).tanh() * (m / 3.0).tanh()) * d_m;
+        m = 3.0 * (m / 3.0).tanh();
+    }
+    for i in 0..4 {
+        let o15 = v[1] + c;
+        let o16 = d_v[1] + d_c;
+        let o13 = (v * o15).norm_squared() + v.sum();
+        let o14 = 2.0 * (v * o15).dot(&(d_v * o15 + v * o16)) + d_v.sum();
+        m = m * 0.25_f64 + o13 * (i as f64 + 1.0);
+        d_m = d_m * 0.25_f64 + o14 * (i as f64 + 1.0);
+        let o21 = t * t + 1.0;
+        let o19 = t / o21;
+        let o20 = (d_t * o21 - t * 2.0 * t * d_t) / (o21 * o21);
+        let o17 = o19 + 0.50_f64;
+        let o18 = o20 + 0.0;
+        m = m * 1.50_f64 + o17 * (i as f64 + 1.0);
+        d_m = d_m * 1.50_f64 + o18 * (i as f64 + 1.0);
+        m = m * 1.75_f64 + c * (i as f64 + 1.0);
+        d_m = d_m * 1.75_f64 + d_c * (i as f64 + 1.0);
+        d_m = (1.0 - (m / 3.0).tanh() * (m / 3.0).tanh()) * d_m;
+        m = 3.0 * (m / 3.0).tanh();
+    }
+    for i in 0..4 {
+        let o24 = 0.50_f64.tanh();
+        let o25 = (1.0 - 0.50_f64.tanh() * 0.50_f64.tanh()) * 0.0;
+        let o22 = (o24 * o24 + 0.5).ln();
+        let o23 = 2.0 * o24 * o25 / (o24 * o24 + 0.5);
+        m = m * 0.25_f64 + o22 * (i as f64 + 1.0);
+        d_m = d_m * 0.25_f64 + o23 * (i as f64 + 1.0);
+        let o28 = b * b;
+        let o29 = 2.0 * b * d_b;
+        let (o26, o27) = sigmoid_tangent(o28, o29);
+        m = m * 0.25_f64 + o26 * (i as f64 + 1.0);
+        d_m = d_m * 0.25_f64 + o27 * (i as f64 + 1.0);
+        let o32 = v[2].powi(3);
+        let o33 = 3.0 * v[2].powi(2) * d_v[2];
+        let o30 = 1.50_f64 + o32;
+        let o31 = 0.0 + o33;
+        m = m * 0.75_f64 + o30 * (i as f64 + 1.0);
+        d_m = d_m * 0.75_f64 + o31 * (i as f64 + 1.0);
+        d_m = (1.0 - (m / 3.0).tanh() * (m / 3.0).tanh()) * d_m;
+        m = 3.0 * (m / 3.0).tanh();
+    }
+    let (o36, o37) = softplus_tangent(0.75_f64, 0.0);
+    let o34 = o36.sin();
+    let o35 = o36.cos() * o37;
+    (m * o34 + m, d_m * o34 + m * o35 + d_m)
+}
+
+#[lens]
+fn h34(a: f64, v: SVector<f64, 3>) -> f64 {
+    let mut m = ((1.50_f64 * 1.50_f64 + 1.0).sqrt() - ((v * 1.00_f64).norm_squared() + v.sum()));
+    for i in 0..4 {
+        let h7 = to_heap(v * (v * a + v.component_mul(&v)).dot(&v));
+        let y7 = h7.clone().norm_squared();
+        m = m * 0.75_f64 + y7 + h7[(0, 0)] * 1.75_f64.powi(2);
+        m = 3.0 * (m / 3.0).tanh();
+    }
+    m * (a * a + 1.0).sqrt().sin() + m
+}
+
+#[allow(clippy::too_many_arguments)]
+fn h34_tangent(a: f64, v: SVector<f64, 3>, d_a: f64, d_v: SVector<f64, 3>) -> (f64, f64) {
+    let o3 = (1.50_f64 * 1.50_f64 + 1.0).sqrt();
+    let o4 = 1.50_f64 * 0.0 / (1.50_f64 * 1.50_f64 + 1.0).sqrt();
+    let o5 = (v * 1.00_f64).norm_squared() + v.sum();
+    let o6 = 2.0 * (v * 1.00_f64).dot(&(d_v * 1.00_f64 + v * 0.0)) + d_v.sum();
+    let o1 = o3 - o5;
+    let o2 = o4 - o6;
+    let mut m = o1;
+    let mut d_m = o2;
+    for i in 0..4 {
+        let o8 = (v * a + v.component_mul(&v)).dot(&v);
+        let o9 = (d_v * a + v * d_a + d_v.component_mul(&v) * 2.0).dot(&v) + (v * a + v.component_mul(&v)).dot(&d_v);
+        let h7 = v * o8;
+        let d_h7 = d_v * o8 + v * o9;
+        let y7 = h7.norm_squared();
+        let d_y7 = 2.0 * h7.dot(&d_h7);
+        let o10 = 1.75_f64.powi(2);
+        let o11 = 2.0 * 1.75_f64.powi(1) * 0.0;
+        d_m = d_m * 0.75_f64 + d_y7 + d_h7[0] * o10 + h7[0] * o11;
+        m = m * 0.75_f64 + y7 + h7[0] * o10;
+        d_m = (1.0 - (m / 3.0).tanh() * (m / 3.0).tanh()) * d_m;
+        m = 3.0 * (m / 3.0).tanh();
+    }
+    let o14 = (a * a + 1.0).sqrt();
+    let o15 = a * d_a / (a * a + 1.0).sqrt();
+    let o12 = o14.sin();
+    let o13 = o14.cos() * o15;
+    (m * o12 + m, d_m * o12 + m * o13 + d_m)
+}
+
+#[lens]
+fn h35(a: f64, b: f64, v: SVector<f64, 3>, #[nodiff] mask: [bool; 3], #[nodiff] at: [usize; 2]) -> f64 {
+    let mut m = ((b * b + 1.0).powf(1.5) * 1.75_f64);
+    let t = (v * m + v.component_mul(&v)).dot(&v);
+    for i in 0..4 {
+        m = m * 0.75_f64 + (v * m.max(m) + v.component_mul(&v)).dot(&v) * (i as f64 + 1.0);
+        match coin::<f64>() {
+            true => {
+                m += 0.75_f64;
+            }
+            false => {
+                m += a.min(0.50_f64);
+            }
+        }
+        if mask[i % 3] {
+            m += ((v[2] * v[2]) - 1.50_f64);
+        } else {
+            m += (1.50_f64.min(m) * 1.50_f64.min(m) + 1.0).sqrt();
+        }
+        m = 3.0 * (m / 3.0).tanh();
+    }
+    m * ((v * b + v.component_mul(&v)).dot(&v) * (v * b + v.component_mul(&v)).dot(&v) + 0.5).ln() + m
+}
+
+#[allow(clippy::too_many_arguments)]
+fn h35_tangent(a: f64, b: f64, v: SVector<f64, 3>, mask: [bool; 3], at: [usize; 2], d_a: f64, d_b: f64, d_v: SVector<f64, 3>) -> (f64, f64) {
+    let mut fx = 0usize;
+    let o3 = (b * b + 1.0).powf(1.5);
+    let o4 = 1.5 * (b * b + 1.0).powf(0.5) * 2.0 * b * d_b;
+    let o1 = o3 * 1.75_f64;
+    let o2 = o4 * 1.75_f64 + o3 * 0.0;
+    let mut m = o1;
+    let mut d_m = o2;
+    let o5 = (v * m + v.component_mul(&v)).dot(&v);
+    let o6 = (d_v * m + v * d_m + d_v.component_mul(&v) * 2.0).dot(&v) + (v * m + v.component_mul(&v)).dot(&d_v);
+    let t = o5;
+    let d_t = o6;
+    for i in 0..4 {
+        let o9 = if m >= m { m } else { m };
+        let o10 = if m >= m { d_m } else { d_m };
+        let o7 = (v * o9 + v.component_mul(&v)).dot(&v);
+        let o8 = (d_v * o9 + v * o10 + d_v.component_mul(&v) * 2.0).dot(&v) + (v * o9 + v.component_mul(&v)).dot(&d_v);
+        m = m * 0.75_f64 + o7 * (i as f64 + 1.0);
+        d_m = d_m * 0.75_f64 + o8 * (i as f64 + 1.0);
+        let o11 = flip(fx);
+        fx += 1;
+        match o11 {
+            true => {
+                m += 0.75_f64;
+                d_m += 0.0;
+            }
+            false => {
+                let o12 = if a <= 0.50_f64 { a } else { 0.50_f64 };
+                let o13 = if a <= 0.50_f64 { d_a } else { 0.0 };
+                m += o12;
+                d_m += o13;
+            }
+        }
+        if mask[i % 3] {
+            let o16 = v[2] * v[2];
+            let o17 = 2.0 * v[2] * d_v[2];
+            let o14 = o16 - 1.50_f64;
+            let o15 = o17 - 0.0;
+            m += o14;
+            d_m += o15;
+        } else {
+            let o20 = if 1.50_f64 <= m { 1.50_f64 } else { m };
+            let o21 = if 1.50_f64 <= m { 0.0 } else { d_m };
+            let o18 = (o20 * o20 + 1.0).sqrt();
+            let o19 = o20 * o21 / (o20 * o20 + 1.0).sqrt();
+            m += o18;
+            d_m += o19;
+        }
+        d_m = (1.0 - (m / 3.0).tanh() * (m / 3.0).tanh()) * d_m;
+        m = 3.0 * (m / 3.0).tanh();
+    }
+    let o24 = (v * b + v.component_mul(&v)).dot(&v);
+    let o25 = (d_v * b + v * d_b + d_v.component_mul(&v) * 2.0).dot(&v) + (v * b + v.component_mul(&v)).dot(&d_v);
+    let o22 = (o24 * o24 + 0.5).ln();
+    let o23 = 2.0 * o24 * o25 / (o24 * o24 + 0.5);
+    (m * o22 + m, d_m * o22 + m * o23 + d_m)
+}
+
+#[lens]
+fn h36(a: f64, b: f64, v: SVector<f64, 3>, #[nodiff] mask: [bool; 3], #[nodiff] at: [usize; 2]) -> f64 {
+    let mut m = (a.sin() * a.sin() + 1.0).sqrt();
+    let t = (a * a);
+    for i in 0..4 {
+        let u7 = {
+            let b = ((1.00_f64 * 1.00_f64) * (1.00_f64 * 1.00_f64) + 1.0).powf(1.5);
+            b * (t - b)
+        };
+        m = m * 1.25_f64 + u7 + b;
+        m = 3.0 * (m / 3.0).tanh();
+    }
+    m * m.powi(3).sin() + m
+}
+
+#[allow(clippy::too_many_arguments)]
+fn h36_tangent(a: f64, b: f64, v: SVector<f64, 3>, mask: [bool; 3], at: [usize; 2], d_a: f64, d_b: f64, d_v: SVector<f64, 3>) -> (f64, f64) {
+    let o3 = a.sin();
+    let o4 = a.cos() * d_a;
+    let o1 = (o3 * o3 + 1.0).sqrt();
+    let o2 = o3 * o4 / (o3 * o3 + 1.0).sqrt();
+    let mut m = o1;
+    let mut d_m = o2;
+    let o5 = a * a;
+    let o6 = 2.0 * a * d_a;
+    let t = o5;
+    let d_t = o6;
+    for i in 0..4 {
+        let (u7, d_u7) = {
+            let o10 = 1.00_f64 * 1.00_f64;
+            let o11 = 2.0 * 1.00_f64 * 0.0;
+            let o8 = (o10 * o10 + 1.0).powf(1.5);
+            let o9 = 1.5 * (o10 * o10 + 1.0).powf(0.5) * 2.0 * o10 * o11;
+            let b = o8;
+            let d_b = o9;
+            let o12 = t - b;
+            let o13 = d_t - d_b;
+            (b * o12, d_b * o12 + b * o13)
+        };
+        m = m * 1.25_f64 + u7 + b;
+        d_m = d_m * 1.25_f64 + d_u7 + d_b;
+        d_m = (1.0 - (m / 3.0).tanh() * (m / 3.0).tanh()) * d_m;
+        m = 3.0 * (m / 3.0).tanh();
+    }
+    let o16 = m.powi(3);
+    let o17 = 3.0 * m.powi(2) * d_m;
+    let o14 = o16.sin();
+    let o15 = o16.cos() * o17;
+    (m * o14 + m, d_m * o14 + m * o15 + d_m)
+}
+
+#[lens]
+fn h37(a: f64, v: SVector<f64, 3>, #[nodiff] mask: [bool; 3], #[nodiff] at: [usize; 2]) -> f64 {
+    let mut m = a;
+    let mut n1 = 0.0;
+    for i in 0..2 {
+        m = m * 1.75_f64 + (0.25_f64 * 1.25_f64) * (i as f64 + 1.0) + v[i % 3];
+        if m > 1.50_f64 {
+            n1 += 1.0
+        }
+    }
+    m = m * (1.0 + n1);
+    for i in 0..3 {
+        let u4 = {
+            let a = a * 0.25_f64 + (a.powi(3) * a.powi(3));
+            a * ((v * 1.00_f64).norm_squared() + v.sum())
+        };
+        m = m * 0.25_f64 + u4 + a;
+        let u11 = {
+            let a = ((u4 * u4 + 1.0).sqrt() + v[0].max(a));
+            a * (a + u4)
+        };
+        m = m * 0.25_f64 + u11 + a;
+        m = m * 0.50_f64 + 0.25_f64.max(m).sin() * (i as f64 + 1.0);
+        m = 3.0 * (m / 3.0).tanh();
+    }
+    m * v[1] + m
+}
+
+#[allow(clippy::too_many_arguments)]
+fn h37_tangent(a: f64, v: SVector<f64, 3>, mask: [bool; 3], at: [usize; 2], d_a: f64, d_v: SVector<f64, 3>) -> (f64, f64) {
+    let mut m = a;
+    let mut d_m = d_a;
+    let mut n1 = 0.0;
+    for i in 0..2 {
+        let o2 = 0.25_f64 * 1.25_f64;
+        let o3 = 0.0 * 1.25_f64 + 0.25_f64 * 0.0;
+        m = m * 1.75_f64 + o2 * (i as f64 + 1.0) + v[i % 3];
+        d_m = d_m * 1.75_f64 + o3 * (i as f64 + 1.0) + d_v[i % 3];
+        if m > 1.50_f64 {
+            n1 += 1.0
+        }
+    }
+    m = m * (1.0 + n1);
+    d_m = d_m * (1.0 + n1);
+    for i in 0..3 {
+        let (u4, d_u4) = {
+            let o7 = a.powi(3);
+            let o8 = 3.0 * a.powi(2) * d_a;
+            let o5 = o7 * o7;
+            let o6 = 2.0 * o7 * o8;
+            let a = a * 0.25_f64 + o5;
+            let d_a = d_a * 0.25_f64 + o6;
+            let o9 = (v * 1.00_f64).norm_squared() + v.sum();
+            let o10 = 2.0 * (v * 1.00_f64).dot(&(d_v * 1.00_f64 + v * 0.0)) + d_v.sum();
+            (a * o9, d_a * o9 + a * o10)
+        };
+        m = m * 0.25_f64 + u4 + a;
+        d_m = d_m * 0.25_f64 + d_u4 + d_a;
+        let (u11, d_u11) = {
+            let o14 = (u4 * u4 + 1.0).sqrt();
+            let o15 = u4 * d_u4 / (u4 * u4 + 1.0).sqrt();
+            let o16 = if v[0] >= a { v[0] } else { a };
+            let o17 = if v[0] >= a { d_v[0] } else { d_a };
+            let o12 = o14 + o16;
+            let o13 = o15 + o17;
+            let a = o12;
+            let d_a = o13;
+            let o18 = a + u4;
+            let o19 = d_a + d_u4;
+            (a * o18, d_a * o18 + a * o19)
+        };
+        m = m * 0.25_f64 + u11 + a;
+        d_m = d_m * 0.25_f64 + d_u11 + d_a;
+        let o22 = if 0.25_f64 >= m { 0.25_f64 } else { m };
+        let o23 = if 0.25_f64 >= m { 0.0 } else { d_m };
+        let o20 = o22.sin();
+        let o21 = o22.cos() * o23;
+        m = m * 0.50_f64 + o20 * (i as f64 + 1.0);
+        d_m = d_m * 0.50_f64 + o21 * (i as f64 + 1.0);
+        d_m = (1.0 - (m / 3.0).tanh() * (m / 3.0).tanh()) * d_m;
+        m = 3.0 * (m / 3.0).tanh();
+    }
+    (m * v[1] + m, d_m * v[1] + m * d_v[1] + d_m)
+}
+
+#[lens]
+fn h38(a: f64) -> f64 {
+    let mut m = ((a + a) - (a * a + 0.5).ln());
+    let t = a;
+    let t7 = (softplus((t * t + 0.5).ln())).sin();
+    for i in 0..2 {
+        m = m * 0.75_f64 + t7.sin() * (i as f64 + 1.0);
+        m = m * 0.75_f64 + a * (i as f64 + 1.0);
+        m = m * 0.50_f64 + t.powi(3).max((0.50_f64 * 0.50_f64)) * (i as f64 + 1.0);
+        m = 3.0 * (m / 3.0).tanh();
+    }
+    for i in 0..2 {
+        m = m * 1.50_f64 + m * (i as f64 + 1.0);
+        m = m * 1.25_f64 + (m * m + 1.0).sqrt().tanh().exp() * (i as f64 + 1.0);
+        m = 3.0 * (m / 3.0).tanh();
+    }
+    for i in 0..2 {
+        m = m * 0.50_f64 + (m.min(0.75_f64) * a.powi(2)) * (i as f64 + 1.0);
+        m = 3.0 * (m / 3.0).tanh();
+    }
+    m * (relu(m) + (a + m)) + m
+}
+
+#[allow(clippy::too_many_arguments)]
+fn h38_tangent(a: f64, d_a: f64) -> (f64, f64) {
+    let o3 = a + a;
+    let o4 = d_a + d_a;
+    let o5 = (a * a + 0.5).ln();
+    let o6 = 2.0 * a * d_a / (a * a + 0.5);
+    let o1 = o3 - o5;
+    let o2 = o4 - o6;
+    let mut m = o1;
+    let mut d_m = o2;
+    let t = a;
+    let d_t = d_a;
+    let o12 = (t * t + 0.5).ln();
+    let o13 = 2.0 * t * d_t / (t * t + 0.5);
+    let (o10, o11) = softplus_tangent(o12, o13);
+    let o8 = o10.sin();
+    let o9 = o10.cos() * o11;
+    let t7 = o8;
+    let d_t7 = o9;
+    for i in 0..2 {
+        let o14 = t7.sin();
+        let o15 = t7.cos() * d_t7;
+        m = m * 0.75_f64 + o14 * (i as f64 + 1.0);
+        d_m = d_m * 0.75_f64 + o15 * (i as f64 + 1.0);
+        m = m * 0.75_f64 + a * (i as f64 + 1.0);
+        d_m = d_m * 0.75_f64 + d_a * (i as f64 + 1.0);
+        let o18 = t.powi(3);
+        let o19 = 3.0 * t.powi(2) * d_t;
+        let o20 = 0.50_f64 * 0.50_f64;
+        let o21 = 2.0 * 0.50_f64 * 0.0;
+        let o16 = if o18 >= o20 { o18 } else { o20 };
+        let o17 = if o18 >= o20 { o19 } else { o21 };
+        m = m * 0.50_f64 + o16 * (i as f64 + 1.0);
+        d_m = d_m * 0.50_f64 + o17 * (i as f64 + 1.0);
+        d_m = (1.0 - (m / 3.0).tanh() * (m / 3.0).tanh()) * d_m;
+        m = 3.0 * (m / 3.0).tanh();
+    }
+    for i in 0..2 {
+        m = m * 1.50_f64 + m * (i as f64 + 1.0);
+        d_m = d_m * 1.50_f64 + d_m * (i as f64 + 1.0);
+        let o24 = (m * m + 1.0).sqrt();
+        let o25 = m * d_m / (m * m + 1.0).sqrt();
+        let o22 = o24.tanh().exp();
+        let o23 = o24.tanh().exp() * (1.0 - o24.tanh() * o24.tanh()) * o25;
+        m = m * 1.25_f64 + o22 * (i as f64 + 1.0);
+        d_m = d_m * 1.25_f64 + o23 * (i as f64 + 1.0);
+        d_m = (1.0 - (m / 3.0).tanh() * (m / 3.0).tanh()) * d_m;
+        m = 3.0 * (m / 3.0).tanh();
+    }
+    for i in 0..2 {
+        let o28 = if m <= 0.75_f64 { m } else { 0.75_f64 };
+        let o29 = if m <= 0.75_f64 { d_m } else { 0.0 };
+        let o30 = a.powi(2);
+        let o31 = 2.0 * a.powi(1) * d_a;
+        let o26 = o28 * o30;
+        let o27 = o29 * o30 + o28 * o31;
+        m = m * 0.50_f64 + o26 * (i as f64 + 1.0);
+        d_m = d_m * 0.50_f64 + o27 * (i as f64 + 1.0);
+        d_m = (1.0 - (m / 3.0).tanh() * (m / 3.0).tanh()) * d_m;
+        m = 3.0 * (m / 3.0).tanh();
+    }
+    let (o34, o35) = relu_tangent(m, d_m);
+    let o36 = a + m;
+    let o37 = d_a + d_m;
+    let o32 = o34 + o36;
+    let o33 = o35 + o37;
+    (m * o32 + m, d_m * o32 + m * o33 + d_m)
+}
+
+#[lens]
+fn h39(a: f64, b: f64, c: f64, v: SVector<f64, 3>, #[nodiff] mask: [bool; 3], #[nodiff] at: [usize; 2]) -> f64 {
+    let mut m = ((1.75_f64 * 1.75_f64 + 0.5).ln() - relu(a));
+    let t7 = b;
+    for i in 0..3 {
+        m = m * 0.75_f64 + (0.75_f64 * 0.75_f64).tanh() * (i as f64 + 1.0);
+        m = 3.0 * (m / 3.0).tanh();
+    }
+    for i in 0..4 {
+        let h12 = to_heap(v * m.max(t7));
+        let y12 = h12.clone() * 1.00_f64;
+        m = m * 1.50_f64 + y12[(i % 3, 0)] + h12[(0, 0)] * c;
+        m = 3.0 * (m / 3.0).tanh();
+    }
+    m * ((v * v[1]).norm_squared() + v.sum()) + m
+}
+
+#[allow(clippy::too_many_arguments)]
+fn h39_tangent(a: f64, b: f64, c: f64, v: SVector<f64, 3>, mask: [bool; 3], at: [usize; 2], d_a: f64, d_b: f64, d_c: f64, d_v: SVector<f64, 3>) -> (f64, f64) {
+    let o3 = (1.75_f64 * 1.75_f64 + 0.5).ln();
+    let o4 = 2.0 * 1.75_f64 * 0.0 / (1.75_f64 * 1.75_f64 + 0.5);
+    let (o5, o6) = relu_tangent(a, d_a);
+    let o1 = o3 - o5;
+    let o2 = o4 - o6;
+    let mut m = o1;
+    let mut d_m = o2;
+    let t7 = b;
+    let d_t7 = d_b;
+    for i in 0..3 {
+        let o10 = 0.75_f64 * 0.75_f64;
+        let o11 = 2.0 * 0.75_f64 * 0.0;
+        let o8 = o10.tanh();
+        let o9 = (1.0 - o10.tanh() * o10.tanh()) * o11;
+        m = m * 0.75_f64 + o8 * (i as f64 + 1.0);
+        d_m = d_m * 0.75_f64 + o9 * (i as f64 + 1.0);
+        d_m = (1.0 - (m / 3.0).tanh() * (m / 3.0).tanh()) * d_m;
+        m = 3.0 * (m / 3.0).tanh();
+    }
+    for i in 0..4 {
+        let o13 = if m >= t7 { m } else { t7 };
+        let o14 = if m >= t7 { d_m } else { d_t7 };
+        let h12 = v * o13;
+        let d_h12 = d_v * o13 + v * o14;
+        let y12 = h12 * 1.00_f64;
+        let d_y12 = d_h12 * 1.00_f64;
+        d_m = d_m * 1.50_f64 + d_y12[i % 3] + d_h12[0] * c + h12[0] * d_c;
+        m = m * 1.50_f64 + y12[i % 3] + h12[0] * c;
+        d_m = (1.0 - (m / 3.0).tanh() * (m / 3.0).tanh()) * d_m;
+        m = 3.0 * (m / 3.0).tanh();
+    }
+    let o15 = (v * v[1]).norm_squared() + v.sum();
+    let o16 = 2.0 * (v * v[1]).dot(&(d_v * v[1] + v * d_v[1])) + d_v.sum();
+    (m * o15 + m, d_m * o15 + m * o16 + d_m)
+}
+
+#[lens]
+fn h40(a: f64, b: f64) -> f64 {
+    let mut m = a;
+    m = (b * a).min((b * b + 0.5).ln());
+    for i in 0..4 {
+        if coin::<f64>() {
+            m += 0.50_f64;
+        }
+        m = m * 0.75_f64 + a.cos() * (i as f64 + 1.0);
+        m = 3.0 * (m / 3.0).tanh();
+    }
+    for i in 0..3 {
+        let w10 = if COIN() { 1.75_f64 } else { 1.50_f64 };
+        m = m * 1.00_f64 + w10 * a.cos();
+        m = m * 0.75_f64 + (1.75_f64 + w10).tanh() * (i as f64 + 1.0);
+        match coin::<f64>() {
+            true => {
+                m = ((w10 * w10 + 1.0).powf(1.5) * (w10 * w10 + 1.0).powf(1.5));
+            }
+            false => {
+                m += a.max(a).tanh();
+            }
+        }
+        m = 3.0 * (m / 3.0).tanh();
+    }
+    m * (a * a + 1.0).powf(1.5).max((b / (b * b + 1.0))) + m
+}
+
+#[allow(clippy::too_many_arguments)]
+fn h40_tangent(a: f64, b: f64, d_a: f64, d_b: f64) -> (f64, f64) {
+    let mut fx = 0usize;
+    let mut m = a;
+    let mut d_m = d_a;
+    let o3 = b * a;
+    let o4 = d_b * a + b * d_a;
+    let o5 = (b * b + 0.5).ln();
+    let o6 = 2.0 * b * d_b / (b * b + 0.5);
+    let o1 = if o3 <= o5 { o3 } else { o5 };
+    let o2 = if o3 <= o5 { o4 } else { o6 };
+    m = o1;
+    d_m = o2;
+    for i in 0..4 {
+        let o7 = flip(fx);
+        fx += 1;
+        if o7 {
+            m += 0.50_f64;
+            d_m += 0.0;
+        }
+        let o8 = a.cos();
+        let o9 = -a.sin() * d_a;
+        m = m * 0.75_f64 + o8 * (i as f64 + 1.0);
+        d_m = d_m * 0.75_f64 + o9 * (i as f64 + 1.0);
+        d_m = (1.0 - (m / 3.0).tanh() * (m / 3.0).tanh()) * d_m;
+        m = 3.0 * (m / 3.0).tanh();
+    }
+    for i in 0..3 {
+        let o11 = flip(fx);
+        fx += 1;
+        let w10 = if o11 { 1.75_f64 } else { 1.50_f64 };
+        let d_w10 = 0.0;
+        let o12 = a.cos();
+        let o13 = -a.sin() * d_a;
+        m = m * 1.00_f64 + w10 * o12;
+        d_m = d_m * 1.00_f64 + w10 * o13;
+        let o16 = 1.75_f64 + w10;
+        let o17 = 0.0 + d_w10;
+        let o14 = o16.tanh();
+        let o15 = (1.0 - o16.tanh() * o16.tanh()) * o17;
+        m = m * 0.75_f64 + o14 * (i as f64 + 1.0);
+        d_m = d_m * 0.75_f64 + o15 * (i as f64 + 1.0);
+        let o18 = flip(fx);
+        fx += 1;
+        match o18 {
+            true => {
+                let o21 = (w10 * w10 + 1.0).powf(1.5);
+                let o22 = 1.5 * (w10 * w10 + 1.0).powf(0.5) * 2.0 * w10 * d_w10;
+                let o19 = o21 * o21;
+                let o20 = 2.0 * o21 * o22;
+                m = o19;
+                d_m = o20;
+            }
+            false => {
+                let o25 = if a >= a { a } else { a };
+                let o26 = if a >= a { d_a } else { d_a };
+                let o23 = o25.tanh();
+                let o24 = (1.0 - o25.tanh() * o25.tanh()) * o26;
+                m += o23;
+                d_m += o24;
+            }
+        }
+        d_m = (1.0 - (m / 3.0).tanh() * (m / 3.0).tanh()) * d_m;
+        m = 3.0 * (m / 3.0).tanh();
+    }
+    let o29 = (a * a + 1.0).powf(1.5);
+    let o30 = 1.5 * (a * a + 1.0).powf(0.5) * 2.0 * a * d_a;
+    let o33 = b * b + 1.0;
+    let o31 = b / o33;
+    let o32 = (d_b * o33 - b * 2.0 * b * d_b) / (o33 * o33);
+    let o27 = if o29 >= o31 { o29 } else { o31 };
+    let o28 = if o29 >= o31 { o30 } else { o32 };
+    (m * o27 + m, d_m * o27 + m * o28 + d_m)
+}
+
+#[lens]
+fn h41(a: f64, b: f64, v: SVector<f64, 3>, #[nodiff] mask: [bool; 3], #[nodiff] at: [usize; 2]) -> f64 {
+    let mut m = a.sin().max(b.sin());
+    let t = (a * a + 1.0).sqrt().cos();
+    for i in 0..4 {
+        m = m * 0.50_f64 + v[at[(i + 1) % 2]] * 0.75_f64.tanh().exp().max(0.50_f64.tanh());
+        m = 3.0 * (m / 3.0).tanh();
+    }
+    m * (0.75_f64 * 0.75_f64 + 1.0).powf(1.5).cos() + m
+}
+
+#[allow(clippy::too_many_arguments)]
+fn h41_tangent(a: f64, b: f64, v: SVector<f64, 3>, mask: [bool; 3], at: [usize; 2], d_a: f64, d_b: f64, d_v: SVector<f64, 3>) -> (f64, f64) {
+    let o3 = a.sin();
+    let o4 = a.cos() * d_a;
+    let o5 = b.sin();
+    let o6 = b.cos() * d_b;
+    let o1 = if o3 >= o5 { o3 } else { o5 };
+    let o2 = if o3 >= o5 { o4 } else { o6 };
+    let mut m = o1;
+    let mut d_m = o2;
+    let o9 = (a * a + 1.0).sqrt();
+    let o10 = a * d_a / (a * a + 1.0).sqrt();
+    let o7 = o9.cos();
+    let o8 = -o9.sin() * o10;
+    let t = o7;
+    let d_t = o8;
+    for i in 0..4 {
+        let o13 = 0.75_f64.tanh().exp();
+        let o14 = 0.75_f64.tanh().exp() * (1.0 - 0.75_f64.tanh() * 0.75_f64.tanh()) * 0.0;
+        let o15 = 0.50_f64.tanh();
+        let o16 = (1.0 - 0.50_f64.tanh() * 0.50_f64.tanh()) * 0.0;
+        let o11 = if o13 >= o15 { o13 } else { o15 };
+        let o12 = if o13 >= o15 { o14 } else { o16 };
+        d_m = d_m * 0.50_f64 + d_v[at[(i + 1) % 2]] * o11 + v[at[(i + 1) % 2]] * o12;
+        m = m * 0.50_f64 + v[at[(i + 1) % 2]] * o11;
+        d_m = (1.0 - (m / 3.0).tanh() * (m / 3.0).tanh()) * d_m;
+        m = 3.0 * (m / 3.0).tanh();
+    }
+    let o19 = (0.75_f64 * 0.75_f64 + 1.0).powf(1.5);
+    let o20 = 1.5 * (0.75_f64 * 0.75_f64 + 1.0).powf(0.5) * 2.0 * 0.75_f64 * 0.0;
+    let o17 = o19.cos();
+    let o18 = -o19.sin() * o20;
+    (m * o17 + m, d_m * o17 + m * o18 + d_m)
+}
+
+#[lens]
+fn h42(a: f64, v: SVector<f64, 3>, #[nodiff] mask: [bool; 3], #[nodiff] at: [usize; 2]) -> f64 {
+    let mut m = (v * a.cos() + v.component_mul(&v)).dot(&v);
+    for i in 0..2 {
+        {
+            let a = a * 1.25_f64 + (a.max(v[1]) - (a + v[2]));
+            m = m * 1.75_f64 + a * (a * a + 1.0).sqrt();
+        }
+        m = m + a * 1.25_f64;
+        {
+            let a = a * 1.75_f64 + (v[0].tanh().exp() - a.cos());
+            m = m * 0.50_f64 + a * 1.00_f64.min(m);
+            m = m * 0.75_f64 + v[at[i % 2]] * (m / (1.75_f64 * 1.75_f64 + 1.0)).powi(2);
+        }
+        m = m + a * 0.75_f64;
+        m = 3.0 * (m / 3.0).tanh();
+    }
+    for i in 0..2 {
+        if mask[(i + 1) % 3] {
+            m += ((0.50_f64 * m) * 1.75_f64.cos());
+        } else {
+            m = 0.50_f64;
+        }
+        m = m * 0.50_f64 + (1.50_f64.cos() - a.tanh()) * (i as f64 + 1.0);
+        let u38 = {
+            let a = a * 0.75_f64 + a;
+            a * 1.75_f64.cos()
+        };
+        m = m * 0.75_f64 + u38 + a;
+        m = 3.0 * (m / 3.0).tanh();
+    }
+    m * (m.tanh() * m.tanh() + 1.0).sqrt() + m
+}
+
+#[allow(clippy::too_many_arguments)]
+fn h42_tangent(a: f64, v: SVector<f64, 3>, mask: [bool; 3], at: [usize; 2], d_a: f64, d_v: SVector<f64, 3>) -> (f64, f64) {
+    let o3 = a.cos();
+    let o4 = -a.sin() * d_a;
+    let o1 = (v * o3 + v.component_mul(&v)).dot(&v);
+    let o2 = (d_v * o3 + v * o4 + d_v.component_mul(&v) * 2.0).dot(&v) + (v * o3 + v.component_mul(&v)).dot(&d_v);
+    let mut m = o1;
+    let mut d_m = o2;
+    for i in 0..2 {
+        {
+            let o7 = if a >= v[1] { a } else { v[1] };
+            let o8 = if a >= v[1] { d_a } else { d_v[1] };
+            let o9 = a + v[2];
+            let o10 = d_a + d_v[2];
+            let o5 = o7 - o9;
+            let o6 = o8 - o10;
+            let a = a * 1.25_f64 + o5;
+            let d_a = d_a * 1.25_f64 + o6;
+            let o11 = (a * a + 1.0).sqrt();
+            let o12 = a * d_a / (a * a + 1.0).sqrt();
+            d_m = d_m * 1.75_f64 + d_a * o11 + a * o12;
+            m = m * 1.75_f64 + a * o11;
+        }
+        m = m + a * 1.25_f64;
+        d_m = d_m + d_a * 1.25_f64;
+        {
+            let o15 = v[0].tanh().exp();
+            let o16 = v[0].tanh().exp() * (1.0 - v[0].tanh() * v[0].tanh()) * d_v[0];
+            let o17 = a.cos();
+            let o18 = -a.sin() * d_a;
+            let o13 = o15 - o17;
+            let o14 = o16 - o18;
+            let a = a * 1.75_f64 + o13;
+            let d_a = d_a * 1.75_f64 + o14;
+            let o19 = if 1.00_f64 <= m { 1.00_f64 } else { m };
+            let o20 = if 1.00_f64 <= m { 0.0 } else { d_m };
+            d_m = d_m * 0.50_f64 + d_a * o19 + a * o20;
+            m = m * 0.50_f64 + a * o19;
+            let o25 = 1.75_f64 * 1.75_f64 + 1.0;
+            let o23 = m / o25;
+            let o24 = (d_m * o25 - m * 2.0 * 1.75_f64 * 0.0) / (o25 * o25);
+            let o21 = o23.powi(2);
+            let o22 = 2.0 * o23.powi(1) * o24;
+            d_m = d_m * 0.75_f64 + d_v[at[i % 2]] * o21 + v[at[i % 2]] * o22;
+            m = m * 0.75_f64 + v[at[i % 2]] * o21;
+        }
+        m = m + a * 0.75_f64;
+        d_m = d_m + d_a * 0.75_f64;
+        d_m = (1.0 - (m / 3.0).tanh() * (m / 3.0).tanh()) * d_m;
+        m = 3.0 * (m / 3.0).tanh();
+    }
+    for i in 0..2 {
+        if mask[(i + 1) % 3] {
+            let o28 = 0.50_f64 * m;
+            let o29 = 0.0 * m + 0.50_f64 * d_m;
+            let o30 = 1.75_f64.cos();
+            let o31 = -1.75_f64.sin() * 0.0;
+            let o26 = o28 * o30;
+            let o27 = o29 * o30 + o28 * o31;
+            m += o26;
+            d_m += o27;
+        } else {
+            m = 0.50_f64;
+            d_m = 0.0;
+        }
+        let o34 = 1.50_f64.cos();
+        let o35 = -1.50_f64.sin() * 0.0;
+        let o36 = a.tanh();
+        let o37 = (1.0 - a.tanh() * a.tanh()) * d_a;
+        let o32 = o34 - o36;
+        let o33 = o35 - o37;
+        m = m * 0.50_f64 + o32 * (i as f64 + 1.0);
+        d_m = d_m * 0.50_f64 + o33 * (i as f64 + 1.0);
+        let (u38, d_u38) = {
+            let a = a * 0.75_f64 + a;
+            let d_a = d_a * 0.75_f64 + d_a;
+            let o39 = 1.75_f64.cos();
+            let o40 = -1.75_f64.sin() * 0.0;
+            (a * o39, d_a * o39 + a * o40)
+        };
+        m = m * 0.75_f64 + u38 + a;
+        d_m = d_m * 0.75_f64 + d_u38 + d_a;
+        d_m = (1.0 - (m / 3.0).tanh() * (m / 3.0).tanh()) * d_m;
+        m = 3.0 * (m / 3.0).tanh();
+    }
+    let o43 = m.tanh();
+    let o44 = (1.0 - m.tanh() * m.tanh()) * d_m;
+    let o41 = (o43 * o43 + 1.0).sqrt();
+    let o42 = o43 * o44 / (o43 * o43 + 1.0).sqrt();
+    (m * o41 + m, d_m * o41 + m * o42 + d_m)
+}
+
+#[lens]
+fn h43(a: f64, b: f64, v: SVector<f64, 3>) -> f64 {
+    let mut m = relu(b);
+    let t = softplus(softplus(0.50_f64));
+    if t > 1.25_f64 {
+        m = 0.75_f64;
+    } else {
+        m += ((1.25_f64 - 0.25_f64) + (b * b + 1.0).powf(1.5));
+    }
+    for i in 0..3 {
+        {
+            let t = t * 0.75_f64 + 1.25_f64;
+            m = m * 1.50_f64 + t * (v[1] * v[1] + 1.0).sqrt();
+        }
+        m = m + t * 0.25_f64;
+        {
+            let t = t * 0.50_f64 + (a * a + 1.0).powf(1.5).tanh();
+            let t = t * 1.25_f64 + (a - v[2]);
+            m = m * 0.50_f64 + t * t.tanh();
+        }
+        m = m + t * 0.75_f64;
+        m = 3.0 * (m / 3.0).tanh();
+    }
+    for i in 0..1 {
+        m = m * 0.25_f64 + ((1.00_f64 * v[0]) * t.max(v[0])) * (i as f64 + 1.0);
+        m = 3.0 * (m / 3.0).tanh();
+    }
+    m * ((v * a).norm_squared() + v.sum()).sin() + m
+}
+
+#[allow(clippy::too_many_arguments)]
+fn h43_tangent(a: f64, b: f64, v: SVector<f64, 3>, d_a: f64, d_b: f64, d_v: SVector<f64, 3>) -> (f64, f64) {
+    let (o1, o2) = relu_tangent(b, d_b);
+    let mut m = o1;
+    let mut d_m = o2;
+    let (o5, o6) = softplus_tangent(0.50_f64, 0.0);
+    let (o3, o4) = softplus_tangent(o5, o6);
+    let t = o3;
+    let d_t = o4;
+    if t > 1.25_f64 {
+        m = 0.75_f64;
+        d_m = 0.0;
+    } else {
+        let o9 = 1.25_f64 - 0.25_f64;
+        let o10 = 0.0 - 0.0;
+        let o11 = (b * b + 1.0).powf(1.5);
+        let o12 = 1.5 * (b * b + 1.0).powf(0.5) * 2.0 * b * d_b;
+        let o7 = o9 + o11;
+        let o8 = o10 + o12;
+        m += o7;
+        d_m += o8;
+    }
+    for i in 0..3 {
+        {
+            let t = t * 0.75_f64 + 1.25_f64;
+            let d_t = d_t * 0.75_f64 + 0.0;
+            let o13 = (v[1] * v[1] + 1.0).sqrt();
+            let o14 = v[1] * d_v[1] / (v[1] * v[1] + 1.0).sqrt();
+            d_m = d_m * 1.50_f64 + d_t * o13 + t * o14;
+            m = m * 1.50_f64 + t * o13;
+        }
+        m = m + t * 0.25_f64;
+        d_m = d_m + d_t * 0.25_f64;
+        {
+            let o17 = (a * a + 1.0).powf(1.5);
+            let o18 = 1.5 * (a * a + 1.0).powf(0.5) * 2.0 * a * d_a;
+            let o15 = o17.tanh();
+            let o16 = (1.0 - o17.tanh() * o17.tanh()) * o18;
+            let t = t * 0.50_f64 + o15;
+            let d_t = d_t * 0.50_f64 + o16;
+            let o19 = a - v[2];
+            let o20 = d_a - d_v[2];
+            let t = t * 1.25_f64 + o19;
+            let d_t = d_t * 1.25_f64 + o20;
+            let o21 = t.tanh();
+            let o22 = (1.0 - t.tanh() * t.tanh()) * d_t;
+            d_m = d_m * 0.50_f64 + d_t * o21 + t * o22;
+            m = m * 0.50_f64 + t * o21;
+        }
+        m = m + t * 0.75_f64;
+        d_m = d_m + d_t * 0.75_f64;
+        d_m = (1.0 - (m / 3.0).tanh() * (m / 3.0).tanh()) * d_m;
+        m = 3.0 * (m / 3.0).tanh();
+    }
+    for i in 0..1 {
+        let o25 = 1.00_f64 * v[0];
+        let o26 = 0.0 * v[0] + 1.00_f64 * d_v[0];
+        let o27 = if t >= v[0] { t } else { v[0] };
+        let o28 = if t >= v[0] { d_t } else { d_v[0] };
+        let o23 = o25 * o27;
+        let o24 = o26 * o27 + o25 * o28;
+        m = m * 0.25_f64 + o23 * (i as f64 + 1.0);
+        d_m = d_m * 0.25_f64 + o24 * (i as f64 + 1.0);
+        d_m = (1.0 - (m / 3.0).tanh() * (m / 3.0).tanh()) * d_m;
+        m = 3.0 * (m / 3.0).tanh();
+    }
+    let o31 = (v * a).norm_squared() + v.sum();
+    let o32 = 2.0 * (v * a).dot(&(d_v * a + v * d_a)) + d_v.sum();
+    let o29 = o31.sin();
+    let o30 = o31.cos() * o32;
+    (m * o29 + m, d_m * o29 + m * o30 + d_m)
+}
+
+#[lens]
+fn h44(a: f64, b: f64, v: SVector<f64, 3>) -> f64 {
+    let mut m = v[1];
+    if a > 1.00_f64 {
+        m = v[0];
+    } else {
+        m += ((b / (v[1] * v[1] + 1.0)) * (m * a));
+    }
+    for i in 0..3 {
+        m = m * 0.50_f64 + (a.sin() - (v[0] + m)) * (i as f64 + 1.0);
+        m = 3.0 * (m / 3.0).tanh();
+    }
+    let a = ((1.75_f64 * 1.75_f64 + 1.0).sqrt().tanh() * v[1].powi(2).powi(2));
+    for i in 0..3 {
+        m = m * 0.25_f64 + m * (i as f64 + 1.0);
+        let h24 = to_heap(v * 0.25_f64);
+        let y24 = to_static(h24.clone());
+        m = m * 1.75_f64 + y24.sum() + h24[(1, 0)] * (0.50_f64 * 0.50_f64 + 1.0).sqrt();
+        m = 3.0 * (m / 3.0).tanh();
+    }
+    m = a;
+    for i in 0..2 {
+        let h27 = to_heap(v * 1.75_f64.cos());
+        let y27 = h27.clone().norm_squared();
+        m = m * 1.75_f64 + y27 + h27[1] * (b / (a * a + 1.0));
+        m = 3.0 * (m / 3.0).tanh();
+    }
+    m * ((m - a) * (m - a)) + m
+}
+
+#[allow(clippy::too_many_arguments)]
+fn h44_tangent(a: f64, b: f64, v: SVector<f64, 3>, d_a: f64, d_b: f64, d_v: SVector<f64, 3>) -> (f64, f64) {
+    let mut m = v[1];
+    let mut d_m = d_v[1];
+    if a > 1.00_f64 {
+        m = v[0];
+        d_m = d_v[0];
+    } else {
+        let o5 = v[1] * v[1] + 1.0;
+        let o3 = b / o5;
+        let o4 = (d_b * o5 - b * 2.0 * v[1] * d_v[1]) / (o5 * o5);
+        let o6 = m * a;
+        let o7 = d_m * a + m * d_a;
+        let o1 = o3 * o6;
+        let o2 = o4 * o6 + o3 * o7;
+        m += o1;
+        d_m += o2;
+    }
+    for i in 0..3 {
+        let o10 = a.sin();
+        let o11 = a.cos() * d_a;
+        let o12 = v[0] + m;
+        let o13 = d_v[0] + d_m;
+        let o8 = o10 - o12;
+        let o9 = o11 - o13;
+        m = m * 0.50_f64 + o8 * (i as f64 + 1.0);
+        d_m = d_m * 0.50_f64 + o9 * (i as f64 + 1.0);
+        d_m = (1.0 - (m / 3.0).tanh() * (m / 3.0).tanh()) * d_m;
+        m = 3.0 * (m / 3.0).tanh();
+    }
+    let o18 = (1.75_f64 * 1.75_f64 + 1.0).sqrt();
+    let o19 = 1.75_f64 * 0.0 / (1.75_f64 * 1.75_f64 + 1.0).sqrt();
+    let o16 = o18.tanh();
+    let o17 = (1.0 - o18.tanh() * o18.tanh()) * o19;
+    let o22 = v[1].powi(2);
+    let o23 = 2.0 * v[1].powi(1) * d_v[1];
+    let o20 = o22.powi(2);
+    let o21 = 2.0 * o22.powi(1) * o23;
+    let o14 = o16 * o20;
+    let o15 = o17 * o20 + o16 * o21;
+    let a = o14;
+    let d_a = o15;
+    for i in 0..3 {
+        m = m * 0.25_f64 + m * (i as f64 + 1.0);
+        d_m = d_m * 0.25_f64 + d_m * (i as f64 + 1.0);
+        let h24 = v * 0.25_f64;
+        let d_h24 = d_v * 0.25_f64 + v * 0.0;
+        let y24 = h24;
+        let d_y24 = d_h24;
+        let o25 = (0.50_f64 * 0.50_f64 + 1.0).sqrt();
+        let o26 = 0.50_f64 * 0.0 / (0.50_f64 * 0.50_f64 + 1.0).sqrt();
+        d_m = d_m * 1.75_f64 + d_y24.sum() + d_h24[1] * o25 + h24[1] * o26;
+        m = m * 1.75_f64 + y24.sum() + h24[1] * o25;
+        d_m = (1.0 - (m / 3.0).tanh() * (m / 3.0).tanh()) * d_m;
+        m = 3.0 * (m / 3.0).tanh();
+    }
+    m = a;
+    d_m = d_a;
+    for i in 0..2 {
+        let o28 = 1.75_f64.cos();
+        let o29 = -1.75_f64.sin() * 0.0;
+        let h27 = v * o28;
+        let d_h27 = d_v * o28 + v * o29;
+        let y27 = h27.norm_squared();
+        let d_y27 = 2.0 * h27.dot(&d_h27);
+        let o32 = a * a + 1.0;
+        let o30 = b / o32;
+        let o31 = (d_b * o32 - b * 2.0 * a * d_a) / (o32 * o32);
+        d_m = d_m * 1.75_f64 + d_y27 + d_h27[1] * o30 + h27[1] * o31;
+        m = m * 1.75_f64 + y27 + h27[1] * o30;
+        d_m = (1.0 - (m / 3.0).tanh() * (m / 3.0).tanh()) * d_m;
+        m = 3.0 * (m / 3.0).tanh();
+    }
+    let o35 = m - a;
+    let o36 = d_m - d_a;
+    let o33 = o35 * o35;
+    let o34 = 2.0 * o35 * o36;
+    (m * o33 + m, d_m * o33 + m * o34 + d_m)
+}
+
+#[lens]
+fn h45(a: f64, b: f64, v: SVector<f64, 3>) -> f64 {
+    let mut m = a.tanh().exp().sin();
+    for i in 0..4 {
+        let w5 = URN.draw::<f64>();
+        m = m * 0.75_f64 + w5 * ((w5 - b) * (w5 - b) + 0.5).ln();
+        m = m * 1.50_f64 + (w5.cos() - w5) * (i as f64 + 1.0);
+        m = m * 1.75_f64 + (a * a + 1.0).sqrt() * (i as f64 + 1.0);
+        m = 3.0 * (m / 3.0).tanh();
+    }
+    m * 1.75_f64 + m
+}
+
+#[allow(clippy::too_many_arguments)]
+fn h45_tangent(a: f64, b: f64, v: SVector<f64, 3>, d_a: f64, d_b: f64, d_v: SVector<f64, 3>) -> (f64, f64) {
+    let mut fx = 0usize;
+    let o3 = a.tanh().exp();
+    let o4 = a.tanh().exp() * (1.0 - a.tanh() * a.tanh()) * d_a;
+    let o1 = o3.sin();
+    let o2 = o3.cos() * o4;
+    let mut m = o1;
+    let mut d_m = o2;
+    for i in 0..4 {
+        let o6 = weight(fx);
+        fx += 1;
+        let w5 = o6;
+        let d_w5 = 0.0;
+        let o9 = w5 - b;
+        let o10 = d_w5 - d_b;
+        let o7 = (o9 * o9 + 0.5).ln();
+        let o8 = 2.0 * o9 * o10 / (o9 * o9 + 0.5);
+        m = m * 0.75_f64 + w5 * o7;
+        d_m = d_m * 0.75_f64 + w5 * o8;
+        let o13 = w5.cos();
+        let o14 = -w5.sin() * d_w5;
+        let o11 = o13 - w5;
+        let o12 = o14 - d_w5;
+        m = m * 1.50_f64 + o11 * (i as f64 + 1.0);
+        d_m = d_m * 1.50_f64 + o12 * (i as f64 + 1.0);
+        let o15 = (a * a + 1.0).sqrt();
+        let o16 = a * d_a / (a * a + 1.0).sqrt();
+        m = m * 1.75_f64 + o15 * (i as f64 + 1.0);
+        d_m = d_m * 1.75_f64 + o16 * (i as f64 + 1.0);
+        d_m = (1.0 - (m / 3.0).tanh() * (m / 3.0).tanh()) * d_m;
+        m = 3.0 * (m / 3.0).tanh();
+    }
+    (m * 1.75_f64 + m, d_m * 1.75_f64 + m * 0.0 + d_m)
+}
+
+#[lens]
+fn h46(a: f64, #[nodiff] mask: [bool; 3], #[nodiff] at: [usize; 2]) -> f64 {
+    let mut m = ((0.25_f64 + a) * (0.25_f64 + a) + 1.0).powf(1.5);
+    for i in 0..1 {
+        if mask[i % 3] {
+            m = m.tanh();
+        }
+        m = 3.0 * (m / 3.0).tanh();
+    }
+    m * 1.50_f64.max((0.50_f64 * 0.50_f64)) + m
+}
+
+#[allow(clippy::too_many_arguments)]
+fn h46_tangent(a: f64, mask: [bool; 3], at: [usize; 2], d_a: f64) -> (f64, f64) {
+    let mut fx = 0usize;
+    let o3 = 0.25_f64 + a;
+    let o4 = 0.0 + d_a;
+    let o1 = (o3 * o3 + 1.0).powf(1.5);
+    let o2 = 1.5 * (o3 * o3 + 1.0).powf(0.5) * 2.0 * o3 * o4;
+    let mut m = o1;
+    let mut d_m = o2;
+    for i in 0..1 {
+        if mask[i % 3] {
+            let o5 = m.tanh();
+            let o6 = (1.0 - m.tanh() * m.tanh()) * d_m;
+            m = o5;
+            d_m = o6;
+        }
+        d_m = (1.0 - (m / 3.0).tanh() * (m / 3.0).tanh()) * d_m;
+        m = 3.0 * (m / 3.0).tanh();
+    }
+    let o9 = 0.50_f64 * 0.50_f64;
+    let o10 = 2.0 * 0.50_f64 * 0.0;
+    let o7 = if 1.50_f64 >= o9 { 1.50_f64 } else { o9 };
+    let o8 = if 1.50_f64 >= o9 { 0.0 } else { o10 };
+    (m * o7 + m, d_m * o7 + m * o8 + d_m)
+}
+
+#[lens]
+fn h47(a: f64, v: SVector<f64, 3>) -> f64 {
+    let mut m = ((a + a) / (a * a + 1.0));
+    for i in 0..2 {
+        let w6 = if COIN() { 0.50_f64 } else { 1.75_f64 };
+        m = m * 0.50_f64 + w6 * (w6 + 0.50_f64).cos();
+        {
+            let w6 = w6;
+            m = m * 0.75_f64 + w6 * 1.50_f64.max(a);
+        }
+        m = m + w6 * 1.50_f64;
+        let u14 = {
+            let a = a.powi(2);
+            a * (m - a)
+        };
+        m = m * 0.75_f64 + u14 + a;
+        m = 3.0 * (m / 3.0).tanh();
+    }
+    for i in 0..3 {
+        m = m * 1.25_f64 + a * (i as f64 + 1.0);
+        if URN.draw::<f64>() > 1.50_f64 {
+            m += (0.50_f64 - m).sin();
+        }
+        let e25 = COIN();
+        let w25 = if e25 { 1.00_f64 } else { 1.00_f64 };
+        if e25 {
+            m = m;
+        } else {
+            m = (0.50_f64 * 0.50_f64 + 1.0).powf(1.5).tanh();
+        }
+        m = 3.0 * (m / 3.0).tanh();
+    }
+    for i in 0..1 {
+        let e31 = COIN();
+        let w31 = if e31 { 1.25_f64 } else { 1.50_f64 };
+        if e31 {
+            m += (v * (1.50_f64 * 1.50_f64 + 0.5).ln() + v.component_mul(&v)).dot(&v);
+        } else {
+            m += (a * a + 0.5).ln().tanh().exp();
+        }
+        let w41 = URN.draw::<f64>();
+        m = m * 0.50_f64 + w41 * ((a * a + 1.0).powf(1.5) / (1.25_f64.min(a) * 1.25_f64.min(a) + 1.0));
+        m = 3.0 * (m / 3.0).tanh();
+    }
+    m * ((v * m.max(a)).norm_squared() + v.sum()) + m
+}
+
+#[allow(clippy::too_many_arguments)]
+fn h47_tangent(a: f64, v: SVector<f64, 3>, d_a: f64, d_v: SVector<f64, 3>) -> (f64, f64) {
+    let mut fx = 0usize;
+    let o3 = a + a;
+    let o4 = d_a + d_a;
+    let o5 = a * a + 1.0;
+    let o1 = o3 / o5;
+    let o2 = (o4 * o5 - o3 * 2.0 * a * d_a) / (o5 * o5);
+    let mut m = o1;
+    let mut d_m = o2;
+    for i in 0..2 {
+        let o7 = flip(fx);
+        fx += 1;
+        let w6 = if o7 { 0.50_f64 } else { 1.75_f64 };
+        let d_w6 = 0.0;
+        let o10 = w6 + 0.50_f64;
+        let o11 = d_w6 + 0.0;
+        let o8 = o10.cos();
+        let o9 = -o10.sin() * o11;
+        m = m * 0.50_f64 + w6 * o8;
+        d_m = d_m * 0.50_f64 + w6 * o9;
+        {
+            let w6 = w6;
+            let d_w6 = d_w6;
+            let o12 = if 1.50_f64 >= a { 1.50_f64 } else { a };
+            let o13 = if 1.50_f64 >= a { 0.0 } else { d_a };
+            d_m = d_m * 0.75_f64 + d_w6 * o12 + w6 * o13;
+            m = m * 0.75_f64 + w6 * o12;
+        }
+        m = m + w6 * 1.50_f64;
+        d_m = d_m + d_w6 * 1.50_f64;
+        let (u14, d_u14) = {
+            let o15 = a.powi(2);
+            let o16 = 2.0 * a.powi(1) * d_a;
+            let a = o15;
+            let d_a = o16;
+            let o17 = m - a;
+            let o18 = d_m - d_a;
+            (a * o17, d_a * o17 + a * o18)
+        };
+        m = m * 0.75_f64 + u14 + a;
+        d_m = d_m * 0.75_f64 + d_u14 + d_a;
+        d_m = (1.0 - (m / 3.0).tanh() * (m / 3.0).tanh()) * d_m;
+        m = 3.0 * (m / 3.0).tanh();
+    }
+    for i in 0..3 {
+        m = m * 1.25_f64 + a * (i as f64 + 1.0);
+        d_m = d_m * 1.25_f64 + d_a * (i as f64 + 1.0);
+        let o19 = weight(fx);
+        fx += 1;
+        let o20 = o19 > 1.50_f64;
+        if o20 {
+            let o23 = 0.50_f64 - m;
+            let o24 = 0.0 - d_m;
+            let o21 = o23.sin();
+            let o22 = o23.cos() * o24;
+            m += o21;
+            d_m += o22;
+        }
+        let o26 = flip(fx);
+        fx += 1;
+        let e25 = o26;
+        let w25 = if e25 { 1.00_f64 } else { 1.00_f64 };
+        let d_w25 = 0.0;
+        if e25 {
+            m = m;
+            d_m = d_m;
+        } else {
+            let o29 = (0.50_f64 * 0.50_f64 + 1.0).powf(1.5);
+            let o30 = 1.5 * (0.50_f64 * 0.50_f64 + 1.0).powf(0.5) * 2.0 * 0.50_f64 * 0.0;
+            let o27 = o29.tanh();
+            let o28 = (1.0 - o29.tanh() * o29.tanh()) * o30;
+            m = o27;
+            d_m = o28;
+        }
+        d_m = (1.0 - (m / 3.0).tanh() * (m / 3.0).tanh()) * d_m;
+        m = 3.0 * (m / 3.0).tanh();
+    }
+    for i in 0..1 {
+        let o32 = flip(fx);
+        fx += 1;
+        let e31 = o32;
+        let w31 = if e31 { 1.25_f64 } else { 1.50_f64 };
+        let d_w31 = 0.0;
+        if e31 {
+            let o35 = (1.50_f64 * 1.50_f64 + 0.5).ln();
+            let o36 = 2.0 * 1.50_f64 * 0.0 / (1.50_f64 * 1.50_f64 + 0.5);
+            let o33 = (v * o35 + v.component_mul(&v)).dot(&v);
+            let o34 = (d_v * o35 + v * o36 + d_v.component_mul(&v) * 2.0).dot(&v) + (v * o35 + v.component_mul(&v)).dot(&d_v);
+            m += o33;
+            d_m += o34;
+        } else {
+            let o39 = (a * a + 0.5).ln();
+            let o40 = 2.0 * a * d_a / (a * a + 0.5);
+            let o37 = o39.tanh().exp();
+            let o38 = o39.tanh().exp() * (1.0 - o39.tanh() * o39.tanh()) * o40;
+            m += o37;
+            d_m += o38;
+        }
+        let o42 = weight(fx);
+        fx += 1;
+        let w41 = o42;
+        let d_w41 = 0.0;
+        let o45 = (a * a + 1.0).powf(1.5);
+        let o46 = 1.5 * (a * a + 1.0).powf(0.5) * 2.0 * a * d_a;
+        let o47 = if 1.25_f64 <= a { 1.25_f64 } else { a };
+        let o48 = if 1.25_f64 <= a { 0.0 } else { d_a };
+        let o49 = o47 * o47 + 1.0;
+        let o43 = o45 / o49;
+        let o44 = (o46 * o49 - o45 * 2.0 * o47 * o48) / (o49 * o49);
+        m = m * 0.50_f64 + w41 * o43;
+        d_m = d_m * 0.50_f64 + w41 * o44;
+        d_m = (1.0 - (m / 3.0).tanh() * (m / 3.0).tanh()) * d_m;
+        m = 3.0 * (m / 3.0).tanh();
+    }
+    let o52 = if m >= a { m } else { a };
+    let o53 = if m >= a { d_m } else { d_a };
+    let o50 = (v * o52).norm_squared() + v.sum();
+    let o51 = 2.0 * (v * o52).dot(&(d_v * o52 + v * o53)) + d_v.sum();
+    (m * o50 + m, d_m * o50 + m * o51 + d_m)
+}
+
+#[test]
+fn every_issue_42_kind_matches_the_oracle_and_finite_differences() {
+    check_all("relu", (1, false), &|x| relu(x[0]), &|x| vec![relu_rev(x[0], 1.0)], &|x, k| relu_tangent(x[0], unit(1, k)[0]));
+    check_all("tanh", (1, false), &|x| tanh(x[0]), &|x| vec![tanh_rev(x[0], 1.0)], &|x, k| tanh_tangent(x[0], unit(1, k)[0]));
+    check_all("sigmoid", (1, false), &|x| sigmoid(x[0]), &|x| vec![sigmoid_rev(x[0], 1.0)], &|x, k| sigmoid_tangent(x[0], unit(1, k)[0]));
+    check_all("softplus", (1, false), &|x| softplus(x[0]), &|x| vec![softplus_rev(x[0], 1.0)], &|x, k| softplus_tangent(x[0], unit(1, k)[0]));
+    check_all(
+        "h0",
+        (2, false),
+        &|x| { reset(); let y = h0(x[0], x[1]); ran("h0", "value", 3); y },
+        &|x| { reset(); let g = h0_rev(x[0], x[1], 1.0); ran("h0", "reverse", 3); vec![g.0, g.1] },
+        &|x, k| { let u = unit(2, k); h0_tangent(x[0], x[1], u[0], u[1]) },
+    );
+    check_all(
+        "h1",
+        (3, true),
+        &|x| { reset(); let y = h1(x[0], x[1], x[2], vec3(&x[3..]), [true, true, false], [1, 2]); ran("h1", "value", 0); y },
+        &|x| { reset(); let g = h1_rev(x[0], x[1], x[2], vec3(&x[3..]), [true, true, false], [1, 2], 1.0); ran("h1", "reverse", 0); vec![g.0, g.1, g.2, g.3[0], g.3[1], g.3[2]] },
+        &|x, k| { let u = unit(6, k); h1_tangent(x[0], x[1], x[2], vec3(&x[3..]), [true, true, false], [1, 2], u[0], u[1], u[2], vec3(&u[3..])) },
+    );
+    check_all(
+        "h2",
+        (2, true),
+        &|x| { reset(); let y = h2(x[0], x[1], vec3(&x[2..])); ran("h2", "value", 4); y },
+        &|x| { reset(); let g = h2_rev(x[0], x[1], vec3(&x[2..]), 1.0); ran("h2", "reverse", 4); vec![g.0, g.1, g.2[0], g.2[1], g.2[2]] },
+        &|x, k| { let u = unit(5, k); h2_tangent(x[0], x[1], vec3(&x[2..]), u[0], u[1], vec3(&u[2..])) },
+    );
+    check_all(
+        "h3",
+        (3, true),
+        &|x| { reset(); let y = h3(x[0], x[1], x[2], vec3(&x[3..])); ran("h3", "value", 6); y },
+        &|x| { reset(); let g = h3_rev(x[0], x[1], x[2], vec3(&x[3..]), 1.0); ran("h3", "reverse", 6); vec![g.0, g.1, g.2, g.3[0], g.3[1], g.3[2]] },
+        &|x, k| { let u = unit(6, k); h3_tangent(x[0], x[1], x[2], vec3(&x[3..]), u[0], u[1], u[2], vec3(&u[3..])) },
+    );
+    check_all(
+        "h4",
+        (1, true),
+        &|x| { reset(); let y = h4(x[0], vec3(&x[1..])); ran("h4", "value", 0); y },
+        &|x| { reset(); let g = h4_rev(x[0], vec3(&x[1..]), 1.0); ran("h4", "reverse", 0); vec![g.0, g.1[0], g.1[1], g.1[2]] },
+        &|x, k| { let u = unit(4, k); h4_tangent(x[0], vec3(&x[1..]), u[0], vec3(&u[1..])) },
+    );
+    check_all(
+        "h5",
+        (3, false),
+        &|x| { reset(); let y = h5(x[0], x[1], x[2]); ran("h5", "value", 2); y },
+        &|x| { reset(); let g = h5_rev(x[0], x[1], x[2], 1.0); ran("h5", "reverse", 2); vec![g.0, g.1, g.2] },
+        &|x, k| { let u = unit(3, k); h5_tangent(x[0], x[1], x[2], u[0], u[1], u[2]) },
+    );
+    check_all(
+        "h6",
+        (2, true),
+        &|x| { reset(); let y = h6(x[0], x[1], vec3(&x[2..]), [true, false, true], [1, 2]); ran("h6", "value", 0); y },
+        &|x| { reset(); let g = h6_rev(x[0], x[1], vec3(&x[2..]), [true, false, true], [1, 2], 1.0); ran("h6", "reverse", 0); vec![g.0, g.1, g.2[0], g.2[1], g.2[2]] },
+        &|x, k| { let u = unit(5, k); h6_tangent(x[0], x[1], vec3(&x[2..]), [true, false, true], [1, 2], u[0], u[1], vec3(&u[2..])) },
+    );
+    check_all(
+        "h7",
+        (3, true),
+        &|x| { reset(); let y = h7(x[0], x[1], x[2], vec3(&x[3..])); ran("h7", "value", 0); y },
+        &|x| { reset(); let g = h7_rev(x[0], x[1], x[2], vec3(&x[3..]), 1.0); ran("h7", "reverse", 0); vec![g.0, g.1, g.2, g.3[0], g.3[1], g.3[2]] },
+        &|x, k| { let u = unit(6, k); h7_tangent(x[0], x[1], x[2], vec3(&x[3..]), u[0], u[1], u[2], vec3(&u[3..])) },
+    );
+    check_all(
+        "h8",
+        (1, true),
+        &|x| { reset(); let y = h8(x[0], vec3(&x[1..])); ran("h8", "value", 0); y },
+        &|x| { reset(); let g = h8_rev(x[0], vec3(&x[1..]), 1.0); ran("h8", "reverse", 0); vec![g.0, g.1[0], g.1[1], g.1[2]] },
+        &|x, k| { let u = unit(4, k); h8_tangent(x[0], vec3(&x[1..]), u[0], vec3(&u[1..])) },
+    );
+    check_all(
+        "h9",
+        (3, true),
+        &|x| { reset(); let y = h9(x[0], x[1], x[2], vec3(&x[3..])); ran("h9", "value", 0); y },
+        &|x| { reset(); let g = h9_rev(x[0], x[1], x[2], vec3(&x[3..]), 1.0); ran("h9", "reverse", 0); vec![g.0, g.1, g.2, g.3[0], g.3[1], g.3[2]] },
+        &|x, k| { let u = unit(6, k); h9_tangent(x[0], x[1], x[2], vec3(&x[3..]), u[0], u[1], u[2], vec3(&u[3..])) },
+    );
+    check_all(
+        "h10",
+        (2, true),
+        &|x| { reset(); let y = h10(x[0], x[1], vec3(&x[2..])); ran("h10", "value", 2); y },
+        &|x| { reset(); let g = h10_rev(x[0], x[1], vec3(&x[2..]), 1.0); ran("h10", "reverse", 2); vec![g.0, g.1, g.2[0], g.2[1], g.2[2]] },
+        &|x, k| { let u = unit(5, k); h10_tangent(x[0], x[1], vec3(&x[2..]), u[0], u[1], vec3(&u[2..])) },
+    );
+    check_all(
+        "h11",
+        (1, false),
+        &|x| { reset(); let y = h11(x[0], [false, false, true], [1, 0]); ran("h11", "value", 2); y },
+        &|x| { reset(); let g = h11_rev(x[0], [false, false, true], [1, 0], 1.0); ran("h11", "reverse", 2); vec![g] },
+        &|x, k| { let u = unit(1, k); h11_tangent(x[0], [false, false, true], [1, 0], u[0]) },
+    );
+    check_all(
+        "h12",
+        (3, false),
+        &|x| { reset(); let y = h12(x[0], x[1], x[2], [true, true, true], [2, 2]); ran("h12", "value", 0); y },
+        &|x| { reset(); let g = h12_rev(x[0], x[1], x[2], [true, true, true], [2, 2], 1.0); ran("h12", "reverse", 0); vec![g.0, g.1, g.2] },
+        &|x, k| { let u = unit(3, k); h12_tangent(x[0], x[1], x[2], [true, true, true], [2, 2], u[0], u[1], u[2]) },
+    );
+    check_all(
+        "h13",
+        (2, false),
+        &|x| { reset(); let y = h13(x[0], x[1], [false, true, true], [2, 1]); ran("h13", "value", 1); y },
+        &|x| { reset(); let g = h13_rev(x[0], x[1], [false, true, true], [2, 1], 1.0); ran("h13", "reverse", 1); vec![g.0, g.1] },
+        &|x, k| { let u = unit(2, k); h13_tangent(x[0], x[1], [false, true, true], [2, 1], u[0], u[1]) },
+    );
+    check_all(
+        "h14",
+        (2, true),
+        &|x| { reset(); let y = h14(x[0], x[1], vec3(&x[2..])); ran("h14", "value", 0); y },
+        &|x| { reset(); let g = h14_rev(x[0], x[1], vec3(&x[2..]), 1.0); ran("h14", "reverse", 0); vec![g.0, g.1, g.2[0], g.2[1], g.2[2]] },
+        &|x, k| { let u = unit(5, k); h14_tangent(x[0], x[1], vec3(&x[2..]), u[0], u[1], vec3(&u[2..])) },
+    );
+    check_all(
+        "h15",
+        (1, true),
+        &|x| { reset(); let y = h15(x[0], vec3(&x[1..])); ran("h15", "value", 11); y },
+        &|x| { reset(); let g = h15_rev(x[0], vec3(&x[1..]), 1.0); ran("h15", "reverse", 11); vec![g.0, g.1[0], g.1[1], g.1[2]] },
+        &|x, k| { let u = unit(4, k); h15_tangent(x[0], vec3(&x[1..]), u[0], vec3(&u[1..])) },
+    );
+    check_all(
+        "h16",
+        (1, false),
+        &|x| { reset(); let y = h16(x[0], [true, false, false], [2, 0]); ran("h16", "value", 4); y },
+        &|x| { reset(); let g = h16_rev(x[0], [true, false, false], [2, 0], 1.0); ran("h16", "reverse", 4); vec![g] },
+        &|x, k| { let u = unit(1, k); h16_tangent(x[0], [true, false, false], [2, 0], u[0]) },
+    );
+    check_all(
+        "h17",
+        (3, false),
+        &|x| { reset(); let y = h17(x[0], x[1], x[2]); ran("h17", "value", 0); y },
+        &|x| { reset(); let g = h17_rev(x[0], x[1], x[2], 1.0); ran("h17", "reverse", 0); vec![g.0, g.1, g.2] },
+        &|x, k| { let u = unit(3, k); h17_tangent(x[0], x[1], x[2], u[0], u[1], u[2]) },
+    );
+    check_all(
+        "h18",
+        (2, true),
+        &|x| { reset(); let y = h18(x[0], x[1], vec3(&x[2..]), [true, true, false], [0, 2]); ran("h18", "value", 0); y },
+        &|x| { reset(); let g = h18_rev(x[0], x[1], vec3(&x[2..]), [true, true, false], [0, 2], 1.0); ran("h18", "reverse", 0); vec![g.0, g.1, g.2[0], g.2[1], g.2[2]] },
+        &|x, k| { let u = unit(5, k); h18_tangent(x[0], x[1], vec3(&x[2..]), [true, true, false], [0, 2], u[0], u[1], vec3(&u[2..])) },
+    );
+    check_all(
+        "h19",
+        (3, true),
+        &|x| { reset(); let y = h19(x[0], x[1], x[2], vec3(&x[3..]), [true, true, true], [1, 2]); ran("h19", "value", 0); y },
+        &|x| { reset(); let g = h19_rev(x[0], x[1], x[2], vec3(&x[3..]), [true, true, true], [1, 2], 1.0); ran("h19", "reverse", 0); vec![g.0, g.1, g.2, g.3[0], g.3[1], g.3[2]] },
+        &|x, k| { let u = unit(6, k); h19_tangent(x[0], x[1], x[2], vec3(&x[3..]), [true, true, true], [1, 2], u[0], u[1], u[2], vec3(&u[3..])) },
+    );
+    check_all(
+        "h20",
+        (2, true),
+        &|x| { reset(); let y = h20(x[0], x[1], vec3(&x[2..])); ran("h20", "value", 6); y },
+        &|x| { reset(); let g = h20_rev(x[0], x[1], vec3(&x[2..]), 1.0); ran("h20", "reverse", 6); vec![g.0, g.1, g.2[0], g.2[1], g.2[2]] },
+        &|x, k| { let u = unit(5, k); h20_tangent(x[0], x[1], vec3(&x[2..]), u[0], u[1], vec3(&u[2..])) },
+    );
+    check_all(
+        "h21",
+        (1, false),
+        &|x| { reset(); let y = h21(x[0], [true, true, false], [2, 1]); ran("h21", "value", 16); y },
+        &|x| { reset(); let g = h21_rev(x[0], [true, true, false], [2, 1], 1.0); ran("h21", "reverse", 16); vec![g] },
+        &|x, k| { let u = unit(1, k); h21_tangent(x[0], [true, true, false], [2, 1], u[0]) },
+    );
+    check_all(
+        "h22",
+        (1, false),
+        &|x| { reset(); let y = h22(x[0]); ran("h22", "value", 4); y },
+        &|x| { reset(); let g = h22_rev(x[0], 1.0); ran("h22", "reverse", 4); vec![g] },
+        &|x, k| { let u = unit(1, k); h22_tangent(x[0], u[0]) },
+    );
+    check_all(
+        "h23",
+        (2, false),
+        &|x| { reset(); let y = h23(x[0], x[1]); ran("h23", "value", 4); y },
+        &|x| { reset(); let g = h23_rev(x[0], x[1], 1.0); ran("h23", "reverse", 4); vec![g.0, g.1] },
+        &|x, k| { let u = unit(2, k); h23_tangent(x[0], x[1], u[0], u[1]) },
+    );
+    check_all(
+        "h24",
+        (1, true),
+        &|x| { reset(); let y = h24(x[0], vec3(&x[1..]), [false, true, false], [0, 2]); ran("h24", "value", 0); y },
+        &|x| { reset(); let g = h24_rev(x[0], vec3(&x[1..]), [false, true, false], [0, 2], 1.0); ran("h24", "reverse", 0); vec![g.0, g.1[0], g.1[1], g.1[2]] },
+        &|x, k| { let u = unit(4, k); h24_tangent(x[0], vec3(&x[1..]), [false, true, false], [0, 2], u[0], vec3(&u[1..])) },
+    );
+    check_all(
+        "h25",
+        (1, false),
+        &|x| { reset(); let y = h25(x[0]); ran("h25", "value", 9); y },
+        &|x| { reset(); let g = h25_rev(x[0], 1.0); ran("h25", "reverse", 9); vec![g] },
+        &|x, k| { let u = unit(1, k); h25_tangent(x[0], u[0]) },
+    );
+    check_all(
+        "h26",
+        (2, false),
+        &|x| { reset(); let y = h26(x[0], x[1], [false, true, true], [2, 2]); ran("h26", "value", 0); y },
+        &|x| { reset(); let g = h26_rev(x[0], x[1], [false, true, true], [2, 2], 1.0); ran("h26", "reverse", 0); vec![g.0, g.1] },
+        &|x, k| { let u = unit(2, k); h26_tangent(x[0], x[1], [false, true, true], [2, 2], u[0], u[1]) },
+    );
+    check_all(
+        "h27",
+        (2, false),
+        &|x| { reset(); let y = h27(x[0], x[1]); ran("h27", "value", 0); y },
+        &|x| { reset(); let g = h27_rev(x[0], x[1], 1.0); ran("h27", "reverse", 0); vec![g.0, g.1] },
+        &|x, k| { let u = unit(2, k); h27_tangent(x[0], x[1], u[0], u[1]) },
+    );
+    check_all(
+        "h28",
+        (3, false),
+        &|x| { reset(); let y = h28(x[0], x[1], x[2], [false, false, false], [1, 1]); ran("h28", "value", 6); y },
+        &|x| { reset(); let g = h28_rev(x[0], x[1], x[2], [false, false, false], [1, 1], 1.0); ran("h28", "reverse", 6); vec![g.0, g.1, g.2] },
+        &|x, k| { let u = unit(3, k); h28_tangent(x[0], x[1], x[2], [false, false, false], [1, 1], u[0], u[1], u[2]) },
+    );
+    check_all(
+        "h29",
+        (3, true),
+        &|x| { reset(); let y = h29(x[0], x[1], x[2], vec3(&x[3..]), [false, false, false], [2, 0]); ran("h29", "value", 0); y },
+        &|x| { reset(); let g = h29_rev(x[0], x[1], x[2], vec3(&x[3..]), [false, false, false], [2, 0], 1.0); ran("h29", "reverse", 0); vec![g.0, g.1, g.2, g.3[0], g.3[1], g.3[2]] },
+        &|x, k| { let u = unit(6, k); h29_tangent(x[0], x[1], x[2], vec3(&x[3..]), [false, false, false], [2, 0], u[0], u[1], u[2], vec3(&u[3..])) },
+    );
+    check_all(
+        "h30",
+        (1, false),
+        &|x| { reset(); let y = h30(x[0]); ran("h30", "value", 13); y },
+        &|x| { reset(); let g = h30_rev(x[0], 1.0); ran("h30", "reverse", 13); vec![g] },
+        &|x, k| { let u = unit(1, k); h30_tangent(x[0], u[0]) },
+    );
+    check_all(
+        "h31",
+        (2, false),
+        &|x| { reset(); let y = h31(x[0], x[1], [true, false, false], [2, 2]); ran("h31", "value", 0); y },
+        &|x| { reset(); let g = h31_rev(x[0], x[1], [true, false, false], [2, 2], 1.0); ran("h31", "reverse", 0); vec![g.0, g.1] },
+        &|x, k| { let u = unit(2, k); h31_tangent(x[0], x[1], [true, false, false], [2, 2], u[0], u[1]) },
+    );
+    check_all(
+        "h32",
+        (1, true),
+        &|x| { reset(); let y = h32(x[0], vec3(&x[1..])); ran("h32", "value", 0); y },
+        &|x| { reset(); let g = h32_rev(x[0], vec3(&x[1..]), 1.0); ran("h32", "reverse", 0); vec![g.0, g.1[0], g.1[1], g.1[2]] },
+        &|x, k| { let u = unit(4, k); h32_tangent(x[0], vec3(&x[1..]), u[0], vec3(&u[1..])) },
+    );
+    check_all(
+        "h33",
+        (3, true),
+        &|x| { reset(); let y = h33(x[0], x[1], x[2], vec3(&x[3..])); ran("h33", "value", 0); y },
+        &|x| { reset(); let g = h33_rev(x[0], x[1], x[2], vec3(&x[3..]), 1.0); ran("h33", "reverse", 0); vec![g.0, g.1, g.2, g.3[0], g.3[1], g.3[2]] },
+        &|x, k| { let u = unit(6, k); h33_tangent(x[0], x[1], x[2], vec3(&x[3..]), u[0], u[1], u[2], vec3(&u[3..])) },
+    );
+    check_all(
+        "h34",
+        (1, true),
+        &|x| { reset(); let y = h34(x[0], vec3(&x[1..])); ran("h34", "value", 0); y },
+        &|x| { reset(); let g = h34_rev(x[0], vec3(&x[1..]), 1.0); ran("h34", "reverse", 0); vec![g.0, g.1[0], g.1[1], g.1[2]] },
+        &|x, k| { let u = unit(4, k); h34_tangent(x[0], vec3(&x[1..]), u[0], vec3(&u[1..])) },
+    );
+    check_all(
+        "h35",
+        (2, true),
+        &|x| { reset(); let y = h35(x[0], x[1], vec3(&x[2..]), [false, false, true], [2, 0]); ran("h35", "value", 4); y },
+        &|x| { reset(); let g = h35_rev(x[0], x[1], vec3(&x[2..]), [false, false, true], [2, 0], 1.0); ran("h35", "reverse", 4); vec![g.0, g.1, g.2[0], g.2[1], g.2[2]] },
+        &|x, k| { let u = unit(5, k); h35_tangent(x[0], x[1], vec3(&x[2..]), [false, false, true], [2, 0], u[0], u[1], vec3(&u[2..])) },
+    );
+    check_all(
+        "h36",
+        (2, true),
+        &|x| { reset(); let y = h36(x[0], x[1], vec3(&x[2..]), [true, false, true], [1, 2]); ran("h36", "value", 0); y },
+        &|x| { reset(); let g = h36_rev(x[0], x[1], vec3(&x[2..]), [true, false, true], [1, 2], 1.0); ran("h36", "reverse", 0); vec![g.0, g.1, g.2[0], g.2[1], g.2[2]] },
+        &|x, k| { let u = unit(5, k); h36_tangent(x[0], x[1], vec3(&x[2..]), [true, false, true], [1, 2], u[0], u[1], vec3(&u[2..])) },
+    );
+    check_all(
+        "h37",
+        (1, true),
+        &|x| { reset(); let y = h37(x[0], vec3(&x[1..]), [false, false, true], [0, 1]); ran("h37", "value", 0); y },
+        &|x| { reset(); let g = h37_rev(x[0], vec3(&x[1..]), [false, false, true], [0, 1], 1.0); ran("h37", "reverse", 0); vec![g.0, g.1[0], g.1[1], g.1[2]] },
+        &|x, k| { let u = unit(4, k); h37_tangent(x[0], vec3(&x[1..]), [false, false, true], [0, 1], u[0], vec3(&u[1..])) },
+    );
+    check_all(
+        "h38",
+        (1, false),
+        &|x| { reset(); let y = h38(x[0]); ran("h38", "value", 0); y },
+        &|x| { reset(); let g = h38_rev(x[0], 1.0); ran("h38", "reverse", 0); vec![g] },
+        &|x, k| { let u = unit(1, k); h38_tangent(x[0], u[0]) },
+    );
+    check_all(
+        "h39",
+        (3, true),
+        &|x| { reset(); let y = h39(x[0], x[1], x[2], vec3(&x[3..]), [true, true, false], [0, 0]); ran("h39", "value", 0); y },
+        &|x| { reset(); let g = h39_rev(x[0], x[1], x[2], vec3(&x[3..]), [true, true, false], [0, 0], 1.0); ran("h39", "reverse", 0); vec![g.0, g.1, g.2, g.3[0], g.3[1], g.3[2]] },
+        &|x, k| { let u = unit(6, k); h39_tangent(x[0], x[1], x[2], vec3(&x[3..]), [true, true, false], [0, 0], u[0], u[1], u[2], vec3(&u[3..])) },
+    );
+    check_all(
+        "h40",
+        (2, false),
+        &|x| { reset(); let y = h40(x[0], x[1]); ran("h40", "value", 10); y },
+        &|x| { reset(); let g = h40_rev(x[0], x[1], 1.0); ran("h40", "reverse", 10); vec![g.0, g.1] },
+        &|x, k| { let u = unit(2, k); h40_tangent(x[0], x[1], u[0], u[1]) },
+    );
+    check_all(
+        "h41",
+        (2, true),
+        &|x| { reset(); let y = h41(x[0], x[1], vec3(&x[2..]), [true, false, true], [2, 2]); ran("h41", "value", 0); y },
+        &|x| { reset(); let g = h41_rev(x[0], x[1], vec3(&x[2..]), [true, false, true], [2, 2], 1.0); ran("h41", "reverse", 0); vec![g.0, g.1, g.2[0], g.2[1], g.2[2]] },
+        &|x, k| { let u = unit(5, k); h41_tangent(x[0], x[1], vec3(&x[2..]), [true, false, true], [2, 2], u[0], u[1], vec3(&u[2..])) },
+    );
+    check_all(
+        "h42",
+        (1, true),
+        &|x| { reset(); let y = h42(x[0], vec3(&x[1..]), [false, false, true], [1, 0]); ran("h42", "value", 0); y },
+        &|x| { reset(); let g = h42_rev(x[0], vec3(&x[1..]), [false, false, true], [1, 0], 1.0); ran("h42", "reverse", 0); vec![g.0, g.1[0], g.1[1], g.1[2]] },
+        &|x, k| { let u = unit(4, k); h42_tangent(x[0], vec3(&x[1..]), [false, false, true], [1, 0], u[0], vec3(&u[1..])) },
+    );
+    check_all(
+        "h43",
+        (2, true),
+        &|x| { reset(); let y = h43(x[0], x[1], vec3(&x[2..])); ran("h43", "value", 0); y },
+        &|x| { reset(); let g = h43_rev(x[0], x[1], vec3(&x[2..]), 1.0); ran("h43", "reverse", 0); vec![g.0, g.1, g.2[0], g.2[1], g.2[2]] },
+        &|x, k| { let u = unit(5, k); h43_tangent(x[0], x[1], vec3(&x[2..]), u[0], u[1], vec3(&u[2..])) },
+    );
+    check_all(
+        "h44",
+        (2, true),
+        &|x| { reset(); let y = h44(x[0], x[1], vec3(&x[2..])); ran("h44", "value", 0); y },
+        &|x| { reset(); let g = h44_rev(x[0], x[1], vec3(&x[2..]), 1.0); ran("h44", "reverse", 0); vec![g.0, g.1, g.2[0], g.2[1], g.2[2]] },
+        &|x, k| { let u = unit(5, k); h44_tangent(x[0], x[1], vec3(&x[2..]), u[0], u[1], vec3(&u[2..])) },
+    );
+    check_all(
+        "h45",
+        (2, true),
+        &|x| { reset(); let y = h45(x[0], x[1], vec3(&x[2..])); ran("h45", "value", 4); y },
+        &|x| { reset(); let g = h45_rev(x[0], x[1], vec3(&x[2..]), 1.0); ran("h45", "reverse", 4); vec![g.0, g.1, g.2[0], g.2[1], g.2[2]] },
+        &|x, k| { let u = unit(5, k); h45_tangent(x[0], x[1], vec3(&x[2..]), u[0], u[1], vec3(&u[2..])) },
+    );
+    check_all(
+        "h46",
+        (1, false),
+        &|x| { reset(); let y = h46(x[0], [false, false, false], [0, 1]); ran("h46", "value", 0); y },
+        &|x| { reset(); let g = h46_rev(x[0], [false, false, false], [0, 1], 1.0); ran("h46", "reverse", 0); vec![g] },
+        &|x, k| { let u = unit(1, k); h46_tangent(x[0], [false, false, false], [0, 1], u[0]) },
+    );
+    check_all(
+        "h47",
+        (1, true),
+        &|x| { reset(); let y = h47(x[0], vec3(&x[1..])); ran("h47", "value", 10); y },
+        &|x| { reset(); let g = h47_rev(x[0], vec3(&x[1..]), 1.0); ran("h47", "reverse", 10); vec![g.0, g.1[0], g.1[1], g.1[2]] },
+        &|x, k| { let u = unit(4, k); h47_tangent(x[0], vec3(&x[1..]), u[0], vec3(&u[1..])) },
+    );
+}
+}
+
 const POINTS: [[f64; 3]; 4] = [[0.3, -0.7, 1.1], [-1.2, 0.4, 0.9], [0.8, 1.3, -0.5], [-0.4, -1.1, 0.2]];
 const V: [[f64; 3]; 4] = [[0.5, -0.2, 0.9], [-0.6, 0.3, 0.1], [1.1, -0.8, 0.4], [0.2, 0.7, -1.0]];
 

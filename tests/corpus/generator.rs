@@ -10,6 +10,16 @@
 //! `else`, in `if`/`else` and in `match` on comparisons, loops over constant ranges (with
 //! indexing of the vector by the counter), calls of earlier generated functions, and vector
 //! code (`dot`, `component_mul`, scaling, `norm_squared`, `sum`, entries).
+//!
+//! Issue 42's section (`h0`, `h1`, ..., in a module of its own after the main corpus, from a
+//! stream of its own so the main corpus is unchanged): loops whose forward-only code calls
+//! effects (`coin::<f64>()`, `COIN()`, `URN.draw::<f64>()`, in a `let` and in an `if` or
+//! `match` condition; the oracle knows the value of the `n`-th call, and every run of `hN`
+//! and `hN_rev` must make each call exactly once per iteration), `#[nodiff]` masks
+//! `[bool; 3]` and indices `[usize; 2]`, shadowing in nested blocks and block expressions in
+//! loops, `#[lens(name = ..)]` helpers named like the prelude's `relu`, `tanh`, `sigmoid`
+//! and `softplus` (called, and mapped over the vector), and heap vectors given away (a clone
+//! moved) then read by entry.
 
 use std::fmt::Write;
 
@@ -59,6 +69,16 @@ struct Gen<'a> {
     fresh: usize,
     earlier: &'a [Sig],
     indent: usize,
+    /// Issue 42's section only (all off in the main corpus, whose random stream they leave
+    /// alone): calls of the prelude-named helpers, effectful calls, `#[nodiff]` masks and
+    /// indices, shadowing in nested blocks; `effects` counts the effectful calls one run
+    /// makes.
+    helpers: bool,
+    effectful: bool,
+    masks: bool,
+    shadowing: bool,
+    heap: bool,
+    effects: usize,
 }
 
 impl Gen<'_> {
@@ -95,6 +115,9 @@ impl Gen<'_> {
     fn expr(&mut self, depth: usize) -> (String, String, String) {
         if depth == 0 || self.rng.chance(20) {
             return self.leaf();
+        }
+        if self.helpers && self.rng.chance(15) {
+            return self.helper(depth);
         }
         let k = self.rng.below(if self.vector { 17 } else { 15 });
         let (v, d) = (self.tmp(), self.tmp());
@@ -438,6 +461,622 @@ impl Gen<'_> {
     }
 }
 
+/// Issue 42's section: helpers named like the prelude's activations, `#[lens(name = ..)]` to
+/// keep the prelude's lens types apart; `(name, lens type, value of x, its tangent along dx)`.
+/// Each differs from the prelude's function of the same name, so a call that reached the
+/// prelude's reverse would be wrong.
+const HELPERS: [(&str, &str, &str, &str); 4] = [
+    (
+        "relu",
+        "SmoothRelu",
+        "0.5 * x + 0.5 * (x * x + 1.0).sqrt()",
+        "(0.5 + 0.5 * x / (x * x + 1.0).sqrt()) * dx",
+    ),
+    (
+        "tanh",
+        "AlgebraicTanh",
+        "x / (x * x + 1.0).sqrt()",
+        "dx / ((x * x + 1.0) * (x * x + 1.0).sqrt())",
+    ),
+    (
+        "sigmoid",
+        "HalfSigmoid",
+        "0.5 + 0.5 * x / (1.0 + x.abs())",
+        "0.5 * dx / ((1.0 + x.abs()) * (1.0 + x.abs()))",
+    ),
+    (
+        "softplus",
+        "LogSoftplus",
+        "(x * x + 1.0).ln() + x",
+        "(2.0 * x / (x * x + 1.0) + 1.0) * dx",
+    ),
+];
+
+impl Gen<'_> {
+    /// A call of a prelude-named helper, on a scalar or mapped over the vector.
+    fn helper(&mut self, depth: usize) -> (String, String, String) {
+        let name = HELPERS[self.rng.below(HELPERS.len())].0;
+        let (v, d) = (self.tmp(), self.tmp());
+        if self.vector && self.rng.chance(30) {
+            let (mut vs, mut ds) = (Vec::new(), Vec::new());
+            for j in 0..3 {
+                let (a, b) = (self.tmp(), self.tmp());
+                self.o(format!(
+                    "let ({a}, {b}) = {name}_tangent(v[{j}], d_v[{j}]);"
+                ));
+                vs.push(a);
+                ds.push(b);
+            }
+            self.o(format!("let {v} = {};", vs.join(" + ")));
+            self.o(format!("let {d} = {};", ds.join(" + ")));
+            return (format!("v.map({name}).sum()"), v, d);
+        }
+        let (la, va, da) = self.expr(depth - 1);
+        self.o(format!("let ({v}, {d}) = {name}_tangent({va}, {da});"));
+        (format!("{name}({la})"), v, d)
+    }
+
+    /// Both programs' line.
+    fn both(&mut self, line: String) {
+        self.lens_line(line.clone());
+        self.o(line);
+    }
+
+    /// `mutable = mutable * c + <a> * <e>`, where `<a>` is a name without a change.
+    fn update_scaled(&mut self, mutable: &str, lens_a: &str, oracle_a: &str) {
+        let c = self.rng.constant();
+        let (l, v, d) = self.expr(2);
+        self.lens_line(format!("{mutable} = {mutable} * {c} + {lens_a} * {l};"));
+        self.o(format!("{mutable} = {mutable} * {c} + {oracle_a} * {v};"));
+        self.o(format!(
+            "d_{mutable} = d_{mutable} * {c} + {oracle_a} * {d};"
+        ));
+    }
+
+    /// An `if` on `lens_cond` (the oracle's `oracle_cond`, a `bool` already computed), an
+    /// assignment in it and sometimes an `else`.
+    fn branch(&mut self, mutable: &str, lens_cond: &str, oracle_cond: &str) {
+        self.lens_line(format!("if {lens_cond} {{"));
+        self.o(format!("if {oracle_cond} {{"));
+        self.indent += 1;
+        let compound = self.rng.chance(50);
+        self.assign(mutable, compound);
+        self.indent -= 1;
+        if self.rng.chance(40) {
+            self.both("} else {".into());
+            self.indent += 1;
+            let compound = self.rng.chance(50);
+            self.assign(mutable, compound);
+            self.indent -= 1;
+        }
+        self.both("}".into());
+    }
+
+    /// An effectful call's oracle: the value the `n`-th call returns, `n` counted in `fx`.
+    fn effect(&mut self, value: &str) -> String {
+        let e = self.tmp();
+        self.o(format!("let {e} = {value}(fx);"));
+        self.o("fx += 1;".into());
+        e
+    }
+
+    /// One part of a loop body (or of a block in one); returns how many effectful calls it
+    /// makes each time it runs (always the same: none sits in a branch).
+    fn part(&mut self, mutable: &str, depth: usize) -> usize {
+        let mut choices = vec![0];
+        if self.effectful {
+            choices.extend([1, 1, 2, 2]);
+        }
+        if self.masks {
+            choices.extend([3, 4]);
+        }
+        if self.shadowing && depth == 0 {
+            choices.extend([5, 5, 6]);
+        }
+        if self.heap {
+            choices.extend([7, 7]);
+        }
+        match choices[self.rng.below(choices.len())] {
+            0 => {
+                let c = self.rng.constant();
+                let (l, v, d) = self.expr(2);
+                self.lens_line(format!(
+                    "{mutable} = {mutable} * {c} + {l} * (i as f64 + 1.0);"
+                ));
+                self.o(format!(
+                    "{mutable} = {mutable} * {c} + {v} * (i as f64 + 1.0);"
+                ));
+                self.o(format!(
+                    "d_{mutable} = d_{mutable} * {c} + {d} * (i as f64 + 1.0);"
+                ));
+                0
+            }
+            1 => {
+                // An effect in a `let`: its value scales an update, and stays in scope.
+                self.fresh += 1;
+                let w = format!("w{}", self.fresh);
+                let (c1, c2) = (self.rng.constant(), self.rng.constant());
+                match self.rng.below(4) {
+                    0 => {
+                        self.lens_line(format!("let {w} = URN.draw::<f64>();"));
+                        let e = self.effect("weight");
+                        self.o(format!("let {w} = {e};"));
+                    }
+                    1 => {
+                        self.lens_line(format!(
+                            "let {w} = if coin::<f64>() {{ {c1} }} else {{ {c2} }};"
+                        ));
+                        let e = self.effect("flip");
+                        self.o(format!("let {w} = if {e} {{ {c1} }} else {{ {c2} }};"));
+                    }
+                    2 => {
+                        self.lens_line(format!("let {w} = if COIN() {{ {c1} }} else {{ {c2} }};"));
+                        let e = self.effect("flip");
+                        self.o(format!("let {w} = if {e} {{ {c1} }} else {{ {c2} }};"));
+                    }
+                    _ => {
+                        // A `bool` from the effect, read by a later `if`.
+                        let f = format!("e{}", self.fresh);
+                        self.lens_line(format!("let {f} = COIN();"));
+                        let e = self.effect("flip");
+                        self.o(format!("let {f} = {e};"));
+                        self.lens_line(format!("let {w} = if {f} {{ {c1} }} else {{ {c2} }};"));
+                        self.o(format!("let {w} = if {f} {{ {c1} }} else {{ {c2} }};"));
+                        self.o(format!("let d_{w} = 0.0;"));
+                        self.scalars.push(w.clone());
+                        self.branch(mutable, &f, &f);
+                        return 1;
+                    }
+                }
+                self.o(format!("let d_{w} = 0.0;"));
+                self.scalars.push(w.clone());
+                self.update_scaled(mutable, &w, &w);
+                1
+            }
+            2 => {
+                // An effect in a condition.
+                match self.rng.below(4) {
+                    0 => {
+                        let e = self.effect("flip");
+                        self.branch(mutable, "coin::<f64>()", &e);
+                    }
+                    1 => {
+                        let e = self.effect("flip");
+                        self.branch(mutable, "COIN()", &e);
+                    }
+                    2 => {
+                        let c = self.rng.constant();
+                        let w = self.effect("weight");
+                        let e = self.tmp();
+                        self.o(format!("let {e} = {w} > {c};"));
+                        self.branch(mutable, &format!("URN.draw::<f64>() > {c}"), &e);
+                    }
+                    _ => {
+                        let e = self.effect("flip");
+                        self.lens_line("match coin::<f64>() {".into());
+                        self.o(format!("match {e} {{"));
+                        for arm in ["true", "false"] {
+                            self.indent += 1;
+                            self.both(format!("{arm} => {{"));
+                            self.indent += 1;
+                            let compound = self.rng.chance(50);
+                            self.assign(mutable, compound);
+                            self.indent -= 1;
+                            self.both("}".into());
+                            self.indent -= 1;
+                        }
+                        self.both("}".into());
+                    }
+                }
+                1
+            }
+            3 => {
+                let j = ["i % 3", "(i + 1) % 3", "2 - i % 3"][self.rng.below(3)];
+                self.branch(mutable, &format!("mask[{j}]"), &format!("mask[{j}]"));
+                0
+            }
+            4 => {
+                let j = ["i % 2", "(i + 1) % 2"][self.rng.below(2)];
+                if self.vector {
+                    let c = self.rng.constant();
+                    let (l, v, d) = self.expr(2);
+                    self.lens_line(format!("{mutable} = {mutable} * {c} + v[at[{j}]] * {l};"));
+                    // The change first: `{v}` may be `{mutable}` itself.
+                    self.o(format!(
+                        "d_{mutable} = d_{mutable} * {c} + d_v[at[{j}]] * {v} + v[at[{j}]] * {d};"
+                    ));
+                    self.o(format!("{mutable} = {mutable} * {c} + v[at[{j}]] * {v};"));
+                } else {
+                    let a = format!("(at[{j}] as f64 + 1.0)");
+                    self.update_scaled(mutable, &a, &a);
+                }
+                0
+            }
+            5 => {
+                // A block shadowing a name used outside it, read again after the block.
+                let shadowable: Vec<String> = self
+                    .scalars
+                    .iter()
+                    .filter(|s| *s != mutable)
+                    .cloned()
+                    .collect();
+                let name = shadowable[self.rng.below(shadowable.len())].clone();
+                self.both("{".into());
+                self.indent += 1;
+                let saved = self.scalars.clone();
+                self.shadow(&name);
+                if self.rng.chance(40) {
+                    let c = self.rng.constant();
+                    let (l, v, d) = self.expr(1);
+                    self.lens_line(format!("let {name} = {name} * {c} + {l};"));
+                    self.o(format!("let {name} = {name} * {c} + {v};"));
+                    self.o(format!("let d_{name} = d_{name} * {c} + {d};"));
+                }
+                let c = self.rng.constant();
+                let (l, v, d) = self.expr(1);
+                self.lens_line(format!("{mutable} = {mutable} * {c} + {name} * {l};"));
+                self.o(format!(
+                    "d_{mutable} = d_{mutable} * {c} + d_{name} * {v} + {name} * {d};"
+                ));
+                self.o(format!("{mutable} = {mutable} * {c} + {name} * {v};"));
+                let effects = if self.rng.chance(50) {
+                    self.part(mutable, depth + 1)
+                } else {
+                    0
+                };
+                self.scalars = saved;
+                self.indent -= 1;
+                self.both("}".into());
+                let c = self.rng.constant();
+                self.lens_line(format!("{mutable} = {mutable} + {name} * {c};"));
+                self.o(format!("{mutable} = {mutable} + {name} * {c};"));
+                self.o(format!("d_{mutable} = d_{mutable} + d_{name} * {c};"));
+                effects
+            }
+            7 => {
+                // A heap vector given away (a clone moved into an operation), then read by
+                // entry.
+                self.fresh += 1;
+                let (h, y) = (format!("h{}", self.fresh), format!("y{}", self.fresh));
+                let (la, va, da) = self.expr(1);
+                self.lens_line(format!("let {h} = to_heap(v * {la});"));
+                self.o(format!("let {h} = v * {va};"));
+                self.o(format!("let d_{h} = d_v * {va} + v * {da};"));
+                let (lq, vq, dq) = match self.rng.below(3) {
+                    0 => {
+                        let c = self.rng.constant();
+                        self.lens_line(format!("let {y} = {h}.clone() * {c};"));
+                        self.o(format!("let {y} = {h} * {c};"));
+                        self.o(format!("let d_{y} = d_{h} * {c};"));
+                        (
+                            format!("{y}[(i % 3, 0)]"),
+                            format!("{y}[i % 3]"),
+                            format!("d_{y}[i % 3]"),
+                        )
+                    }
+                    1 => {
+                        self.lens_line(format!("let {y} = to_static({h}.clone());"));
+                        self.o(format!("let {y} = {h};"));
+                        self.o(format!("let d_{y} = d_{h};"));
+                        (
+                            format!("{y}.sum()"),
+                            format!("{y}.sum()"),
+                            format!("d_{y}.sum()"),
+                        )
+                    }
+                    _ => {
+                        self.lens_line(format!("let {y} = {h}.clone().norm_squared();"));
+                        self.o(format!("let {y} = {h}.norm_squared();"));
+                        self.o(format!("let d_{y} = 2.0 * {h}.dot(&d_{h});"));
+                        (y.clone(), y.clone(), format!("d_{y}"))
+                    }
+                };
+                let k = self.rng.below(3);
+                let entry = if self.rng.chance(50) {
+                    format!("{h}[({k}, 0)]")
+                } else {
+                    format!("{h}[{k}]")
+                };
+                let c = self.rng.constant();
+                let (l, v, d) = self.expr(1);
+                self.lens_line(format!(
+                    "{mutable} = {mutable} * {c} + {lq} + {entry} * {l};"
+                ));
+                self.o(format!(
+                    "d_{mutable} = d_{mutable} * {c} + {dq} + d_{h}[{k}] * {v} + {h}[{k}] * {d};"
+                ));
+                self.o(format!(
+                    "{mutable} = {mutable} * {c} + {vq} + {h}[{k}] * {v};"
+                ));
+                0
+            }
+            _ => {
+                // A block expression shadowing a name inside.
+                let shadowable: Vec<String> = self
+                    .scalars
+                    .iter()
+                    .filter(|s| *s != mutable)
+                    .cloned()
+                    .collect();
+                let name = shadowable[self.rng.below(shadowable.len())].clone();
+                self.fresh += 1;
+                let u = format!("u{}", self.fresh);
+                self.lens_line(format!("let {u} = {{"));
+                self.o(format!("let ({u}, d_{u}) = {{"));
+                self.indent += 1;
+                let saved = self.scalars.clone();
+                self.shadow(&name);
+                let (l, v, d) = self.expr(1);
+                self.lens_line(format!("{name} * {l}"));
+                self.o(format!("({name} * {v}, d_{name} * {v} + {name} * {d})"));
+                self.scalars = saved;
+                self.indent -= 1;
+                self.both("};".into());
+                self.scalars.push(u.clone());
+                let c = self.rng.constant();
+                self.lens_line(format!("{mutable} = {mutable} * {c} + {u} + {name};"));
+                self.o(format!("{mutable} = {mutable} * {c} + {u} + {name};"));
+                self.o(format!(
+                    "d_{mutable} = d_{mutable} * {c} + d_{u} + d_{name};"
+                ));
+                0
+            }
+        }
+    }
+
+    /// `let name = ..;` shadowing `name`, sometimes reading it.
+    fn shadow(&mut self, name: &str) {
+        let (l, v, d) = self.expr(2);
+        if self.rng.chance(50) {
+            let c = self.rng.constant();
+            self.lens_line(format!("let {name} = {name} * {c} + {l};"));
+            self.o(format!("let {name} = {name} * {c} + {v};"));
+            self.o(format!("let d_{name} = d_{name} * {c} + {d};"));
+        } else {
+            self.lens_line(format!("let {name} = {l};"));
+            self.o(format!("let {name} = {v};"));
+            self.o(format!("let d_{name} = {d};"));
+        }
+    }
+
+    /// A loop over a constant range of one to three parts; its names end with it.
+    fn kinds_loop(&mut self, mutable: &str) {
+        let n = 1 + self.rng.below(4);
+        self.both(format!("for i in 0..{n} {{"));
+        self.indent += 1;
+        let saved = self.scalars.clone();
+        let parts = 1 + self.rng.below(3);
+        let mut effects = 0;
+        for _ in 0..parts {
+            effects += self.part(mutable, 0);
+        }
+        // Several parts compound (a cube of a cube per iteration): each iteration ends by
+        // bringing the value back to (-3, 3), near the identity, so it stays finite.
+        self.lens_line(format!("{mutable} = 3.0 * ({mutable} / 3.0).tanh();"));
+        self.o(format!(
+            "d_{mutable} = (1.0 - ({mutable} / 3.0).tanh() * ({mutable} / 3.0).tanh()) * d_{mutable};"
+        ));
+        self.o(format!("{mutable} = 3.0 * ({mutable} / 3.0).tanh();"));
+        self.scalars = saved;
+        self.indent -= 1;
+        self.both("}".into());
+        self.effects += n * effects;
+    }
+}
+
+/// The effects the section's programs call, and the oracle's knowledge of them: the `n`-th
+/// call since `reset()` returns `flip(n)` or `weight(n)`.
+const KINDS_PRELUDE: &str = r#"
+thread_local! {
+    static THROWS: Cell<usize> = const { Cell::new(0) };
+}
+
+fn throw() -> usize {
+    THROWS.with(|c| {
+        let n = c.get();
+        c.set(n + 1);
+        n
+    })
+}
+
+fn throws() -> usize {
+    THROWS.with(Cell::get)
+}
+
+fn reset() {
+    THROWS.with(|c| c.set(0));
+}
+
+fn flip(n: usize) -> bool {
+    (n * 7 + 3) % 5 < 3
+}
+
+fn weight(n: usize) -> f64 {
+    [1.0, 0.0, 0.5, -0.75, 1.25][(n * 3 + 1) % 5]
+}
+
+/// Generic, to be called with a turbofish.
+#[allow(clippy::extra_unused_type_parameters)]
+fn coin<T>() -> bool {
+    flip(throw())
+}
+
+#[allow(non_snake_case)]
+fn COIN() -> bool {
+    flip(throw())
+}
+
+struct Urn;
+impl Urn {
+    fn draw<T>(&self) -> f64 {
+        weight(throw())
+    }
+}
+static URN: Urn = Urn;
+
+/// After a run: each effectful call ran once per iteration, never again in the reverse.
+fn ran(name: &str, what: &str, want: usize) {
+    let got = throws();
+    assert_eq!(got, want, "{name}: {what}: the effects ran {got} times, not {want}");
+}
+"#;
+
+/// Issue 42's section: `kinds` functions from their own stream (so the main corpus is
+/// unchanged), in a module of their own with the helpers; returns the module's text.
+fn kinds_section(seed: u64, kinds: usize) -> String {
+    let mut rng = Rng::new(seed ^ 0x4242_4242_4242_4242);
+    let mut out = String::new();
+    writeln!(
+        out,
+        "\n// Issue 42's kinds (`h0` to `h{}`, from their own stream): effectful calls in loops \
+         (a turbofish call, an upper-case function, a method with a turbofish on a static; in a \
+         `let` and in a condition), `#[nodiff]` masks `[bool; 3]` and indices `[usize; 2]`, \
+         shadowing in nested blocks in loops, helpers named like the prelude's \
+         activations, and heap vectors given away then read by entry. Each `hN` is checked as the `gN` are, and each run of `hN` or `hN_rev` \
+         must call the effects exactly once per iteration.\n\
+         mod issue42 {{\n\
+         use paralens::prelude::*;\n\
+         use core::cell::Cell;\n\
+         use super::{{check_all, unit, vec3}};\n{KINDS_PRELUDE}",
+        kinds.saturating_sub(1)
+    )
+    .unwrap();
+    let mut checks = String::new();
+    for (name, ty, value, tangent) in HELPERS {
+        writeln!(
+            out,
+            "\n/// Named like the prelude's `{name}`, and another function.\n#[lens(name = {ty})]\n\
+             fn {name}(x: f64) -> f64 {{\n    {value}\n}}\n\n\
+             fn {name}_tangent(x: f64, dx: f64) -> (f64, f64) {{\n    ({value}, {tangent})\n}}"
+        )
+        .unwrap();
+        writeln!(
+            checks,
+            "    check_all(\"{name}\", (1, false), &|x| {name}(x[0]), &|x| vec![{name}_rev(x[0], 1.0)], \
+             &|x, k| {name}_tangent(x[0], unit(1, k)[0]));"
+        )
+        .unwrap();
+    }
+    for n in 0..kinds {
+        let scalars = 1 + rng.below(3);
+        let primary = n % 5;
+        let vector = primary == 4 || rng.chance(40);
+        let names: Vec<String> = ["a", "b", "c"][..scalars]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        let name = format!("h{n}");
+        let mut g = Gen {
+            rng: &mut rng,
+            lens: String::new(),
+            oracle: String::new(),
+            scalars: names.clone(),
+            vector,
+            fresh: 0,
+            earlier: &[],
+            indent: 1,
+            helpers: false,
+            effectful: false,
+            masks: false,
+            shadowing: false,
+            heap: false,
+            effects: 0,
+        };
+        g.effectful = primary == 0 || g.rng.chance(30);
+        g.masks = primary == 1 || g.rng.chance(25);
+        g.shadowing = primary == 2 || g.rng.chance(35);
+        g.helpers = primary == 3 || g.rng.chance(30);
+        g.heap = vector && (primary == 4 || g.rng.chance(20));
+        if g.effectful {
+            g.o("let mut fx = 0usize;".into());
+        }
+        let (l0, v0, d0) = g.expr(2);
+        g.lens_line(format!("let mut m = {l0};"));
+        g.o(format!("let mut m = {v0};"));
+        g.o(format!("let mut d_m = {d0};"));
+        g.scalars.push("m".into());
+        if g.rng.chance(50) {
+            let (l, v, d) = g.expr(2);
+            g.lens_line(format!("let t = {l};"));
+            g.o(format!("let t = {v};"));
+            g.o(format!("let d_t = {d};"));
+            g.scalars.push("t".into());
+        }
+        let statements = 1 + g.rng.below(3);
+        for _ in 0..statements {
+            if g.rng.chance(20) {
+                g.statement("m");
+            }
+            g.kinds_loop("m");
+        }
+        let (l, v, d) = g.expr(2);
+        g.lens_line(format!("m * {l} + m"));
+        g.o(format!("(m * {v} + m, d_m * {v} + m * {d} + d_m)"));
+        let (lens, oracle, effects, masks) = (g.lens, g.oracle, g.effects, g.masks);
+
+        let mut args: Vec<String> = names.iter().map(|a| format!("{a}: f64")).collect();
+        let mut dargs: Vec<String> = names.iter().map(|a| format!("d_{a}: f64")).collect();
+        let mut call: Vec<String> = (0..scalars).map(|k| format!("x[{k}]")).collect();
+        let mut dcall: Vec<String> = (0..scalars).map(|k| format!("u[{k}]")).collect();
+        let mut grads: Vec<String> = (0..scalars).map(|k| format!("g.{k}")).collect();
+        if vector {
+            args.push("v: SVector<f64, 3>".into());
+            dargs.push("d_v: SVector<f64, 3>".into());
+            call.push(format!("vec3(&x[{scalars}..])"));
+            dcall.push(format!("vec3(&u[{scalars}..])"));
+            grads.extend((0..3).map(|j| format!("g.{scalars}[{j}]")));
+        }
+        if scalars == 1 && !vector {
+            grads = vec!["g".into()];
+        }
+        let mut lens_args = args.clone();
+        let mut oracle_args = args;
+        if masks {
+            let mask: Vec<&str> = (0..3)
+                .map(|_| if rng.chance(50) { "true" } else { "false" })
+                .collect();
+            let at: Vec<String> = (0..2).map(|_| rng.below(3).to_string()).collect();
+            lens_args.push("#[nodiff] mask: [bool; 3]".into());
+            lens_args.push("#[nodiff] at: [usize; 2]".into());
+            oracle_args.push("mask: [bool; 3]".into());
+            oracle_args.push("at: [usize; 2]".into());
+            call.push(format!("[{}]", mask.join(", ")));
+            call.push(format!("[{}]", at.join(", ")));
+        }
+        let len = scalars + if vector { 3 } else { 0 };
+        writeln!(
+            out,
+            "\n#[lens]\nfn {name}({}) -> f64 {{\n{lens}}}",
+            lens_args.join(", ")
+        )
+        .unwrap();
+        writeln!(
+            out,
+            "\n#[allow(clippy::too_many_arguments)]\nfn {name}_tangent({}, {}) -> (f64, f64) {{\n{oracle}}}",
+            oracle_args.join(", "),
+            dargs.join(", ")
+        )
+        .unwrap();
+        let call = call.join(", ");
+        writeln!(
+            checks,
+            "    check_all(\n        \"{name}\",\n        ({scalars}, {vector}),\n        \
+             &|x| {{ reset(); let y = {name}({call}); ran(\"{name}\", \"value\", {effects}); y }},\n        \
+             &|x| {{ reset(); let g = {name}_rev({call}, 1.0); ran(\"{name}\", \"reverse\", {effects}); vec![{}] }},\n        \
+             &|x, k| {{ let u = unit({len}, k); {name}_tangent({call}, {}) }},\n    );",
+            grads.join(", "),
+            dcall.join(", ")
+        )
+        .unwrap();
+    }
+    writeln!(
+        out,
+        "\n#[test]\nfn every_issue_42_kind_matches_the_oracle_and_finite_differences() {{\n{checks}}}\n}}"
+    )
+    .unwrap();
+    out
+}
+
 fn paren(s: &str) -> String {
     if s.starts_with('(') && s.ends_with(')') || !s.contains(' ') {
         s.to_string()
@@ -446,8 +1085,9 @@ fn paren(s: &str) -> String {
     }
 }
 
-/// The whole corpus: `count` functions from `seed`, and the test that checks them.
-pub fn generate(seed: u64, count: usize) -> String {
+/// The whole corpus: `count` functions from `seed`, and the test that checks them; then
+/// issue 42's section of `kinds` functions from a stream of its own.
+pub fn generate(seed: u64, count: usize, kinds: usize) -> String {
     let mut rng = Rng::new(seed);
     let mut out = String::new();
     writeln!(
@@ -487,6 +1127,12 @@ pub fn generate(seed: u64, count: usize) -> String {
             fresh: 0,
             earlier: &sigs,
             indent: 1,
+            helpers: false,
+            effectful: false,
+            masks: false,
+            shadowing: false,
+            heap: false,
+            effects: 0,
         };
         let (l0, v0, d0) = g.expr(2);
         g.lens_line(format!("let mut m = {l0};"));
@@ -539,6 +1185,7 @@ pub fn generate(seed: u64, count: usize) -> String {
         "\n#[test]\nfn every_generated_gradient_matches_the_oracle_and_finite_differences() {{\n{checks}}}"
     )
     .unwrap();
+    out.push_str(&kinds_section(seed, kinds));
     out.push_str(CHECKERS);
     out.push_str("}\n");
     out
