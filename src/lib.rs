@@ -247,6 +247,8 @@ pub mod primitives {}
 /// Everything a model needs in scope: traits, layers, activations, losses, optimizers, the
 /// learner and nalgebra's static matrix aliases.
 pub mod prelude {
+    #[cfg(feature = "std")]
+    pub use lens_core::ShardedLearner;
     pub use lens_core::fns::*;
     pub use lens_core::optim::{AdaGrad, Adam, AdamW, Momentum, Nesterov, Optimizer, RmsProp, Sgd};
     pub use lens_core::{

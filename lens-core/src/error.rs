@@ -50,6 +50,15 @@ pub enum StepError {
         /// What is wrong with it.
         error: LabelError,
     },
+    /// A label the loss cannot take, in one shard of a [`crate::ShardedLearner`]'s step.
+    ShardLabel {
+        /// The shard (from 0).
+        shard: usize,
+        /// Position of the example in the shard's label (0 for a shard of one example).
+        index: usize,
+        /// What is wrong with it.
+        error: LabelError,
+    },
     /// The loss came out NaN or infinite.
     NonFiniteLoss {
         /// The loss value.
@@ -90,6 +99,11 @@ impl fmt::Display for StepError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Self::Label { index, error } => write!(f, "example {index}: {error}"),
+            Self::ShardLabel {
+                shard,
+                index,
+                error,
+            } => write!(f, "shard {shard}, example {index}: {error}"),
             Self::NonFiniteLoss { loss } => write!(
                 f,
                 "the loss is {loss}: the step was not applied (lower the learning rate or check the inputs for NaN)"

@@ -6,6 +6,11 @@ use crate::{Batch, Flat, Lens, Loss, Para, Real, StepError, Tangent};
 use core::marker::PhantomData;
 use nalgebra::SVector;
 
+#[cfg(feature = "std")]
+mod sharded;
+#[cfg(feature = "std")]
+pub use sharded::ShardedLearner;
+
 /// Supervised learning as composition: `model ; loss ; learning rate`, with the optimizer
 /// on the parameter port.
 ///
@@ -372,25 +377,43 @@ where
     /// Lets the optimizer put the step's change (in `self.change`) onto the parameters, and
     /// leaves the change buffer at zero for the next step (on a refused step too).
     fn put(&mut self, loss: T) -> Result<(), StepError> {
-        let refused = if let Err(bad) = self.optimizer.check() {
-            Some(StepError::Setting(bad))
-        } else if !loss.finite() {
-            Some(StepError::NonFiniteLoss {
-                loss: loss.to_f64(),
-            })
-        } else if !self.change.all_finite() {
-            Some(StepError::NonFiniteGradient)
-        } else {
-            None
-        };
-        if let Some(e) = refused {
-            zero(&mut *self.change, &self.params);
-            return Err(e);
-        }
-        self.optimizer
-            .update_and_clear(&mut self.state, &mut self.params, &mut self.change);
-        Ok(())
+        put(
+            &self.optimizer,
+            &mut self.state,
+            &mut self.params,
+            &mut self.change,
+            loss,
+        )
     }
+}
+
+/// Lets `optimizer` put `change` onto `params` and `state` after a step whose loss was
+/// `loss`, or refuses the step (a setting out of range, a non-finite loss or change) with
+/// nothing changed; either way `change` is left at zero for the next step.
+fn put<T: Real, P: Flat<T>, O: Optimizer<P, Scalar = T>>(
+    optimizer: &O,
+    state: &mut O::State,
+    params: &mut P,
+    change: &mut P,
+    loss: T,
+) -> Result<(), StepError> {
+    let refused = if let Err(bad) = optimizer.check() {
+        Some(StepError::Setting(bad))
+    } else if !loss.finite() {
+        Some(StepError::NonFiniteLoss {
+            loss: loss.to_f64(),
+        })
+    } else if !change.all_finite() {
+        Some(StepError::NonFiniteGradient)
+    } else {
+        None
+    };
+    if let Some(e) = refused {
+        zero(change, params);
+        return Err(e);
+    }
+    optimizer.update_and_clear(state, params, change);
+    Ok(())
 }
 
 impl<M, X, L, O, T> Learner<M, X, L, O>

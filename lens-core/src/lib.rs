@@ -65,6 +65,8 @@ pub mod loss;
 pub mod manifold;
 pub mod optim;
 mod para;
+#[cfg(feature = "std")]
+mod pool;
 mod rate;
 mod real;
 #[cfg(feature = "alloc")]
@@ -87,6 +89,8 @@ pub use gradcheck::{GradCheck, check_gradient};
 pub use heap::HeapMatrix;
 pub use init::{Init, InitAt};
 pub use learn::Learn;
+#[cfg(feature = "std")]
+pub use learner::ShardedLearner;
 pub use learner::{Argmax, Learner};
 pub use lens::Lens;
 pub use loss::{BinaryCrossEntropy, DotProduct, Hinge, Loss, Mse, PerColumn, SoftmaxCrossEntropy};

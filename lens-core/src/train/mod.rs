@@ -46,7 +46,7 @@ mod plot;
 pub use plot::PlotError;
 
 use crate::optim::Optimizer;
-use crate::{Flat, Learner, Loss, Para, Real, StepError};
+use crate::{Flat, Learner, Loss, Para, Real, ShardedLearner, StepError};
 use rand::SeedableRng;
 use rand::rngs::StdRng;
 use rand::seq::SliceRandom;
@@ -201,8 +201,8 @@ pub fn fit<M, X, L, O, T>(
     examples: usize,
     cfg: &Fit,
     mut batch: impl FnMut(&[usize]) -> (X, L::Label),
-    mut evaluate: impl FnMut(&Learner<M, X, L, O>) -> Eval,
-    mut on_epoch: impl FnMut(&mut Learner<M, X, L, O>, &EpochReport) -> Control,
+    evaluate: impl FnMut(&Learner<M, X, L, O>) -> Eval,
+    on_epoch: impl FnMut(&mut Learner<M, X, L, O>, &EpochReport) -> Control,
 ) -> Result<History, StepError>
 where
     T: Real,
@@ -213,6 +213,129 @@ where
     L: Loss<M::Out, Scalar = T>,
     O: Optimizer<M::Param, Scalar = T>,
 {
+    let step = |learner: &mut Learner<M, X, L, O>, chosen: &[usize]| {
+        let (x, label) = batch(chosen);
+        learner
+            .try_step_owned(x, &label)
+            .map(|loss| loss.to_f64())
+            .map_err(|e| match e {
+                // The example's own index, not its place in the shuffled batch.
+                StepError::Label { index, error } => StepError::Label {
+                    index: chosen.get(index).copied().unwrap_or(index),
+                    error,
+                },
+                e => e,
+            })
+    };
+    epochs(
+        learner,
+        examples,
+        cfg,
+        step,
+        Learner::params_mut,
+        evaluate,
+        on_epoch,
+    )
+}
+
+/// [`fit`] with a [`ShardedLearner`]: each step's [`Fit::batch`] examples are split into the
+/// learner's shards in order ([`Fit::batch`] / shards each), and `shard` builds one shard's
+/// input and label from the indices of its examples, on the shard's thread.
+///
+/// # Errors
+/// As [`fit`]; a refused label is named by its example's index (in `0..examples`), and a
+/// [`Fit::batch`] that is not a multiple of the number of shards is a
+/// [`StepError::FitSetting`] before anything runs.
+///
+/// ```
+/// use paralens::train::{fit_sharded, Control, Eval, Fit};
+/// use paralens::{optim::Adam, Dense, Init, Learner, Mse, ShardedLearner};
+/// use paralens::nalgebra::SVector;
+/// type V = SVector<f64, 1>;
+///
+/// // y = 2x - 1 from 64 points; 4 examples a step, one per shard, on 2 threads.
+/// let xs: Vec<f64> = (0..64).map(|i| i as f64 / 64.0).collect();
+/// let model = Dense::<1, 1, f64>::new();
+/// let learner = Learner::new(model, model.init(0), Mse, Adam::new(0.05));
+/// let mut sharded = ShardedLearner::with_threads(learner, 4, 2);
+/// let history = fit_sharded(
+///     &mut sharded,
+///     xs.len(),
+///     &Fit { epochs: 60, batch: 4, ..Fit::default() },
+///     |idx| (V::new(xs[idx[0]]), V::new(2.0 * xs[idx[0]] - 1.0)),
+///     |l| Eval {
+///         loss: xs.iter().map(|&x| l.try_loss(&V::new(x), &V::new(2.0 * x - 1.0)).unwrap()).sum(),
+///         accuracy: f64::NAN,
+///     },
+///     |_, _| Control::Continue,
+/// )
+/// .unwrap();
+/// assert!(history.best().unwrap().eval.loss < 1e-3);
+/// ```
+pub fn fit_sharded<M, X, L, O, T>(
+    learner: &mut ShardedLearner<M, X, L, O>,
+    examples: usize,
+    cfg: &Fit,
+    shard: impl Fn(&[usize]) -> (X, L::Label) + Sync,
+    mut evaluate: impl FnMut(&Learner<M, X, L, O>) -> Eval,
+    mut on_epoch: impl FnMut(&mut Learner<M, X, L, O>, &EpochReport) -> Control,
+) -> Result<History, StepError>
+where
+    T: Real + Send,
+    X: Clone,
+    M: Para<X> + Sync,
+    M::Out: Clone,
+    M::Param: Flat<T> + Clone + Send + Sync,
+    L: Loss<M::Out, Scalar = T> + Sync,
+    O: Optimizer<M::Param, Scalar = T>,
+{
+    let shards = learner.shards();
+    if !cfg.batch.is_multiple_of(shards) {
+        return Err(StepError::FitSetting {
+            name: "batch",
+            value: cfg.batch,
+            expected: "a multiple of the learner's number of shards",
+        });
+    }
+    let per = cfg.batch / shards;
+    let step = |learner: &mut ShardedLearner<M, X, L, O>, chosen: &[usize]| {
+        learner
+            .try_step_with(|s| shard(&chosen[s * per..(s + 1) * per]))
+            .map(|loss| loss.to_f64())
+            .map_err(|e| match e {
+                StepError::ShardLabel {
+                    shard,
+                    index,
+                    error,
+                } => StepError::Label {
+                    index: chosen.get(shard * per + index).copied().unwrap_or(index),
+                    error,
+                },
+                e => e,
+            })
+    };
+    epochs(
+        learner,
+        examples,
+        cfg,
+        step,
+        |l| l.learner_mut().params_mut(),
+        |l| evaluate(l.learner()),
+        |l, e| on_epoch(l.learner_mut(), e),
+    )
+}
+
+/// The loop of [`fit`] and [`fit_sharded`]: `step` takes one step on the examples it is
+/// given, `params` reaches the parameters (to keep the best epoch's).
+fn epochs<Lr, P: Clone>(
+    learner: &mut Lr,
+    examples: usize,
+    cfg: &Fit,
+    mut step: impl FnMut(&mut Lr, &[usize]) -> Result<f64, StepError>,
+    params: impl Fn(&mut Lr) -> &mut P,
+    mut evaluate: impl FnMut(&Lr) -> Eval,
+    mut on_epoch: impl FnMut(&mut Lr, &EpochReport) -> Control,
+) -> Result<History, StepError> {
     // Both were read as something else: a batch of 0 as 1, a patience of 0 as "stop after
     // the first epoch" (which is always the best so far).
     if cfg.batch == 0 {
@@ -248,7 +371,7 @@ where
     };
     let mut best: Option<Eval> = None;
     // The best epoch's parameters, when they are to be put back (allocated once).
-    let mut kept: Option<Box<M::Param>> = None;
+    let mut kept: Option<Box<P>> = None;
     let mut since_best = 0;
     for epoch in 1..=cfg.epochs {
         order.shuffle(&mut rng);
@@ -256,19 +379,7 @@ where
         let start = Instant::now();
         let mut total = 0.0;
         for k in 0..steps {
-            let chosen = &order[k * size..(k + 1) * size];
-            let (x, label) = batch(chosen);
-            total += learner
-                .try_step_owned(x, &label)
-                .map_err(|e| match e {
-                    // The example's own index, not its place in the shuffled batch.
-                    StepError::Label { index, error } => StepError::Label {
-                        index: chosen.get(index).copied().unwrap_or(index),
-                        error,
-                    },
-                    e => e,
-                })?
-                .to_f64();
+            total += step(learner, &order[k * size..(k + 1) * size])?;
             bar.step();
         }
         let seconds = start.elapsed().as_secs_f64();
@@ -279,9 +390,10 @@ where
             best = Some(eval);
             since_best = 0;
             if cfg.keep_best {
+                let now = params(learner);
                 match &mut kept {
-                    Some(p) => p.as_mut().clone_from(learner.params()),
-                    None => kept = Some(Box::new(learner.params().clone())),
+                    Some(p) => p.as_mut().clone_from(now),
+                    None => kept = Some(Box::new(now.clone())),
                 }
             }
         } else {
@@ -304,7 +416,7 @@ where
         }
     }
     if let Some(p) = kept {
-        learner.params_mut().clone_from(&p);
+        params(learner).clone_from(&p);
     }
     Ok(history)
 }
