@@ -15,8 +15,9 @@ use paralens::span::{Bias, Conv2d, MaxPool2d};
 #[path = "shared/mnist.rs"]
 pub mod shared;
 
-/// Images per step, the columns of one input matrix.
-pub const BATCH: usize = 32;
+/// Images per step: [`shared::SHARDS`] shards of [`shared::COLUMNS`] images, each the
+/// columns of one input matrix (the model takes any number of columns).
+pub const BATCH: usize = shared::SHARDS * shared::COLUMNS;
 
 para! {
     /// 1x28x28 -> 16x24x24 -> 16x12x12 -> 32x8x8 -> 32x4x4 -> 10, for a batch of images.
@@ -30,7 +31,7 @@ para! {
         p2: MaxPool2d<2048, 512>,
         fc: Dense<512, 10>,
     }
-    fn forward(&self, x: HeapMatrix<f32, 784, BATCH>) -> HeapMatrix<f32, 10, BATCH> {
+    fn forward<const B: usize>(&self, x: HeapMatrix<f32, 784, B>) -> HeapMatrix<f32, 10, B> {
         let h = self.p1(relu(self.b1(self.c1(x))));
         let h = self.p2(relu(self.b2(self.c2(h))));
         self.fc(h)
@@ -61,7 +62,15 @@ pub fn run(
     verbose: bool,
 ) -> Result<f64, paralens::data::DataError> {
     let m = shared::load(dir)?;
-    Ok(shared::train_batched(model(), &m, epochs, 2e-3, 2, verbose))
+    Ok(shared::train_batched(
+        model(),
+        &m,
+        epochs,
+        2e-3,
+        2,
+        verbose,
+        None,
+    ))
 }
 
 fn main() {

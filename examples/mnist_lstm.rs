@@ -7,30 +7,32 @@
 //! cargo run --release --example mnist_lstm -- --data ../shared/data/mnist --load lstm.safetensors
 //! ```
 
+use paralens::ShardedLearner;
 use paralens::prelude::*;
 use paralens::recurrent::LstmCell;
-use paralens::train::{Control, Eval, Fit, History, fit};
+use paralens::train::{Control, Eval, Fit, History, fit_sharded};
 
 #[path = "shared/mnist.rs"]
 #[allow(dead_code)]
 pub mod shared;
 
-/// Images per step.
-pub const BATCH: usize = 32;
+/// Images per step: [`shared::SHARDS`] shards of [`shared::COLUMNS`] images (the model takes
+/// any number of columns).
+pub const BATCH: usize = shared::SHARDS * shared::COLUMNS;
 /// Hidden units.
 pub const HIDDEN: usize = 128;
 
 /// The rows of a batch: step `t` reads row `t` of every image, one image per column. Rows,
 /// states and the cell's activations are heap matrices (blocks of a per-thread pool, reused
 /// from step to step), so that a training step runs on a default 2 MiB thread.
-pub type Rows = [HeapMatrix<f32, 28, BATCH>; 28];
+pub type Rows<const B: usize = BATCH> = [HeapMatrix<f32, 28, B>; 28];
 
 para! {
     /// An LSTM over the 28 rows, then 10 digit scores from its last hidden state.
     pub struct RowLstm { cell: LstmCell<28, HIDDEN, f32>, out: Dense<HIDDEN, 10> }
-    fn forward(&self, rows: Rows) -> HeapMatrix<f32, 10, BATCH> {
-        let mut h = HeapMatrix::<f32, HIDDEN, BATCH>::zeros();
-        let mut c = HeapMatrix::<f32, HIDDEN, BATCH>::zeros();
+    fn forward<const B: usize>(&self, rows: Rows<B>) -> HeapMatrix<f32, 10, B> {
+        let mut h = HeapMatrix::<f32, HIDDEN, B>::zeros();
+        let mut c = HeapMatrix::<f32, HIDDEN, B>::zeros();
         for t in 0..28 {
             let (h2, c2) = self.cell(rows[t].clone(), h, c);
             h = h2;
@@ -50,7 +52,7 @@ pub fn model() -> RowLstm {
 }
 
 /// The rows of the images `idx` (pixels in `0..=1`), in the batch layout.
-pub fn rows(images: &[SVector<f32, 784>], idx: &[usize]) -> Rows {
+pub fn rows<const B: usize>(images: &[SVector<f32, 784>], idx: &[usize]) -> Rows<B> {
     std::array::from_fn(|t| HeapMatrix::from_fn(|c, j| images[idx[j]][t * 28 + c]))
 }
 
@@ -65,7 +67,7 @@ pub fn accuracy(
     let batches = xs.len() / BATCH;
     for k in 0..batches {
         let idx: Vec<usize> = (k * BATCH..(k + 1) * BATCH).collect();
-        let scores = model.forward(params, rows(xs, &idx));
+        let scores = model.forward(params, rows::<BATCH>(xs, &idx));
         for (j, &i) in idx.iter().enumerate() {
             if scores.column(j).argmax().0 == ys[i] {
                 right += 1;
@@ -101,6 +103,7 @@ pub fn run(
     dir: &std::path::Path,
     epochs: usize,
     verbose: bool,
+    threads: Option<usize>,
 ) -> Result<(f64, RowLstmParams, History), paralens::data::DataError> {
     let m = shared::load(dir)?;
     let (xs, ts) = (
@@ -111,12 +114,17 @@ pub fn run(
     let ty: Vec<usize> = m.test_labels.iter().map(|&l| l as usize).collect();
     let model = model();
     let lr = 2e-3;
-    let mut learner = Learner::new(
+    let learner = Learner::new(
         model,
         model.init(0),
         PerColumn(SoftmaxCrossEntropy),
         Adam::new(lr),
     );
+    // Shards of `COLUMNS` images, on `threads` threads (`None`: the cores, if faster).
+    let mut learner = match threads {
+        Some(n) => ShardedLearner::with_threads(learner, shared::SHARDS, n),
+        None => ShardedLearner::new(learner, shared::SHARDS),
+    };
     let cfg = Fit {
         epochs,
         batch: BATCH,
@@ -125,11 +133,16 @@ pub fn run(
         keep_best: false,
         progress: verbose,
     };
-    let history = fit(
+    let history = fit_sharded(
         &mut learner,
         xs.len(),
         &cfg,
-        |idx| (rows(&xs, idx), std::array::from_fn(|j| ys[idx[j]])),
+        |idx| {
+            (
+                rows::<{ shared::COLUMNS }>(&xs, idx),
+                std::array::from_fn(|j| ys[idx[j]]),
+            )
+        },
         |l| Eval {
             loss: f64::NAN,
             accuracy: accuracy(l.model(), l.params(), &ts, &ty),
@@ -143,6 +156,10 @@ pub fn run(
         },
     )
     .unwrap_or_else(|e| panic!("training stopped: {e}"));
+    if verbose {
+        println!("trained on {} thread(s)", learner.threads());
+    }
+    let learner = learner.learner();
     Ok((
         accuracy(learner.model(), learner.params(), &ts, &ty),
         learner.params().clone(),
@@ -169,7 +186,8 @@ fn main() {
         println!("loaded {}; test accuracy {acc:.4}", path.display());
         return;
     }
-    let (acc, params, history) = run(&a.dir, a.epochs, true).unwrap_or_else(|e| fail(&e));
+    let (acc, params, history) =
+        run(&a.dir, a.epochs, true, a.threads).unwrap_or_else(|e| fail(&e));
     println!("test accuracy {acc:.4}");
     if let Some(path) = &a.plot {
         shared::plot(&history, path, "mnist_lstm").unwrap_or_else(|e| fail(&e));

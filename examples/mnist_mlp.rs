@@ -12,13 +12,14 @@ use paralens::prelude::*;
 #[path = "shared/mnist.rs"]
 pub mod shared;
 
-/// Images per step, the columns of one input matrix.
-pub const BATCH: usize = 32;
+/// Images per step: [`shared::SHARDS`] shards of [`shared::COLUMNS`] images, each the
+/// columns of one input matrix (the model takes any number of columns).
+pub const BATCH: usize = shared::SHARDS * shared::COLUMNS;
 
 para! {
     /// 784 pixels -> 128 hidden units (ReLU) -> 10 digit scores, for a batch of images.
     pub struct Mlp { l1: Dense<784, 128>, l2: Dense<128, 10> }
-    fn forward(&self, x: HeapMatrix<f32, 784, BATCH>) -> HeapMatrix<f32, 10, BATCH> {
+    fn forward<const B: usize>(&self, x: HeapMatrix<f32, 784, B>) -> HeapMatrix<f32, 10, B> {
         self.l2(relu(self.l1(x)))
     }
 }
@@ -42,7 +43,15 @@ pub fn run(
     verbose: bool,
 ) -> Result<f64, paralens::data::DataError> {
     let m = shared::load(dir)?;
-    Ok(shared::train_batched(model(), &m, epochs, 2e-3, 4, verbose))
+    Ok(shared::train_batched(
+        model(),
+        &m,
+        epochs,
+        2e-3,
+        4,
+        verbose,
+        None,
+    ))
 }
 
 fn main() {

@@ -225,8 +225,9 @@ fn the_mnist_mlp_example_predicts_from_a_saved_model() {
     let model = mnist_mlp::model();
     let params = model.init(5);
     let mlp_path = saved_mlp("paralens_mnist_mlp_a.safetensors");
-    let want = mnist_mlp::shared::batch_accuracy(&model, &params, &xs, &ys);
-    let got = mnist_mlp::shared::predict_saved(&model, &mlp_path, &xs, &ys).unwrap();
+    const C: usize = mnist_mlp::shared::COLUMNS;
+    let want = mnist_mlp::shared::batch_accuracy::<_, C>(&model, &params, &xs, &ys);
+    let got = mnist_mlp::shared::predict_saved::<_, C>(&model, &mlp_path, &xs, &ys).unwrap();
     assert_eq!(got, want);
 }
 
@@ -247,10 +248,11 @@ fn the_mnist_cnn_example_predicts_from_a_saved_model() {
     let file = SafeTensors::deserialize(&bytes).unwrap();
     assert_eq!(file.tensor("c1.kernel").unwrap().shape(), &[16, 1, 5, 5]);
     assert_eq!(file.tensor("c2.kernel").unwrap().shape(), &[32, 16, 5, 5]);
-    let want = mnist_cnn::shared::batch_accuracy(&model, &params, &xs, &ys);
-    let got = mnist_cnn::shared::predict_saved(&model, &path, &xs, &ys).unwrap();
+    const C: usize = mnist_cnn::shared::COLUMNS;
+    let want = mnist_cnn::shared::batch_accuracy::<_, C>(&model, &params, &xs, &ys);
+    let got = mnist_cnn::shared::predict_saved::<_, C>(&model, &path, &xs, &ys).unwrap();
     assert_eq!(got, want);
-    let wrong = mnist_cnn::shared::predict_saved(&model, &mlp_path, &xs, &ys).unwrap_err();
+    let wrong = mnist_cnn::shared::predict_saved::<_, C>(&model, &mlp_path, &xs, &ys).unwrap_err();
     assert!(
         wrong.to_string().contains("l1") || wrong.to_string().contains("c1"),
         "{wrong}"

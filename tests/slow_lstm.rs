@@ -27,7 +27,7 @@ fn main() -> std::process::ExitCode {
         })
     } else {
         trials::needs_data(name, data, |data| {
-            let (acc, _, _) = mnist_lstm::run(&data.join("mnist"), 3, false).unwrap();
+            let (acc, _, _) = mnist_lstm::run(&data.join("mnist"), 3, false, None).unwrap();
             assert!(acc >= 0.98, "test accuracy {acc}");
         })
     };

@@ -103,3 +103,26 @@ fn mnist_models_train_on_a_default_spawned_thread() {
     .join()
     .expect("training finished without overflowing the stack");
 }
+
+// The sharded learner's pool starts its threads with the default stack as well: the CNN's
+// shards train on them.
+#[test]
+fn mnist_cnn_trains_in_shards_on_default_pool_threads() {
+    const C: usize = mnist_cnn::shared::COLUMNS;
+    let model = mnist_cnn::model();
+    let learner = Learner::new(
+        model.clone(),
+        model.init(0),
+        PerColumn(SoftmaxCrossEntropy),
+        Adam::new(1e-3),
+    );
+    let mut sharded = paralens::ShardedLearner::with_threads(learner, 2, 2);
+    let shard = |s: usize| {
+        let x =
+            HeapMatrix::<f32, 784, C>::from_fn(|i, j| ((i * 7 + (j + s) * 3) % 17) as f32 / 17.0);
+        let y: [usize; C] = core::array::from_fn(|j| (j + s) % 10);
+        (x, y)
+    };
+    let losses: [f32; 3] = core::array::from_fn(|_| sharded.step_with(shard));
+    assert!(losses[2] < losses[0], "the loss went down: {losses:?}");
+}

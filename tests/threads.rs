@@ -324,6 +324,36 @@ fn a_step_allocates_nothing_on_any_thread_after_the_first() {
 }
 
 #[test]
+fn new_times_its_first_steps_to_choose_its_threads_and_the_result_does_not_change() {
+    let _one = serial();
+    let shards = 4;
+    let cores = std::thread::available_parallelism().map_or(1, usize::from);
+    let mut auto = ShardedLearner::new(mlp_learner(), shards);
+    let mut one = ShardedLearner::with_threads(mlp_learner(), shards, 1);
+    // Through the timed steps (on all the threads, then on one) and after the choice.
+    for k in 0..30 {
+        let a = auto.step_with(|s| shard(k, shards, s));
+        let b = one.step_with(|s| shard(k, shards, s));
+        assert_eq!(a.to_bits(), b.to_bits(), "loss of step {k}");
+    }
+    assert_eq!(bits(auto.params()), bits(one.params()));
+    let chosen = auto.threads();
+    assert!(
+        chosen == 1 || chosen == cores.min(shards),
+        "chose {chosen} threads"
+    );
+    let before = ALLOCATIONS.load(Ordering::SeqCst);
+    for k in 30..50 {
+        std::hint::black_box(auto.step_with(|s| shard(k, shards, s)));
+    }
+    let n = ALLOCATIONS.load(Ordering::SeqCst) - before;
+    assert_eq!(
+        n, 0,
+        "20 steps on the chosen {chosen} threads allocated {n} times"
+    );
+}
+
+#[test]
 fn the_counter_sees_allocations_on_other_threads() {
     let _one = serial();
     let before = ALLOCATIONS.load(Ordering::SeqCst);

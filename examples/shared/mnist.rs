@@ -1,8 +1,9 @@
 //! What the MNIST examples share: arguments, inputs and the training loop.
 
+use paralens::ShardedLearner;
 use paralens::data::{DataError, Images, Mnist, load_mnist};
 use paralens::prelude::*;
-use paralens::train::{Control, EpochReport, Eval, Fit, History, fit};
+use paralens::train::{Control, EpochReport, Eval, Fit, History, fit_sharded};
 use std::path::{Path, PathBuf};
 
 /// An MNIST example: trains its model on MNIST (or Fashion-MNIST) and prints the test
@@ -28,7 +29,29 @@ pub struct Args {
     /// Write the loss and accuracy curves as SVG.
     #[arg(long, value_name = "PATH")]
     pub plot: Option<PathBuf>,
+    /// Threads that train (each step's shards spread over them; at most one per shard).
+    /// The result is the same bit for bit whatever the number. Default: the machine's cores
+    /// if they are faster than one, timed over the first steps.
+    #[arg(long, value_name = "N", value_parser = at_least_one)]
+    pub threads: Option<usize>,
 }
+
+/// A count of 1 or more.
+fn at_least_one(s: &str) -> Result<usize, String> {
+    match s.parse::<usize>() {
+        Ok(0) => Err("0 threads cannot train: give 1 or more".into()),
+        Ok(n) => Ok(n),
+        Err(e) => Err(e.to_string()),
+    }
+}
+
+/// Images per shard: the columns of the model's input matrix.
+pub const COLUMNS: usize = 16;
+
+/// Shards per step: a step trains on `SHARDS * COLUMNS` = 32 images, the shards run forward
+/// and back on as many threads as `--threads` allows, and their changes are summed in shard
+/// order (so the number of threads does not change the result).
+pub const SHARDS: usize = 2;
 
 /// The parser of the MNIST example `name`: [`Args`] with the example's about text and its
 /// default number of epochs (a derive attribute would fix one default for all three).
@@ -96,18 +119,20 @@ pub fn inputs(images: &Images) -> Vec<SVector<f32, 784>> {
         .collect()
 }
 
-/// The examples `order[at[j]]` as the columns of one batch matrix (zeros where `at[j]` is past
-/// the end of `order`) and their labels. The batch lives on the heap (100 KB at 32 images), as
-/// do the models' activations.
-fn batch<const B: usize>(
+/// The examples `idx` as the columns of one batch matrix (zeros where `idx` runs out) and
+/// their labels. The batch lives on the heap (50 KB at 16 images), as do the models'
+/// activations; each column is one copy of an image (an entry-by-entry build took a third
+/// of an MLP step).
+pub fn batch<const B: usize>(
     xs: &[SVector<f32, 784>],
     ys: &[usize],
-    order: &[usize],
-    at: &[usize],
+    idx: &[usize],
 ) -> (HeapMatrix<f32, 784, B>, [usize; B]) {
-    let pick = |j: usize| order.get(at[j]).copied();
-    let x = HeapMatrix::<f32, 784, B>::from_fn(|r, j| pick(j).map_or(0.0, |i| xs[i][r]));
-    let y = core::array::from_fn(|j| pick(j).map_or(0, |i| ys[i]));
+    let mut x = HeapMatrix::<f32, 784, B>::zeros();
+    for (j, &i) in idx.iter().take(B).enumerate() {
+        x.column_mut(j).copy_from(&xs[i]);
+    }
+    let y = core::array::from_fn(|j| idx.get(j).map_or(0, |&i| ys[i]));
     (x, y)
 }
 
@@ -123,9 +148,8 @@ where
 {
     let order: Vec<usize> = (0..ts.len()).collect();
     let mut right = 0;
-    for k in 0..ts.len().div_ceil(B) {
-        let at: Vec<usize> = (k * B..(k + 1) * B).collect();
-        let (x, y) = batch::<B>(ts, ty, &order, &at);
+    for (k, at) in order.chunks(B).enumerate() {
+        let (x, y) = batch::<B>(ts, ty, at);
         let out = model.forward(params, x);
         right += (0..B)
             .filter(|&j| k * B + j < ts.len() && out.column(j).argmax().0 == y[j])
@@ -134,60 +158,74 @@ where
     right as f64 / ts.len() as f64
 }
 
-/// Trains a model of `B`-image batches (matrix columns) with the mean softmax cross-entropy
-/// and Adam (step size `lr`, divided by 3 every `decay_every` epochs); returns the test
+/// Trains a model with the mean softmax cross-entropy and Adam (step size `lr`, divided by 3
+/// every `decay_every` epochs), [`SHARDS`] shards of [`COLUMNS`] images a step on `threads`
+/// threads (`None`: the machine's cores if they are faster than one); returns the test
 /// accuracy.
-pub fn train_batched<M, const B: usize>(
+pub fn train_batched<M>(
     model: M,
     m: &Mnist,
     epochs: usize,
     lr: f32,
     decay_every: usize,
     verbose: bool,
+    threads: Option<usize>,
 ) -> f64
 where
-    M: Para<HeapMatrix<f32, 784, B>, Out = HeapMatrix<f32, 10, B>>
-        + Init<Param = <M as Para<HeapMatrix<f32, 784, B>>>::Param>,
-    <M as Para<HeapMatrix<f32, 784, B>>>::Param: Flat<f32>,
+    M: Para<HeapMatrix<f32, 784, COLUMNS>, Out = HeapMatrix<f32, 10, COLUMNS>>
+        + Init<Param = <M as Para<HeapMatrix<f32, 784, COLUMNS>>>::Param>
+        + Sync,
+    <M as Para<HeapMatrix<f32, 784, COLUMNS>>>::Param: Flat<f32> + Send + Sync,
 {
-    train_batched_keep(model, m, epochs, lr, decay_every, verbose).0
+    train_batched_keep(model, m, epochs, lr, decay_every, verbose, threads).0
 }
 
 /// [`train_batched`], returning the trained parameters and the history too.
-pub fn train_batched_keep<M, const B: usize>(
+pub fn train_batched_keep<M>(
     model: M,
     m: &Mnist,
     epochs: usize,
     lr: f32,
     decay_every: usize,
     verbose: bool,
-) -> (f64, <M as Para<HeapMatrix<f32, 784, B>>>::Param, History)
+    threads: Option<usize>,
+) -> (
+    f64,
+    <M as Para<HeapMatrix<f32, 784, COLUMNS>>>::Param,
+    History,
+)
 where
-    M: Para<HeapMatrix<f32, 784, B>, Out = HeapMatrix<f32, 10, B>>
-        + Init<Param = <M as Para<HeapMatrix<f32, 784, B>>>::Param>,
-    <M as Para<HeapMatrix<f32, 784, B>>>::Param: Flat<f32>,
+    M: Para<HeapMatrix<f32, 784, COLUMNS>, Out = HeapMatrix<f32, 10, COLUMNS>>
+        + Init<Param = <M as Para<HeapMatrix<f32, 784, COLUMNS>>>::Param>
+        + Sync,
+    <M as Para<HeapMatrix<f32, 784, COLUMNS>>>::Param: Flat<f32> + Send + Sync,
 {
+    const B: usize = COLUMNS;
     let (xs, ts) = (inputs(&m.train_images), inputs(&m.test_images));
     let ys: Vec<usize> = m.train_labels.iter().map(|&l| l as usize).collect();
     let ty: Vec<usize> = m.test_labels.iter().map(|&l| l as usize).collect();
     let params = model.init(0);
-    let mut learner = Learner::new(model, params, PerColumn(SoftmaxCrossEntropy), Adam::new(lr));
+    let learner = Learner::new(model, params, PerColumn(SoftmaxCrossEntropy), Adam::new(lr));
+    let mut learner = match threads {
+        Some(n) => ShardedLearner::with_threads(learner, SHARDS, n),
+        None => ShardedLearner::new(learner, SHARDS),
+    };
     // The library's loop: seeded shuffles, whole batches (60,000 is 1,875 of 32), the test
-    // accuracy after each epoch, the step size divided by 3 every `decay_every` epochs.
+    // accuracy after each epoch, the step size divided by 3 every `decay_every` epochs. Each
+    // shard's batch is built on the shard's thread.
     let cfg = Fit {
         epochs,
-        batch: B,
+        batch: SHARDS * B,
         seed: 0,
         patience: None,
         keep_best: false,
         progress: verbose,
     };
-    let all: Vec<usize> = (0..B).collect();
-    let history = fit(
+    let history = fit_sharded(
         &mut learner,
         xs.len(),
         &cfg,
-        |idx| batch::<B>(&xs, &ys, idx, &all),
+        |idx| batch::<B>(&xs, &ys, idx),
         |l| Eval {
             loss: f64::NAN,
             accuracy: batch_accuracy(l.model(), l.params(), &ts, &ty),
@@ -201,6 +239,14 @@ where
         },
     )
     .unwrap_or_else(|e| panic!("training stopped: {e}"));
+    if verbose {
+        println!(
+            "{} images a step: {SHARDS} shards of {B}, on {} thread(s)",
+            SHARDS * B,
+            learner.threads()
+        );
+    }
+    let learner = learner.learner();
     let acc = batch_accuracy(learner.model(), learner.params(), &ts, &ty);
     (acc, learner.params().clone(), history)
 }
@@ -226,10 +272,11 @@ where
     Ok(batch_accuracy(model, &params, ts, ty))
 }
 
-/// An MNIST example's `main`: reads `--data DIR [--epochs N] [--save PATH | --load PATH]
-/// [--plot PATH]` ([`args`], `about` shown by `--help`), trains `model()` (or loads its
-/// parameters and only predicts) and prints the test accuracy, or the error and exits 1.
-pub fn main<M, const B: usize>(
+/// An MNIST example's `main`: reads `--data DIR [--epochs N] [--threads N] [--save PATH |
+/// --load PATH] [--plot PATH]` ([`args`], `about` shown by `--help`), trains `model()` (or
+/// loads its parameters and only predicts) and prints the test accuracy, or the error and
+/// exits 1.
+pub fn main<M>(
     name: &'static str,
     about: &'static str,
     default_epochs: usize,
@@ -237,10 +284,11 @@ pub fn main<M, const B: usize>(
     lr: f32,
     decay_every: usize,
 ) where
-    M: Para<HeapMatrix<f32, 784, B>, Out = HeapMatrix<f32, 10, B>>
-        + Init<Param = <M as Para<HeapMatrix<f32, 784, B>>>::Param>,
-    <M as Para<HeapMatrix<f32, 784, B>>>::Param:
-        Flat<f32> + Clone + paralens::checkpoint::Tensors<f32>,
+    M: Para<HeapMatrix<f32, 784, COLUMNS>, Out = HeapMatrix<f32, 10, COLUMNS>>
+        + Init<Param = <M as Para<HeapMatrix<f32, 784, COLUMNS>>>::Param>
+        + Sync,
+    <M as Para<HeapMatrix<f32, 784, COLUMNS>>>::Param:
+        Flat<f32> + Clone + Send + Sync + paralens::checkpoint::Tensors<f32>,
 {
     let a = args(name, about, default_epochs);
     let fail = |e: &dyn std::fmt::Display| -> ! {
@@ -250,12 +298,13 @@ pub fn main<M, const B: usize>(
     let m = load(&a.dir).unwrap_or_else(|e| fail(&e));
     if let Some(path) = &a.load {
         let ty: Vec<usize> = m.test_labels.iter().map(|&l| l as usize).collect();
-        let acc = predict_saved(&model(), path, &inputs(&m.test_images), &ty)
+        let acc = predict_saved::<M, COLUMNS>(&model(), path, &inputs(&m.test_images), &ty)
             .unwrap_or_else(|e| fail(&e.to_string()));
         println!("loaded {}; test accuracy {acc:.4}", path.display());
         return;
     }
-    let (acc, params, history) = train_batched_keep(model(), &m, a.epochs, lr, decay_every, true);
+    let (acc, params, history) =
+        train_batched_keep(model(), &m, a.epochs, lr, decay_every, true, a.threads);
     println!("test accuracy {acc:.4}");
     if let Some(path) = &a.plot {
         plot(&history, path, name).unwrap_or_else(|e| fail(&e));
@@ -270,7 +319,7 @@ pub fn main<M, const B: usize>(
 /// The line an MNIST example prints after each epoch.
 pub fn print_epoch(e: &EpochReport) {
     println!(
-        "epoch {}  train loss {:.4}  test accuracy {:.4}  ({:.1} s)",
+        "epoch {}  train loss {:.4}  test accuracy {:.4}  ({:.2} s)",
         e.epoch, e.train_loss, e.eval.accuracy, e.seconds
     );
 }

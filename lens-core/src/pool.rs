@@ -45,6 +45,8 @@ struct Job {
     data: *const (),
     call: unsafe fn(*const (), usize),
     tasks: usize,
+    /// The threads taking part: thread `w` runs tasks `w, w + width, ...` if `w < width`.
+    width: usize,
 }
 
 // SAFETY: `data` points to a `Sync` closure (`run`'s bound) that outlives the round: `run`
@@ -123,11 +125,11 @@ impl Pool {
         self.shared.threads
     }
 
-    /// Runs `f(t)` for every `t` in `0..tasks`, task `t` on thread `t % threads`, and returns
-    /// when all have. A panic in a task is raised again here, after every thread has stopped
-    /// using `f`.
-    pub(crate) fn run<F: Fn(usize) + Sync>(&self, tasks: usize, f: &F) {
-        let n = self.shared.threads;
+    /// Runs `f(t)` for every `t` in `0..tasks`, task `t` on thread `t % width` (`width` of
+    /// the pool's threads take part, at least 1), and returns when all have. A panic in a task
+    /// is raised again here, after every thread has stopped using `f`.
+    pub(crate) fn run<F: Fn(usize) + Sync>(&self, width: usize, tasks: usize, f: &F) {
+        let n = width.clamp(1, self.shared.threads);
         if n == 1 || tasks <= 1 {
             (0..tasks).for_each(f);
             return;
@@ -145,6 +147,7 @@ impl Pool {
             data: core::ptr::from_ref(f).cast(),
             call: call::<F>,
             tasks,
+            width: n,
         };
         {
             let mut state = self.shared.lock();
@@ -210,14 +213,16 @@ fn work(shared: &Shared, w: usize) {
             seen = shared.round.load(Ordering::Acquire);
             state.job
         };
-        let Some(job) = job else { continue };
+        let Some(job) = job.filter(|j| w < j.width) else {
+            continue;
+        };
         let ran = catch_unwind(AssertUnwindSafe(|| {
             let mut t = w;
             while t < job.tasks {
                 // SAFETY: `job.data` is the `&F` of the `run` call that published this round,
                 // which waits for this worker (`pending`) before it returns.
                 unsafe { (job.call)(job.data, t) };
-                t += shared.threads;
+                t += job.width;
             }
         }));
         if let Err(p) = ran {
@@ -242,7 +247,7 @@ mod tests {
             let pool = Pool::new(threads);
             let seen: Vec<Mutex<Vec<String>>> = (0..10).map(|_| Mutex::new(Vec::new())).collect();
             for _ in 0..50 {
-                pool.run(10, &|t| {
+                pool.run(threads, 10, &|t| {
                     let name = std::thread::current().name().unwrap_or("").to_string();
                     seen[t].lock().unwrap().push(name);
                 });
@@ -265,7 +270,7 @@ mod tests {
         let pool = Pool::new(3);
         let done = Mutex::new(0);
         let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            pool.run(6, &|t| {
+            pool.run(3, 6, &|t| {
                 if t == 4 {
                     panic!("task four");
                 }
@@ -277,7 +282,27 @@ mod tests {
         assert_eq!(*done.lock().unwrap(), 5);
         // The pool keeps working after a panic.
         let count = Mutex::new(0);
-        pool.run(6, &|_| *count.lock().unwrap() += 1);
+        pool.run(3, 6, &|_| *count.lock().unwrap() += 1);
         assert_eq!(*count.lock().unwrap(), 6);
+    }
+
+    #[test]
+    fn a_narrower_round_uses_the_first_threads_only() {
+        let pool = Pool::new(4);
+        for width in 1..=4 {
+            let seen: Vec<Mutex<String>> = (0..9).map(|_| Mutex::new(String::new())).collect();
+            pool.run(width, 9, &|t| {
+                *seen[t].lock().unwrap() = std::thread::current().name().unwrap_or("").into();
+            });
+            for (t, name) in seen.iter().enumerate() {
+                let name = name.lock().unwrap();
+                let want = if t % width == 0 {
+                    std::thread::current().name().unwrap_or("").to_string()
+                } else {
+                    format!("paralens-{}", t % width)
+                };
+                assert_eq!(*name, want, "task {t} at width {width}");
+            }
+        }
     }
 }

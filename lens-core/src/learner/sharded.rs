@@ -11,6 +11,7 @@ use crate::pool::Pool;
 use crate::{Flat, LabelError, Lens, Loss, Para, Real, StepError};
 use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
 use std::sync::{Mutex, PoisonError};
+use std::time::{Duration, Instant};
 
 /// What one shard's task leaves behind: its change, its loss, or why it was refused.
 struct Slot<P, T> {
@@ -68,6 +69,45 @@ where
     /// lets the pool's threads write into the slots through a shared borrow.
     slots: Vec<Mutex<Slot<M::Param, O::Scalar>>>,
     pool: Pool,
+    /// The threads a step uses now (at most the pool's).
+    width: usize,
+    /// While the number of threads is being chosen by timing steps: what was measured.
+    tuning: Option<Tuning>,
+}
+
+/// Steps of warm-up, then steps timed on all the threads, then on one.
+const WARM: u32 = 2;
+const TIMED: u32 = 8;
+
+/// The first steps of a learner built by [`ShardedLearner::new`], timed to choose between
+/// one thread and all of them: a step too small to pay for the threads' exchanges (the
+/// parameters read on every thread, the changes summed on one) stays on one. Either way
+/// the result is the same, bit for bit.
+#[derive(Clone, Copy, Debug)]
+struct Tuning {
+    steps: u32,
+    all: Duration,
+    one: Duration,
+}
+
+impl Tuning {
+    /// The threads step `self.steps` runs on, of `most`.
+    fn width(&self, most: usize) -> usize {
+        if self.steps < WARM + TIMED { most } else { 1 }
+    }
+
+    /// Records a step's time; the chosen width once all are timed.
+    fn record(&mut self, took: Duration, most: usize) -> Option<usize> {
+        if self.steps >= WARM + TIMED {
+            self.one += took;
+        } else if self.steps >= WARM {
+            self.all += took;
+        }
+        self.steps += 1;
+        // All the threads only if they are clearly faster: timing noise keeps it on one.
+        let faster = self.all.as_secs_f64() < 0.9 * self.one.as_secs_f64();
+        (self.steps == WARM + 2 * TIMED).then_some(if faster { most } else { 1 })
+    }
 }
 
 /// The learner and the pool's size.
@@ -81,7 +121,8 @@ where
         f.debug_struct("ShardedLearner")
             .field("learner", &self.learner)
             .field("shards", &self.slots.len())
-            .field("threads", &self.pool.threads())
+            .field("threads", &self.width)
+            .field("choosing", &self.tuning.is_some())
             .finish()
     }
 }
@@ -96,18 +137,30 @@ where
     M::Out: Clone,
     O: Optimizer<M::Param, Scalar = T>,
 {
-    /// `learner`'s steps split into `shards` shards, on as many threads as the machine has
-    /// cores (`std::thread::available_parallelism`), at most one per shard.
+    /// `learner`'s steps split into `shards` shards, on one thread or on as many as the
+    /// machine has cores (`std::thread::available_parallelism`, at most one per shard),
+    /// whichever is faster: the first steps are timed both ways (8 on all the threads after
+    /// 2 of warm-up, then 8 on one), and all the threads are kept only if they took less
+    /// than 0.9 of the time. The choice never changes the result, only its speed;
+    /// [`ShardedLearner::threads`] says what was chosen.
     ///
     /// # Panics
     /// If `shards` is 0, or the operating system refuses to start a thread.
     pub fn new(learner: Learner<M, X, L, O>, shards: usize) -> Self {
         let cores = std::thread::available_parallelism().map_or(1, usize::from);
-        Self::with_threads(learner, shards, cores)
+        let mut s = Self::with_threads(learner, shards, cores);
+        if s.width > 1 {
+            s.tuning = Some(Tuning {
+                steps: 0,
+                all: Duration::ZERO,
+                one: Duration::ZERO,
+            });
+        }
+        s
     }
 
     /// `learner`'s steps split into `shards` shards on `threads` threads (the caller's
-    /// included; at most one per shard, and at least one).
+    /// included; at most one per shard, and at least one), whether or not that is faster.
     ///
     /// # Panics
     /// If `shards` is 0, or the operating system refuses to start a thread.
@@ -125,10 +178,13 @@ where
                 })
             })
             .collect();
+        let pool = Pool::new(threads.clamp(1, shards));
         Self {
             learner,
             slots,
-            pool: Pool::new(threads.clamp(1, shards)),
+            width: pool.threads(),
+            pool,
+            tuning: None,
         }
     }
 
@@ -137,9 +193,10 @@ where
         self.slots.len()
     }
 
-    /// The number of threads that run them, the caller's included.
+    /// The number of threads that run them, the caller's included (for a learner built by
+    /// [`ShardedLearner::new`], the number chosen once its first steps are timed).
     pub fn threads(&self) -> usize {
-        self.pool.threads()
+        self.width
     }
 
     /// The learner: its model, parameters, optimizer and predictions.
@@ -174,6 +231,25 @@ where
     where
         F: Fn(usize) -> (X, L::Label) + Sync,
     {
+        let Some(mut tuning) = self.tuning else {
+            return self.step_on(self.width, &shard);
+        };
+        let start = Instant::now();
+        let result = self.step_on(tuning.width(self.width), &shard);
+        if let Some(width) = tuning.record(start.elapsed(), self.width) {
+            self.width = width;
+            self.tuning = None;
+        } else {
+            self.tuning = Some(tuning);
+        }
+        result
+    }
+
+    /// [`ShardedLearner::try_step_with`] on `width` threads.
+    fn step_on<F>(&mut self, width: usize, shard: &F) -> Result<T, StepError>
+    where
+        F: Fn(usize) -> (X, L::Label) + Sync,
+    {
         let l = &mut self.learner;
         let p = seen(&l.optimizer, &l.state, &l.params, &mut l.scratch);
         let rate = l.optimizer.rate();
@@ -201,7 +277,7 @@ where
             // The caller's kernel is one this CPU runs, so `with_kernel` runs `run`.
             let _ = with_kernel(kernel, run);
         };
-        if let Err(panic) = catch_unwind(AssertUnwindSafe(|| self.pool.run(count, &task))) {
+        if let Err(panic) = catch_unwind(AssertUnwindSafe(|| self.pool.run(width, count, &task))) {
             // A shard stopped half way: clear every buffer so the next step starts at zero.
             for slot in &mut self.slots {
                 let slot = slot.get_mut().unwrap_or_else(PoisonError::into_inner);
