@@ -91,6 +91,10 @@ pub use init::{Init, InitAt};
 pub use learn::Learn;
 #[cfg(feature = "std")]
 pub use learner::ShardedLearner;
+/// The sharded learner's pool of threads, for the circuits crate's sharded steps (not API).
+#[cfg(feature = "std")]
+#[doc(hidden)]
+pub use pool::Pool as __Pool;
 pub use learner::{Argmax, Learner};
 pub use lens::Lens;
 pub use loss::{BinaryCrossEntropy, DotProduct, Hinge, Loss, Mse, PerColumn, SoftmaxCrossEntropy};

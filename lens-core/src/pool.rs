@@ -84,7 +84,7 @@ impl Shared {
 
 /// A fixed set of threads that run the tasks of [`Pool::run`], task `t` on thread
 /// `t % threads`, the calling thread being thread 0.
-pub(crate) struct Pool {
+pub struct Pool {
     shared: Arc<Shared>,
     workers: Vec<JoinHandle<()>>,
 }
@@ -94,7 +94,7 @@ impl Pool {
     ///
     /// # Panics
     /// If the operating system refuses to start a thread.
-    pub(crate) fn new(threads: usize) -> Self {
+    pub fn new(threads: usize) -> Self {
         let threads = threads.max(1);
         let shared = Arc::new(Shared {
             state: Mutex::new(State {
@@ -121,14 +121,14 @@ impl Pool {
     }
 
     /// The number of threads, the caller's included.
-    pub(crate) fn threads(&self) -> usize {
+    pub fn threads(&self) -> usize {
         self.shared.threads
     }
 
     /// Runs `f(t)` for every `t` in `0..tasks`, task `t` on thread `t % width` (`width` of
     /// the pool's threads take part, at least 1), and returns when all have. A panic in a task
     /// is raised again here, after every thread has stopped using `f`.
-    pub(crate) fn run<F: Fn(usize) + Sync>(&self, width: usize, tasks: usize, f: &F) {
+    pub fn run<F: Fn(usize) + Sync>(&self, width: usize, tasks: usize, f: &F) {
         let n = width.clamp(1, self.shared.threads);
         if n == 1 || tasks <= 1 {
             (0..tasks).for_each(f);
