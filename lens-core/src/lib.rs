@@ -91,15 +91,15 @@ pub use init::{Init, InitAt};
 pub use learn::Learn;
 #[cfg(feature = "std")]
 pub use learner::ShardedLearner;
-/// The sharded learner's pool of threads, for the circuits crate's sharded steps (not API).
-#[cfg(feature = "std")]
-#[doc(hidden)]
-pub use pool::Pool as __Pool;
 pub use learner::{Argmax, Learner};
 pub use lens::Lens;
 pub use loss::{BinaryCrossEntropy, DotProduct, Hinge, Loss, Mse, PerColumn, SoftmaxCrossEntropy};
 pub use optim::Optimizer;
 pub use para::Para;
+/// The sharded learner's pool of threads, for the circuits crate's sharded steps (not API).
+#[cfg(feature = "std")]
+#[doc(hidden)]
+pub use pool::Pool as __Pool;
 /// The random number generators initialisers draw from (`Init::init_with` takes any
 /// `rand::Rng`; `#[lens(init = f)]` functions do too).
 pub use rand;

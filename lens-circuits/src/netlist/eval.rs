@@ -25,6 +25,22 @@ impl<W: Word> Evaluator<W> {
     pub(crate) fn inputs_mut(&mut self, n: usize) -> &mut [W] {
         &mut self.values[..n]
     }
+
+    /// Sets every wire's change to zero: after a reverse pass stopped half way (a panic),
+    /// the next one must start from a clear buffer.
+    #[cfg(feature = "std")]
+    pub(crate) fn clear_changes(&mut self) {
+        self.changes.fill(W::ZERO);
+    }
+
+    /// An evaluator of no wires, left in a learner whose evaluator has been lent out.
+    #[cfg(feature = "std")]
+    pub(crate) fn empty() -> Self {
+        Self {
+            values: Vec::new(),
+            changes: Vec::new(),
+        }
+    }
 }
 
 impl Netlist {

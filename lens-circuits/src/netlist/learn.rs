@@ -23,19 +23,19 @@ use alloc::{vec, vec::Vec};
 /// assert_eq!(l.params(), [true]);
 /// ```
 pub struct NetlistLearner<W: Word> {
-    net: Netlist,
-    n_params: usize,
-    params: Vec<bool>,
-    rule: UpdateRule,
-    ev: Evaluator<W>,
+    pub(super) net: Netlist,
+    pub(super) n_params: usize,
+    pub(super) params: Vec<bool>,
+    pub(super) rule: UpdateRule,
+    pub(super) ev: Evaluator<W>,
     outputs: Vec<W>,
     changes: Vec<W>,
-    counts: Vec<u32>,
-    scratch: Vec<u32>,
+    pub(super) counts: Vec<u32>,
+    pub(super) scratch: Vec<u32>,
     /// The targets [`NetlistLearner::step_by`] has chosen (allocated once).
     wanted: Vec<W>,
     audience: Vec<W>,
-    frozen: usize,
+    pub(super) frozen: usize,
 }
 
 impl<W: Word> NetlistLearner<W> {
@@ -199,28 +199,19 @@ impl<W: Word> NetlistLearner<W> {
         valid: W,
         masks: Option<&[W]>,
     ) -> Result<StepReport, NetlistError> {
-        let mut wrong = 0;
-        for (j, ((c, &o), &y)) in self
-            .changes
-            .iter_mut()
-            .zip(&self.outputs)
-            .zip(labels)
-            .enumerate()
-        {
-            let mask = masks.map_or(valid, |m| m[j] & valid);
-            *c = (o ^ y) & mask;
-            wrong += c.popcount();
-        }
-        self.net
-            .reverse_counts(&mut self.ev, &self.changes, &mut self.counts)?;
-        if self.rule.is_local() {
-            // The audience: the lanes each output takes part in.
-            for (j, c) in self.changes.iter_mut().enumerate() {
-                *c = masks.map_or(valid, |m| m[j] & valid);
-            }
-            self.net
-                .reverse_counts(&mut self.ev, &self.changes, &mut self.scratch)?;
-        }
+        let wrong = count_requests(
+            &self.net,
+            &mut self.ev,
+            Requests {
+                outputs: &self.outputs,
+                labels,
+                valid,
+                masks,
+            },
+            &mut self.changes,
+            &mut self.counts,
+            self.rule.is_local().then_some(&mut self.scratch[..]),
+        )?;
         let mut decision =
             Decision::new(self.rule, &self.counts, &mut self.scratch, valid.popcount());
         let mut flipped = 0;
@@ -237,11 +228,51 @@ impl<W: Word> NetlistLearner<W> {
     }
 }
 
+/// What one batch asks of its parameters, after its forward pass: the outputs, the wanted
+/// outputs, the lanes that hold examples, and each output's lanes (within `valid`).
+pub(super) struct Requests<'a, W> {
+    pub(super) outputs: &'a [W],
+    pub(super) labels: &'a [W],
+    pub(super) valid: W,
+    pub(super) masks: Option<&'a [W]>,
+}
+
+/// The per-batch half of a step, after the forward pass left the batch's values in `ev`:
+/// the output changes `(o ^ y) & mask`, pulled back to each parameter's number of flip
+/// requests in `counts`, and, for a local rule, each parameter's audience (the lanes whose
+/// output it can change) in `audience`. Returns the number of wrong output bits. Every
+/// count is a sum over lanes, so the counts of a batch split into shards add up to the
+/// counts of the whole batch.
+pub(super) fn count_requests<W: Word>(
+    net: &Netlist,
+    ev: &mut Evaluator<W>,
+    r: Requests<'_, W>,
+    changes: &mut [W],
+    counts: &mut [u32],
+    audience: Option<&mut [u32]>,
+) -> Result<u32, NetlistError> {
+    let mut wrong = 0;
+    for (j, ((c, &o), &y)) in changes.iter_mut().zip(r.outputs).zip(r.labels).enumerate() {
+        let mask = r.masks.map_or(r.valid, |m| m[j] & r.valid);
+        *c = (o ^ y) & mask;
+        wrong += c.popcount();
+    }
+    net.reverse_counts(ev, changes, counts)?;
+    if let Some(audience) = audience {
+        // The audience: the lanes each output takes part in.
+        for (j, c) in changes.iter_mut().enumerate() {
+            *c = r.masks.map_or(r.valid, |m| m[j] & r.valid);
+        }
+        net.reverse_counts(ev, changes, audience)?;
+    }
+    Ok(wrong)
+}
+
 /// Runs a batch forward. The parameter words stay in the evaluator's input wires (splatted,
 /// and rewritten only when a bit flips): only the data is copied in, where copying every
 /// input would move all the parameter words each pass (38 MB for the ten-digit network of
 /// `circuits_mnist` in `Lanes<8>`).
-fn forward<W: Word>(
+pub(super) fn forward<W: Word>(
     net: &Netlist,
     ev: &mut Evaluator<W>,
     n_params: usize,

@@ -29,11 +29,15 @@ mod error;
 mod eval;
 mod learn;
 mod level;
+#[cfg(feature = "std")]
+mod sharded;
 
 pub use build::NetlistBuilder;
 pub use error::NetlistError;
 pub use eval::Evaluator;
 pub use learn::{NetlistLearner, NetlistTarget};
+#[cfg(feature = "std")]
+pub use sharded::{ShardTargets, ShardedNetlistLearner};
 
 use alloc::{vec, vec::Vec};
 use level::Levels;
