@@ -379,7 +379,7 @@ pub fn ten_digits(
     .expect("shards");
     if verbose {
         println!(
-            "  {SHARDS} shards of {} images on {} threads",
+            "  {SHARDS} shards of {} images on {} thread(s)",
             Shard::LANES,
             l.threads()
         );
@@ -443,7 +443,7 @@ pub fn ten_digits(
     let acc = vote_accuracy(&mut l, &mut shard_vote, &test);
     if verbose {
         println!(
-            "ten digits, gate network ({} + {outputs} learned gates): test accuracy {:.2}%, {train_time:.1} s in all ({training:.1} s of steps, {:.2} s an epoch, on {} threads)",
+            "ten digits, gate network ({} + {outputs} learned gates): test accuracy {:.2}%, {train_time:.1} s in all ({training:.1} s of steps, {:.2} s an epoch, on {} thread(s))",
             size.hidden,
             100.0 * acc,
             training / size.epochs.max(1) as f64,
