@@ -24,13 +24,13 @@
 //!   network 92.0% against 93.0%). A second hidden layer of 64000 gates did no better
 //!   (tried with batches of 512, on a variant of this code that is not kept as a flag).
 //!
-//! A step's batch of 1024 runs as 2 shards of 512 examples (`Lanes<8>`) on `--threads`
-//! threads (default: the machine's cores), each forward and back in an evaluator of its own
-//! ([`ShardedNetlistLearner`]); the flip requests are summed over the shards and the targets
-//! drawn for the whole batch at once, so the run is bit for bit the one-thread run (and the
-//! run of one `Lanes<16>` learner) whatever the threads. Measured on a 2-core machine: 0.54 s
-//! of steps an epoch on 2 threads, 0.95 s on 1, against about 0.75 s for the one `Lanes<16>`
-//! learner (two narrower words run each gate's bookkeeping twice).
+//! On two threads or more (`--threads N`, default: the machine's cores) a step's batch of
+//! 1024 runs as 2 shards of 512 examples (`Lanes<8>`), each forward and back in an evaluator
+//! of its own ([`ShardedNetlistLearner`]); on one thread as one shard of 1024 (`Lanes<16>`).
+//! The flip requests are summed over the shards and the targets drawn for the whole batch at
+//! once, so the run is bit for bit the same whatever the threads. Measured on a 2-core
+//! machine: 0.54 s of steps an epoch on 2 threads; on 1, 0.96-1.06 s with one `Lanes<16>`
+//! shard against 1.14-1.22 s with two `Lanes<8>` shards, timed alternately.
 //!
 //! ```text
 //! cargo run --release --example circuits_mnist -- --data ../shared/data/mnist
@@ -136,7 +136,7 @@ struct Args {
     /// Only the ten-digit network (skip 0 against 1).
     #[arg(long)]
     ten_only: bool,
-    /// Threads for the ten-digit network's steps and predictions (at most 2, one per shard;
+    /// Threads for the ten-digit network's steps and predictions (at most 2, one per shard of `Lanes<8>`; one thread trains one shard of `Lanes<16>`;
     /// the result is the same whatever the number) [default: the machine's cores].
     #[arg(long, value_name = "N",
           value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
@@ -173,14 +173,13 @@ fn main() {
 /// are drawn on the whole batch as one `Lanes<16>`.
 type L16 = Lanes<16>;
 
-/// A batch runs as [`SHARDS`] shards of this word, one thread each at most.
-type Shard = Lanes<8>;
-
-/// Shards of a batch: `SHARDS` words of `Shard` make one `L16`.
-const SHARDS: usize = 2;
-
-/// The `u64` words of a shard.
-const WORDS: usize = 16 / SHARDS;
+/// On two threads or more a batch runs as 2 shards of `Lanes<8>` (`K = 8` `u64` words a
+/// shard), one thread each; on one thread as 1 shard of `Lanes<16>` (`K = 16`: a wider word
+/// runs each gate's index work once for 1024 examples, where two `Lanes<8>` sweeps ran it
+/// twice). Either way the flips are those of one `Lanes<16>` learner.
+const fn shards(k: usize) -> usize {
+    16 / k
+}
 
 /// The ten-digit gate network's size and training.
 #[derive(Clone, Copy, Debug)]
@@ -244,29 +243,29 @@ fn informative_pixels(images: &Images, range: std::ops::Range<usize>) -> Vec<usi
         .collect()
 }
 
-/// A batch of up to 1024 images in [`SHARDS`] shards of 512: shard after shard, one word of
-/// pixel bits per pixel (image `512s + i` of the batch is lane `i` of shard `s`, as it is
-/// lane `512s + i` of a `Lanes<16>`); each shard's valid lanes; the labels.
-struct Batch {
-    x: Vec<Shard>,
-    valid: [Shard; SHARDS],
+/// A batch of up to 1024 images in shards of `Lanes<K>`: shard after shard, one word of
+/// pixel bits per pixel (image `64K s + i` of the batch is lane `i` of shard `s`, as it is
+/// lane `64K s + i` of a `Lanes<16>`); each shard's valid lanes; the labels.
+struct Batch<const K: usize> {
+    x: Vec<Lanes<K>>,
+    valid: Vec<Lanes<K>>,
     labels: Vec<u8>,
 }
 
-fn lane_batches(
+fn lane_batches<const K: usize>(
     images: &Images,
     labels: &[u8],
     range: std::ops::Range<usize>,
     pixels: &[usize],
-) -> Vec<Batch> {
+) -> Vec<Batch<K>> {
     let mut out = Vec::new();
     for start in range.clone().step_by(L16::LANES) {
         let n = (range.end - start).min(L16::LANES);
-        let mut x = vec![Shard::ZERO; SHARDS * pixels.len()];
-        let mut valid = [Shard::ZERO; SHARDS];
+        let mut x = vec![Lanes::<K>::ZERO; shards(K) * pixels.len()];
+        let mut valid = vec![Lanes::<K>::ZERO; shards(K)];
         for lane in 0..n {
             let img = images.image(start + lane);
-            let (s, lane) = (lane / Shard::LANES, lane % Shard::LANES);
+            let (s, lane) = (lane / Lanes::<K>::LANES, lane % Lanes::<K>::LANES);
             let shard = &mut x[s * pixels.len()..(s + 1) * pixels.len()];
             for (w, &p) in shard.iter_mut().zip(pixels) {
                 if img[p] > 32 {
@@ -286,18 +285,18 @@ fn lane_batches(
 
 /// The fraction of examples whose digit has the most output gates on (each batch's shards
 /// predicted on the learner's threads).
-fn vote_accuracy(
-    l: &mut ShardedNetlistLearner<Shard>,
-    vote: &mut GroupVote<Shard>,
-    batches: &[Batch],
+fn vote_accuracy<const K: usize>(
+    l: &mut ShardedNetlistLearner<Lanes<K>>,
+    vote: &mut GroupVote<Lanes<K>>,
+    batches: &[Batch<K>],
 ) -> f64 {
     let o = vote.outputs();
-    let mut out = vec![Shard::ZERO; SHARDS * o];
-    let mut digits = [0usize; Shard::LANES];
+    let mut out = vec![Lanes::<K>::ZERO; shards(K) * o];
+    let mut digits = vec![0usize; Lanes::<K>::LANES];
     let (mut hits, mut seen) = (0, 0);
     for b in batches {
         l.predict(&b.x, &mut out).expect("sizes match");
-        for (s, labels) in b.labels.chunks(Shard::LANES).enumerate() {
+        for (s, labels) in b.labels.chunks(Lanes::<K>::LANES).enumerate() {
             let digits = &mut digits[..labels.len()];
             vote.predict(&out[s * o..(s + 1) * o], digits)
                 .expect("sizes match");
@@ -339,6 +338,20 @@ pub fn ten_digits(
     size: TenDigits,
     verbose: bool,
 ) -> Result<f64, paralens::data::DataError> {
+    let cores = std::thread::available_parallelism().map_or(1, usize::from);
+    if size.threads.unwrap_or(cores) == 1 {
+        ten_digits_in::<16>(dir, size, verbose)
+    } else {
+        ten_digits_in::<8>(dir, size, verbose)
+    }
+}
+
+/// [`ten_digits`] with shards of `Lanes<K>`.
+fn ten_digits_in<const K: usize>(
+    dir: &std::path::Path,
+    size: TenDigits,
+    verbose: bool,
+) -> Result<f64, paralens::data::DataError> {
     let m = load_mnist(dir)?;
     let n = m.train_labels.len();
     if n <= HELD_OUT {
@@ -351,9 +364,9 @@ pub fn ten_digits(
             pixels.len()
         );
     }
-    let train = lane_batches(&m.train_images, &m.train_labels, 0..n - HELD_OUT, &pixels);
-    let val = lane_batches(&m.train_images, &m.train_labels, n - HELD_OUT..n, &pixels);
-    let test = lane_batches(
+    let train = lane_batches::<K>(&m.train_images, &m.train_labels, 0..n - HELD_OUT, &pixels);
+    let val = lane_batches::<K>(&m.train_images, &m.train_labels, n - HELD_OUT..n, &pixels);
+    let test = lane_batches::<K>(
         &m.test_images,
         &m.test_labels,
         0..m.test_labels.len(),
@@ -361,7 +374,7 @@ pub fn ten_digits(
     );
     let outputs = 10 * size.group;
     let net = gate_network(pixels.len(), &[size.hidden, outputs], outputs, 1).expect("valid shape");
-    let mut l = NetlistLearner::<Shard>::new(
+    let mut l = NetlistLearner::<Lanes<K>>::new(
         net.netlist,
         net.params,
         UpdateRule::LocalSignificant(size.z),
@@ -373,33 +386,34 @@ pub fn ten_digits(
         l.freeze_first(4 * size.hidden);
     }
     let mut l = match size.threads {
-        Some(threads) => ShardedNetlistLearner::with_threads(l, SHARDS, threads),
-        None => ShardedNetlistLearner::new(l, SHARDS),
+        Some(threads) => ShardedNetlistLearner::with_threads(l, shards(K), threads),
+        None => ShardedNetlistLearner::new(l, shards(K)),
     }
     .expect("shards");
     if verbose {
         println!(
-            "  {SHARDS} shards of {} images on {} thread(s)",
-            Shard::LANES,
+            "  {} shard(s) of {} images on {} thread(s)",
+            shards(K),
+            Lanes::<K>::LANES,
             l.threads()
         );
     }
     let mut vote = GroupVote::<L16>::new(10, size.group);
-    let mut shard_vote = GroupVote::<Shard>::new(10, size.group);
+    let mut shard_vote = GroupVote::<Lanes<K>>::new(10, size.group);
     let how = Softmax {
         temperature: size.temperature * size.group as f32,
         share: size.share,
     };
     let mut rng = StdRng::seed_from_u64(3);
     // The batch's outputs and targets as `Lanes<16>` (shard `s` holds its words
-    // `WORDS * s..WORDS * (s + 1)`): the targets are drawn lane by lane over the whole batch,
+    // `K * s..K * (s + 1)`): the targets are drawn lane by lane over the whole batch,
     // as one learner on `Lanes<16>` draws them.
     let (mut wide, mut wanted, mut audience) = (
         vec![L16::ZERO; outputs],
         vec![L16::ZERO; outputs],
         vec![L16::ZERO; outputs],
     );
-    let words = |s: usize| WORDS * s..WORDS * (s + 1);
+    let words = |s: usize| K * s..K * (s + 1);
     let start = Instant::now();
     let mut training = 0.0;
     let mut best = BestOnValidation::<[bool]>::new();
@@ -407,13 +421,13 @@ pub fn ten_digits(
         let epoch_start = Instant::now();
         for b in &train {
             l.step_by_batch(&b.x, &b.valid, |t| {
-                for s in 0..SHARDS {
+                for s in 0..shards(K) {
                     for (w, y) in wide.iter_mut().zip(t.outputs(s)) {
                         w.0[words(s)].copy_from_slice(&y.0);
                     }
                 }
                 vote.softmax_targets(&wide, &b.labels, how, &mut rng, &mut wanted, &mut audience)?;
-                for s in 0..SHARDS {
+                for s in 0..shards(K) {
                     let (_, want, aud) = t.targets_mut(s);
                     for (j, (w, a)) in want.iter_mut().zip(aud.iter_mut()).enumerate() {
                         w.0.copy_from_slice(&wanted[j].0[words(s)]);
