@@ -2,8 +2,12 @@
 //! number of threads, the same step as one learner on the word that holds the shards side by
 //! side, predictions over threads equal to one thread's, shapes refused as errors, a panic
 //! in a shard that leaves it usable, and no allocation per step after the first (a
-//! process-wide counting allocator; the tests of this file run one at a time so that the
-//! count is the measured test's own).
+//! process-wide counting allocator; the tests of this file run one at a time on the main
+//! thread, under libtest-mimic, so that the count is the measured test's own and not the
+//! harness starting the next test).
+
+#[path = "common/trials.rs"]
+mod trials;
 
 use paralens::circuits::models::{GroupVote, Softmax, gate_network, random_tables};
 use paralens::circuits::netlist::{NetlistLearner, ShardedNetlistLearner};
@@ -38,15 +42,6 @@ unsafe impl GlobalAlloc for Counting {
 
 #[global_allocator]
 static GLOBAL: Counting = Counting;
-
-/// Held by every test of this file: the allocation count is process-wide.
-static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
-
-fn serial() -> std::sync::MutexGuard<'static, ()> {
-    ONE_AT_A_TIME
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner)
-}
 
 type L4 = Lanes<4>;
 
@@ -204,9 +199,7 @@ fn run(rule: UpdateRule, threads: usize) -> (Vec<Vec<bool>>, Vec<StepReport>) {
     (params, reports)
 }
 
-#[test]
 fn any_number_of_threads_gives_the_same_parameters_and_reports() {
-    let _one = serial();
     for rule in RULES {
         let one = run(rule, 1);
         for threads in [2, 3] {
@@ -225,9 +218,7 @@ fn any_number_of_threads_gives_the_same_parameters_and_reports() {
     }
 }
 
-#[test]
 fn shards_step_as_one_learner_on_the_wide_word() {
-    let _one = serial();
     for rule in RULES {
         for threads in [1, 2] {
             let mut plain = learner::<L4>(rule);
@@ -304,9 +295,7 @@ fn shards_step_as_one_learner_on_the_wide_word() {
     }
 }
 
-#[test]
 fn predictions_over_threads_are_one_threads() {
-    let _one = serial();
     let mut plain = learner::<u64>(UpdateRule::Majority);
     // Seven words: runs of 2, 2, 2, 1 over four shards.
     let data: Vec<u64> = (0..7 * DATA as u64).map(word).collect();
@@ -343,9 +332,7 @@ fn predictions_over_threads_are_one_threads() {
     assert_eq!(out[..OUTPUTS], want[..OUTPUTS]);
 }
 
-#[test]
 fn a_step_allocates_nothing_after_the_first() {
-    let _one = serial();
     for rule in [UpdateRule::LocalSignificant(1.0), UpdateRule::TopK(3)] {
         let mut l = sharded(rule, 2);
         let mut vote = GroupVote::<u64>::new(CLASSES, GROUP);
@@ -387,9 +374,7 @@ fn a_step_allocates_nothing_after_the_first() {
     }
 }
 
-#[test]
 fn bad_shapes_are_errors_that_change_nothing() {
-    let _one = serial();
     let width = |e: Result<StepReport, NetlistError>| match e {
         Err(NetlistError::Width {
             what,
@@ -491,20 +476,20 @@ fn bad_shapes_are_errors_that_change_nothing() {
     assert_eq!(l.params(), fresh.params());
 }
 
-#[test]
 fn a_panic_in_a_shard_reaches_the_caller_and_changes_nothing() {
-    let _one = serial();
     for rule in [UpdateRule::LocalMajority, UpdateRule::Majority] {
         let mut l = sharded(rule, 3);
         let mut fresh = sharded(rule, 1);
         let st = step_data(0);
-        let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            l.step_by(&st.data, &st.valid, |s, _, wanted, _| {
-                wanted.copy_from_slice(&st.labels[s * OUTPUTS..(s + 1) * OUTPUTS]);
-                assert!(s != 1, "shard one");
-                Ok(())
-            })
-        }));
+        let caught = trials::expecting_panic("shard one", || {
+            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                l.step_by(&st.data, &st.valid, |s, _, wanted, _| {
+                    wanted.copy_from_slice(&st.labels[s * OUTPUTS..(s + 1) * OUTPUTS]);
+                    assert!(s != 1, "shard one");
+                    Ok(())
+                })
+            }))
+        });
         let msg = caught.unwrap_err();
         assert_eq!(msg.downcast_ref::<&str>(), Some(&"shard one"));
         for k in 0..6 {
@@ -517,4 +502,33 @@ fn a_panic_in_a_shard_reaches_the_caller_and_changes_nothing() {
         }
         assert_eq!(l.params(), fresh.params());
     }
+}
+
+fn main() -> std::process::ExitCode {
+    trials::run_one_at_a_time(&[
+        (
+            "any_number_of_threads_gives_the_same_parameters_and_reports",
+            any_number_of_threads_gives_the_same_parameters_and_reports,
+        ),
+        (
+            "shards_step_as_one_learner_on_the_wide_word",
+            shards_step_as_one_learner_on_the_wide_word,
+        ),
+        (
+            "predictions_over_threads_are_one_threads",
+            predictions_over_threads_are_one_threads,
+        ),
+        (
+            "a_step_allocates_nothing_after_the_first",
+            a_step_allocates_nothing_after_the_first,
+        ),
+        (
+            "bad_shapes_are_errors_that_change_nothing",
+            bad_shapes_are_errors_that_change_nothing,
+        ),
+        (
+            "a_panic_in_a_shard_reaches_the_caller_and_changes_nothing",
+            a_panic_in_a_shard_reaches_the_caller_and_changes_nothing,
+        ),
+    ])
 }

@@ -2,13 +2,16 @@
 //! given number of shards, the same step as one learner on the whole batch (up to the order
 //! of the sum), refusals that change nothing, a panic in a shard that leaves it usable, and no
 //! allocation per step on any thread after the first (a process-wide counting allocator;
-//! the tests of this file run one at a time so that the count is the measured test's own).
+//! the tests of this file run one at a time on the main thread, under libtest-mimic, so that
+//! the count is the measured test's own and not the harness starting the next test).
+
+#[path = "common/trials.rs"]
+mod trials;
 
 use paralens::prelude::*;
 use paralens::train::{Control, Eval, Fit, fit_sharded};
 use paralens::{LabelError, ShardedLearner, StepError};
 use std::alloc::{GlobalAlloc, Layout, System};
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 struct Counting;
@@ -36,15 +39,6 @@ unsafe impl GlobalAlloc for Counting {
 
 #[global_allocator]
 static GLOBAL: Counting = Counting;
-
-/// Held by every test of this file: the allocation count is process-wide.
-static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
-
-fn serial() -> std::sync::MutexGuard<'static, ()> {
-    ONE_AT_A_TIME
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner)
-}
 
 /// Columns per shard of the heap model (the matrix-product path).
 const COLS: usize = 8;
@@ -101,9 +95,7 @@ fn bits<P: Flat<f32>>(p: &P) -> Vec<u32> {
     p.slices().flatten().map(|v| v.to_bits()).collect()
 }
 
-#[test]
 fn any_number_of_threads_gives_the_same_bits() {
-    let _one = serial();
     let shards = 4;
     let run = |threads: usize| {
         let mut sharded = ShardedLearner::with_threads(mlp_learner(), shards, threads);
@@ -121,9 +113,7 @@ fn any_number_of_threads_gives_the_same_bits() {
     assert!(one.0 != bits(mlp_learner().params()));
 }
 
-#[test]
 fn one_shard_is_the_plain_learner_bit_for_bit() {
-    let _one = serial();
     let mut plain = mlp_learner();
     let mut sharded = ShardedLearner::with_threads(mlp_learner(), 1, 4);
     assert_eq!(sharded.threads(), 1, "at most one thread per shard");
@@ -138,9 +128,7 @@ fn one_shard_is_the_plain_learner_bit_for_bit() {
 
 /// A model of `B` columns as static matrices, in `f64`: the sharded step over shards of 2
 /// columns against the plain learner's step over all 8 at once.
-#[test]
 fn shards_of_a_batch_take_the_batch_step() {
-    let _one = serial();
     let dense = |seed| {
         let m = Dense::<6, 10, f64>::new()
             .then(Tanh)
@@ -196,9 +184,7 @@ fn shards_of_a_batch_take_the_batch_step() {
     }
 }
 
-#[test]
 fn a_refused_step_changes_nothing_and_the_next_one_is_clean() {
-    let _one = serial();
     let shards = 3;
     let mut sharded = ShardedLearner::with_threads(mlp_learner(), shards, 2);
     let mut reference = ShardedLearner::with_threads(mlp_learner(), shards, 2);
@@ -253,19 +239,19 @@ fn a_refused_step_changes_nothing_and_the_next_one_is_clean() {
     assert_eq!(bits(sharded.params()), bits(reference.params()));
 }
 
-#[test]
 fn a_panic_in_a_shard_reaches_the_caller_and_leaves_the_learner_usable() {
-    let _one = serial();
     let shards = 4;
     let mut sharded = ShardedLearner::with_threads(mlp_learner(), shards, 2);
     let mut reference = ShardedLearner::with_threads(mlp_learner(), shards, 2);
     let before = bits(sharded.params());
-    let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        sharded.step_with(|s| {
-            assert!(s != 3, "shard three cannot be built");
-            shard(0, shards, s)
-        })
-    }));
+    let caught = trials::expecting_panic("shard three cannot be built", || {
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            sharded.step_with(|s| {
+                assert!(s != 3, "shard three cannot be built");
+                shard(0, shards, s)
+            })
+        }))
+    });
     let msg = caught.unwrap_err();
     let msg = msg
         .downcast_ref::<String>()
@@ -280,9 +266,7 @@ fn a_panic_in_a_shard_reaches_the_caller_and_leaves_the_learner_usable() {
     assert_eq!(bits(sharded.params()), bits(reference.params()));
 }
 
-#[test]
 fn inputs_and_labels_must_be_one_per_shard() {
-    let _one = serial();
     let mut sharded = ShardedLearner::with_threads(mlp_learner(), 2, 2);
     let (x, y) = shard(0, 1, 0);
     let err = sharded
@@ -304,9 +288,7 @@ fn inputs_and_labels_must_be_one_per_shard() {
     assert!(loss.is_finite());
 }
 
-#[test]
 fn a_step_allocates_nothing_on_any_thread_after_the_first() {
-    let _one = serial();
     let shards = 4;
     for threads in [1, 2, 4] {
         let mut sharded = ShardedLearner::with_threads(mlp_learner(), shards, threads);
@@ -323,9 +305,7 @@ fn a_step_allocates_nothing_on_any_thread_after_the_first() {
     }
 }
 
-#[test]
 fn new_times_its_first_steps_to_choose_its_threads_and_the_result_does_not_change() {
-    let _one = serial();
     let shards = 4;
     let cores = std::thread::available_parallelism().map_or(1, usize::from);
     let mut auto = ShardedLearner::new(mlp_learner(), shards);
@@ -353,9 +333,7 @@ fn new_times_its_first_steps_to_choose_its_threads_and_the_result_does_not_chang
     );
 }
 
-#[test]
 fn the_counter_sees_allocations_on_other_threads() {
-    let _one = serial();
     let before = ALLOCATIONS.load(Ordering::SeqCst);
     std::thread::scope(|s| {
         s.spawn(|| drop(std::hint::black_box(vec![1u8; 64])));
@@ -363,9 +341,7 @@ fn the_counter_sees_allocations_on_other_threads() {
     assert!(ALLOCATIONS.load(Ordering::SeqCst) > before);
 }
 
-#[test]
 fn fit_sharded_trains_and_names_the_example_of_a_bad_label() {
-    let _one = serial();
     let shards = 2;
     let examples = 256;
     let xs: Vec<[f32; 40]> = (0..examples)
@@ -467,4 +443,49 @@ fn fit_sharded_trains_and_names_the_example_of_a_bad_label() {
         ),
         "{err:?}"
     );
+}
+
+fn main() -> std::process::ExitCode {
+    trials::run_one_at_a_time(&[
+        (
+            "any_number_of_threads_gives_the_same_bits",
+            any_number_of_threads_gives_the_same_bits,
+        ),
+        (
+            "one_shard_is_the_plain_learner_bit_for_bit",
+            one_shard_is_the_plain_learner_bit_for_bit,
+        ),
+        (
+            "shards_of_a_batch_take_the_batch_step",
+            shards_of_a_batch_take_the_batch_step,
+        ),
+        (
+            "a_refused_step_changes_nothing_and_the_next_one_is_clean",
+            a_refused_step_changes_nothing_and_the_next_one_is_clean,
+        ),
+        (
+            "a_panic_in_a_shard_reaches_the_caller_and_leaves_the_learner_usable",
+            a_panic_in_a_shard_reaches_the_caller_and_leaves_the_learner_usable,
+        ),
+        (
+            "inputs_and_labels_must_be_one_per_shard",
+            inputs_and_labels_must_be_one_per_shard,
+        ),
+        (
+            "a_step_allocates_nothing_on_any_thread_after_the_first",
+            a_step_allocates_nothing_on_any_thread_after_the_first,
+        ),
+        (
+            "new_times_its_first_steps_to_choose_its_threads_and_the_result_does_not_change",
+            new_times_its_first_steps_to_choose_its_threads_and_the_result_does_not_change,
+        ),
+        (
+            "the_counter_sees_allocations_on_other_threads",
+            the_counter_sees_allocations_on_other_threads,
+        ),
+        (
+            "fit_sharded_trains_and_names_the_example_of_a_bad_label",
+            fit_sharded_trains_and_names_the_example_of_a_bad_label,
+        ),
+    ])
 }
