@@ -137,16 +137,6 @@ impl Analyser<'_> {
         self.push_rule(key, rule, owned_operands, false, span, out)
     }
 
-    /// `f64::name`, `f32::name` or `T::name` for a scalar type parameter `T`: the type and
-    /// the method of a scalar's method called as a function (`f64::max(x, y)`).
-    fn float_path<'p>(&self, path: &'p syn::Path) -> Option<(&'p Ident, &'p Ident)> {
-        let [ty, method] = path.segments.iter().collect::<Vec<_>>()[..] else {
-            return None;
-        };
-        (ty.ident == "f32" || ty.ident == "f64" || self.type_params.contains(&ty.ident.to_string()))
-            .then_some((&ty.ident, &method.ident))
-    }
-
     /// `e` names an argument that is data behind a shared reference (`borrowed_data`).
     fn is_borrowed_data(&self, mut e: &Expr) -> bool {
         while let Expr::Paren(p) = e {
@@ -544,152 +534,58 @@ impl Analyser<'_> {
         )
     }
 
+    /// The call `c`, lowered by its form (`call_form.rs`).
     pub(super) fn call(&mut self, c: &syn::ExprCall, out: &mut Vec<Stmt>) -> Operand {
-        let Expr::Path(p) = &*c.func else {
-            self.errors.at(
-                &c.func,
-                "only calls of named `#[lens]` functions are differentiated",
-            );
-            return Operand::Const(c.to_token_stream());
-        };
-        if p.qself.is_some() {
-            self.errors.at(
-                p,
-                "qualified paths (`<T as Trait>::f`) are not supported; call a `#[lens]` function by name",
-            );
-            return Operand::Const(c.to_token_stream());
-        }
-        // The function calling itself with differentiated values (`f(x.sin(), n - 1)`, also
-        // `f::<T>(..)`, `self::f(..)`): its reverse would hold its own pullback, a type of no
-        // finite size (rustc said only "cannot resolve opaque type" at `#[lens]`). A call on
-        // data alone is data, as any call is.
-        let segments_in = &p.path.segments;
-        if let (Some(own), Some(last)) = (&self.own_name, segments_in.last())
-            && syn::ext::IdentExt::unraw(&last.ident) == own.as_str()
-            && segments_in
-                .iter()
-                .rev()
-                .skip(1)
-                .all(|s| s.ident == "self" || s.ident == "crate" || s.ident == "super")
-            && self.mentions_diff(c.args.to_token_stream())
-        {
-            return self.refuse_call(
-                &c.func,
-                "a `#[lens]` function cannot call itself: its reverse would hold its own pullback, a type of no finite size; write the repetition as a `for` loop with a constant bound (`for _ in 0..N`), or call another `#[lens]` function",
-                c,
-            );
-        }
-        // `Type::method(..)`: the type's and the method's segments, for the constructors below.
-        let segments: Vec<&syn::PathSegment> = p.path.segments.iter().collect();
-        let (ty, method) = match segments.as_slice() {
-            [.., ty, last] => (Some(*ty), last.ident.to_string()),
-            _ => (None, String::new()),
-        };
-        let nalgebra = ty.is_some_and(|t| is_nalgebra_type(&t.ident));
-        let capital = ty.is_some_and(|t| capitalised(&t.ident));
-        // `SMatrix::<T, R, C>::from_fn(|r, c| e)`: filled entry by entry, by the loop a user
-        // would write.
-        if method == "from_fn" && nalgebra {
-            return self.build_from_fn(c, &p.path, out);
-        }
-        // `SVector::<f64, 3>::repeat(x)` (or `from_element`) of a differentiated `x`: every
-        // entry is `x`, built as `from_fn(|_, _| x)` is, so `x`'s change is the entries' sum.
-        if (method == "repeat" || method == "from_element")
-            && nalgebra
-            && let [value] = c.args.iter().collect::<Vec<_>>().as_slice()
-            && self.mentions_diff(value.to_token_stream())
-        {
-            if ty.is_some_and(|t| !matches!(t.arguments, syn::PathArguments::AngleBracketed(_))) {
-                self.errors.at(&c.func, shape_in_call(&method));
-                return Operand::Const(c.to_token_stream());
+        match self.call_form(c) {
+            CallForm::Refused { error, once } => {
+                self.errors.push(error);
+                if once {
+                    self.refused.insert(c.to_token_stream().to_string());
+                }
+                Operand::Const(c.to_token_stream())
             }
-            let mut filled = c.clone();
-            let closure: Expr = syn::parse_quote_spanned!(value.span()=> |_, _| #value);
-            filled.args = std::iter::once(closure).collect();
-            return self.build_from_fn(&filled, &p.path, out);
-        }
-        // `V3::from_fn(..)` of a type not known by name (an alias) whose entries read
-        // differentiated values: the loops that fill it need the shape written in the call.
-        if method == "from_fn" && capital && self.mentions_diff(c.args.to_token_stream()) {
-            self.errors.at(&c.func, shape_in_call(&method));
-            return Operand::Const(c.to_token_stream());
-        }
-        // `SVector::new(a, b, c)`, `Vector3::<f64>::new(..)`, `Matrix2::new(..)`: a nalgebra
-        // value built from entries; also `V3::new(..)` of any other type named by a capital,
-        // which may be an alias of one (`rules::BuildRule` tells, with one error if not).
-        if method == "new"
-            && (nalgebra || capital)
-            && ty.is_some_and(|t| {
-                ![
-                    "Self", "Box", "Rc", "Arc", "Cell", "RefCell", "Vec", "String",
-                ]
-                .contains(&t.ident.to_string().as_str())
-            })
-        {
-            // A shape written in the call that the entries do not fill: one error at them,
-            // where rustc gave it twice (the function as written and the sweep), each with a
-            // suggestion built from rewritten operands (`new(x, *, /* f64 */)`).
-            if let Some((rows, cols)) = ty.and_then(super::syntax::written_shape)
-                && rows * cols != c.args.len()
-            {
-                self.errors.push(syn::Error::new(
-                    c.paren_token.span.join(),
-                    entries_mismatch(rows, cols, c.args.len()),
-                ));
-                return Operand::Const(c.to_token_stream());
+            CallForm::FromFn { path } => self.build_from_fn(c, path, out),
+            CallForm::Repeat { path, value } => {
+                let mut filled = c.clone();
+                let closure: Expr = syn::parse_quote_spanned!(value.span()=> |_, _| #value);
+                filled.args = std::iter::once(closure).collect();
+                self.build_from_fn(&filled, path, out)
             }
-            let args = c.args.iter().map(|a| self.expr(a, out)).collect();
-            let callee = c.func.to_token_stream();
-            let places = c.args.iter().map(place).collect();
-            return self.push_op(
-                Op::Build {
-                    callee,
-                    args,
-                    places,
-                },
-                c.span(),
-                out,
-            );
-        }
-        // `W(a, b)`: a tuple struct (deriving `Tangent`) built from values;
-        // also through a module path (`geom::W(a, b)`, `crate::W(..)`): the segments before the
-        // struct's name are modules (not capitalised, no generics), not a type (`Shape::Circle`
-        // is an enum's variant, left to the call below).
-        if let Some(last) = p.path.segments.last()
-            && capitalised(&last.ident)
-            && !["Some", "Ok", "Err"].contains(&last.ident.to_string().as_str())
-            && p.path
-                .segments
-                .iter()
-                .rev()
-                .skip(1)
-                .all(|s| !capitalised(&s.ident) && matches!(s.arguments, syn::PathArguments::None))
-        {
-            let fields: Vec<(syn::Member, Operand)> = c
-                .args
-                .iter()
-                .enumerate()
-                .map(|(i, a)| (syn::Member::Unnamed(syn::Index::from(i)), self.expr(a, out)))
-                .collect();
-            let path = p.path.to_token_stream();
-            let places = c.args.iter().map(place).collect();
-            return self.push_op(
-                Op::Struct {
-                    path,
-                    fields,
-                    places,
-                    tuple: Some(c.paren_token.span.join()),
-                },
-                c.span(),
-                out,
-            );
-        }
-        if let Some((ty, method)) = self.float_path(&p.path) {
-            let name = method.to_string();
-            // `f64::max(x, y)`, `T::exp(x)`: the method of a scalar type, called as a function.
-            if primitives::known(&name)
-                && let Some(receiver) = c.args.first()
-            {
+            CallForm::Constructor => {
+                let args = c.args.iter().map(|a| self.expr(a, out)).collect();
+                let callee = c.func.to_token_stream();
+                let places = c.args.iter().map(place).collect();
+                self.push_op(
+                    Op::Build {
+                        callee,
+                        args,
+                        places,
+                    },
+                    c.span(),
+                    out,
+                )
+            }
+            CallForm::TupleStruct { path } => {
+                let fields: Vec<(syn::Member, Operand)> = c
+                    .args
+                    .iter()
+                    .enumerate()
+                    .map(|(i, a)| (syn::Member::Unnamed(syn::Index::from(i)), self.expr(a, out)))
+                    .collect();
+                let path = path.to_token_stream();
+                let places = c.args.iter().map(place).collect();
+                self.push_op(
+                    Op::Struct {
+                        path,
+                        fields,
+                        places,
+                        tuple: Some(c.paren_token.span.join()),
+                    },
+                    c.span(),
+                    out,
+                )
+            }
+            CallForm::ScalarMethod { method, receiver } => {
                 let call = syn::ExprMethodCall {
                     attrs: Vec::new(),
                     receiver: Box::new(receiver.clone()),
@@ -701,154 +597,37 @@ impl Analyser<'_> {
                 };
                 // Its operands read in place: the function as written keeps the call.
                 let args = c.args.iter().skip(1).collect();
-                return self.method_of(&call, receiver, args, node_key(c), out);
+                self.method_of(&call, receiver, args, node_key(c), out)
             }
-            // `f64::signum(x)`, `f64::floor(x)`: forward-only data, as the method forms are.
-            if crate::primitives::NO_CHANGE.contains(&name.as_str()) {
+            CallForm::ScalarData => {
                 self.check_read(c);
-                return Operand::Const(c.to_token_stream());
+                Operand::Const(c.to_token_stream())
             }
-            // `f64::to_radians(x)`, `T::to_degrees(x)`: a scalar type's method without a rule,
-            // refused as the method form is (rustc said "no function `to_radians_vjp`").
-            if !primitives::known(&name) && self.mentions_diff(c.args.to_token_stream()) {
-                self.errors.at(
-                    method,
-                    format!(
-                        "no reverse rule for `{ty}::{name}`; supported: {}; or write it as a `#[lens]` function and call that",
-                        primitives::supported_on_scalars()
-                    ),
-                );
-                return Operand::Const(c.to_token_stream());
-            }
-        }
-        // `i32::abs(x)`: an integer type's function of a differentiated (float) value.
-        if let [ty, method] = p.path.segments.iter().collect::<Vec<_>>().as_slice()
-            && SCALARS[2..].contains(&ty.ident.to_string().as_str())
-            && self.mentions_diff(c.args.to_token_stream())
-        {
-            return self.refuse_call(
-                &ty.ident,
-                format!(
-                    "`{}::{}` is an integer type's function, and a differentiated value is a float: write `f64::{}(..)` (or `f32::`), or the method form",
-                    ty.ident, method.ident, method.ident
-                ),
-                c,
-            );
-        }
-        // `l1(x)` in a `para!` model, for the sub-model `self.l1`.
-        if let Some(name) = p.path.get_ident()
-            && self.para
-            && self.fields.contains(name)
-            && self.lookup(&name.to_string()).is_none()
-        {
-            return self.refuse_call(
-                &c.func,
-                format!(
-                    "`{name}` is a sub-model of this model: call it as `self.{name}(..)` (a `#[lens]` function of the same name outside the model is called as `self::{name}(..)`)"
-                ),
-                c,
-            );
-        }
-        // A call given `&mut` of a differentiated value (`mem::swap(&mut a, &mut b)`, also
-        // imported as `swap(..)`, or a function of the user's): one error at the call,
-        // saying how to write it; each `&mut` was refused on its own.
-        if let Some(f) = p.path.segments.last()
-            && c.args.iter().any(|a| {
-                matches!(a, syn::Expr::Reference(r) if r.mutability.is_some()
-                    && self.mentions_diff(r.expr.to_token_stream()))
-            })
-        {
-            let advice = if ["swap", "replace", "take"].contains(&f.ident.to_string().as_str()) {
-                format!(
-                    "`{}` changes differentiated values through `&mut`, which the reverse sweep cannot follow: assign the bindings instead (`let t = a; a = b; b = t;`)",
-                    p.path.to_token_stream().to_string().replace(' ', "")
-                )
-            } else {
-                format!(
-                    "`{}` is given a differentiated value through `&mut`, which the reverse sweep cannot follow: make it return the new value and assign it (`a = {}(a, ..)`, a `#[lens]` function)",
-                    p.path.to_token_stream().to_string().replace(' ', ""),
-                    f.ident
-                )
-            };
-            return self.refuse_call(c, advice, c);
-        }
-        // `Some(x)`, `Ok(x)`, `Shape::Circle(x)` of a differentiated value: an enum's variant
-        // (a tuple struct was built above); rustc said "cannot find `Some_vjp`".
-        if let Some(last) = p.path.segments.last()
-            && capitalised(&last.ident)
-            && self.mentions_diff(c.args.to_token_stream())
-        {
-            return self.refuse_call(
-                c,
-                format!(
-                    "`{}(..)` of a differentiated value: an enum's variant (`Some`, `Ok` and `Err` too) carries no change; pass the value itself, hold it in a struct deriving `Tangent`, or compute forward-only data (`x > 0.0`) in its own `let` first",
-                    p.path.to_token_stream().to_string().replace(' ', "")
-                ),
-                c,
-            );
-        }
-        // `SVector::from([a, b])`, `SMatrix::from_row_slice(&[..])` of differentiated values:
-        // no `from_vjp`; the constructors that are differentiated say so. nalgebra's types
-        // only: another type's `from_*` may have a hand-written `from_*_vjp`.
-        if let [.., ty, method] = p.path.segments.iter().collect::<Vec<_>>().as_slice()
-            && is_nalgebra_type(&ty.ident)
-            && method.ident.to_string().starts_with("from")
-            && self.mentions_diff(c.args.to_token_stream())
-        {
-            return self.refuse_call(
-                &method.ident,
-                format!(
-                    "`{}::{}` is not differentiated: build a vector or matrix of differentiated values with `{}::new(a, b, ..)` (its entries, row by row) or `from_fn(|r, c| ..)`",
-                    ty.ident, method.ident, ty.ident
-                ),
-                c,
-            );
-        }
-        // `f(x)` of a local binding (a closure): no `f_vjp` to call.
-        if let Some(name) = p.path.get_ident()
-            && self.lookup(&name.to_string()).is_some()
-        {
-            self.errors.at(
-                &c.func,
-                format!(
-                    "`{name}` is a local binding (a closure?), and calling one is not differentiated; write it as a `#[lens]` function outside this one and call that"
-                ),
-            );
-            return Operand::Const(c.to_token_stream());
-        }
-        let args = c.args.iter().map(|a| self.expr(a, out)).collect();
-        let spans = c.args.iter().map(written_span).collect();
-        // A function's reverse is its `_lens_vjp`, tied to it (`crate::tie`). An associated
-        // function of a type (`Type::g(x)`, `T::g(x)`, `R::sin(x)` through an alias) has its
-        // `Type::g_vjp` resolved on the same type, as a trait's rule or beside it.
-        let type_relative = match p.path.segments.iter().rev().nth(1) {
-            Some(seg) => {
-                let q = seg.ident.to_string();
-                q.starts_with(char::is_uppercase)
-                    || SCALARS.contains(&q.as_str())
-                    || self.type_params.contains(&q)
-                    || q == "Self"
-            }
-            None => p.qself.is_some(),
-        };
-        let (suffix, item) = if type_relative {
-            ("_vjp", None)
-        } else {
-            ("_lens_vjp", Some(p.path.clone()))
-        };
-        let path = suffixed(&p.path, suffix);
-        let parens = c.paren_token.span.join();
-        self.push_op(
-            Op::Call {
+            CallForm::Lens {
                 path,
-                item,
-                args,
-                spans,
-                parens,
-            },
-            c.span(),
-            out,
-        )
+                type_relative,
+            } => {
+                let args = c.args.iter().map(|a| self.expr(a, out)).collect();
+                let spans = c.args.iter().map(written_span).collect();
+                let (suffix, item) = if type_relative {
+                    ("_vjp", None)
+                } else {
+                    ("_lens_vjp", Some(path.clone()))
+                };
+                let parens = c.paren_token.span.join();
+                self.push_op(
+                    Op::Call {
+                        path: suffixed(path, suffix),
+                        item,
+                        args,
+                        spans,
+                        parens,
+                    },
+                    c.span(),
+                    out,
+                )
+            }
+        }
     }
 
     /// `SMatrix::<T, R, C>::from_fn(|r, c| e)` (or `SVector::<T, N>`) whose entries read
@@ -927,21 +706,6 @@ impl Analyser<'_> {
     }
 }
 
-impl Analyser<'_> {
-    /// Refuses the call `c` with `msg` at `at`: it stays as written (analysis goes on), and
-    /// the function as written's rewrite leaves it alone (`refused`).
-    fn refuse_call(
-        &mut self,
-        at: impl ToTokens,
-        msg: impl std::fmt::Display,
-        c: &syn::ExprCall,
-    ) -> Operand {
-        self.errors.at(at, msg);
-        self.refused.insert(c.to_token_stream().to_string());
-        Operand::Const(c.to_token_stream())
-    }
-}
-
 /// Where the function as written has the value of `e` as an argument, for the sweep to read
 /// it at the same place (see `Op::Call::spans`): a name at the name; an operation, a method
 /// of the table, an entry, a sign or parentheses over their whole extent, where rustc
@@ -988,13 +752,6 @@ pub fn place(e: &Expr) -> Place {
     }
 }
 
-/// A type named by a capital (a struct, an alias, a nalgebra type), not a function.
-/// The primitive number types: the two floats first, then the integers.
-const SCALARS: [&str; 14] = [
-    "f32", "f64", "i8", "i16", "i32", "i64", "i128", "isize", "u8", "u16", "u32", "u64", "u128",
-    "usize",
-];
-
 /// An integer literal without a suffix (`2`, `(2)`), which Rust types by its use.
 fn is_integer_literal(e: &Expr) -> bool {
     match e {
@@ -1002,44 +759,6 @@ fn is_integer_literal(e: &Expr) -> bool {
         Expr::Lit(l) => matches!(&l.lit, syn::Lit::Int(i) if i.suffix().is_empty()),
         _ => false,
     }
-}
-
-fn capitalised(ident: &Ident) -> bool {
-    ident
-        .to_string()
-        .starts_with(|c: char| c.is_ascii_uppercase())
-}
-
-/// The error for a constructor filled by loops (`from_fn`, `repeat`) whose shape the call
-/// does not write (left to inference, or behind an alias).
-/// The error of `new` given `given` entries for a `rows` x `cols` value.
-fn entries_mismatch(rows: usize, cols: usize, given: usize) -> String {
-    let value = match (rows, cols) {
-        (n, 1) => format!("a vector of {n} entries"),
-        (1, n) => format!("a row vector of {n} entries"),
-        (r, c) => format!("a {r}x{c} matrix ({} entries, row by row)", r * c),
-    };
-    let given = match given {
-        1 => "1 value is given".to_string(),
-        n => format!("{n} values are given"),
-    };
-    format!("`new` builds {value} from one value per entry, and {given}")
-}
-
-fn shape_in_call(method: &str) -> String {
-    let example = if method == "from_fn" {
-        "|r, c| ..."
-    } else {
-        "x"
-    };
-    format!(
-        "write the shape in the call, `SMatrix::<f64, R, C>::{method}({example})` or `SVector::<f64, N>::{method}({})`, not through an alias: its entries are filled by loops whose lengths must be constants",
-        if method == "from_fn" {
-            "|i, _| ..."
-        } else {
-            "x"
-        }
-    )
 }
 
 /// The spans of an expression's first and last token as written: an expression spread from

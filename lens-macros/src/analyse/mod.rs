@@ -5,16 +5,19 @@
 //! (`Operand::Const`) and run in the forward pass only. Everything the engine cannot
 //! differentiate is an error at that expression, saying what to write instead.
 
+mod call_form;
 mod calls;
 mod control;
 mod ir;
 mod loops;
 mod mutation;
 mod probes;
+mod reads;
 mod recompute;
 mod syntax;
 mod whitelist;
 
+use call_form::{CallForm, SCALARS, shape_in_call};
 pub use calls::{infer_operand, place, token_ends};
 pub use ir::*;
 use syntax::*;
@@ -22,6 +25,7 @@ pub use syntax::{any_token, compound_op, mentions, scalar_type_params};
 use whitelist::{EarlyExits, format_captures};
 
 pub use loops::Loop;
+pub use reads::{frame_bound, read_after_loops, read_again};
 pub use recompute::plan as recompute_plan;
 
 use crate::errors::Errors;

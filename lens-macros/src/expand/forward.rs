@@ -16,7 +16,7 @@ pub fn operand(cx: &Cx, o: &Operand) -> TokenStream {
 }
 
 /// The name under which the operation defining `target` takes the variable `id`: its own
-/// clone when the variable is read again later (see [`super::read_again`]).
+/// clone when the variable is read again later (see [`crate::analyse::read_again`]).
 fn clone_name(target: VarId, id: VarId) -> syn::Ident {
     format_ident!("__cl{}_{}", target, id)
 }

@@ -157,11 +157,11 @@ fn generate(f: &LensFn, sweeps: Option<(&Analysed, Option<&Analysed>)>) -> Token
                     _ => Ret::Var(*id, Some(&a.ty)),
                 })
                 .collect();
-            let again = super::read_again(body);
-            let after = super::read_after_loops(body);
+            let again = crate::analyse::read_again(body);
+            let after = crate::analyse::read_after_loops(body);
             let cx = Cx::new(vars, None, None, &again, None, &after);
             // `name_rev`'s context: its pullbacks never leave the frame.
-            let frame = super::frame_bound(ids, body, &again);
+            let frame = crate::analyse::frame_bound(ids, body, &again);
             let cx_rev = Cx::new(vars, None, None, &again, Some(&frame), &after);
             (
                 block(&cx, body, &returns, None, Some(ret), None, args.len() != 1),
@@ -354,8 +354,8 @@ fn generate(f: &LensFn, sweeps: Option<(&Analysed, Option<&Analysed>)>) -> Token
     let vjp_params_name = format_ident!("__{}_vjp_params", name.unraw());
     let (vjp_params_fn, vjp_params_impl) = match sweeps.and_then(|(_, p)| p) {
         Some(pa) if !params.is_empty() => {
-            let again = super::read_again(&pa.body);
-            let after = super::read_after_loops(&pa.body);
+            let again = crate::analyse::read_again(&pa.body);
+            let after = crate::analyse::read_after_loops(&pa.body);
             let pcx = Cx::new(&pa.vars, None, None, &again, None, &after);
             let p_returns: Vec<Ret> = args
                 .iter()

@@ -76,8 +76,8 @@ pub fn para(m: &ParaModel, analysed: Option<&Analysed>, with_items: bool) -> Tok
             arg_ids,
             ..
         } = analysed;
-        let again = super::read_again(body);
-        let after = super::read_after_loops(body);
+        let again = crate::analyse::read_again(body);
+        let after = crate::analyse::read_after_loops(body);
         let mut cx = Cx::new(vars, Some(&params), None, &again, None, &after);
         cx.subs = &fields;
         // The same body for `vjp_params`: no change for the arguments.
