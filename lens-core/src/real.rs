@@ -24,29 +24,7 @@ pub trait Real:
     + crate::Flat<Self>
     + crate::gemm::SimdScalar
     + crate::span::DirectScalar
-    + crate::rules::ExpRule<Out = Self>
-    + crate::rules::Exp2Rule<Out = Self>
-    + crate::rules::LnRule<Out = Self>
-    + crate::rules::Log2Rule<Out = Self>
-    + crate::rules::Log10Rule<Out = Self>
-    + crate::rules::SqrtRule<Out = Self>
-    + crate::rules::SinRule<Out = Self>
-    + crate::rules::CosRule<Out = Self>
-    + crate::rules::TanRule<Out = Self>
-    + crate::rules::TanhRule<Out = Self>
-    + crate::rules::SinhRule<Out = Self>
-    + crate::rules::CoshRule<Out = Self>
-    + crate::rules::AsinRule<Out = Self>
-    + crate::rules::AcosRule<Out = Self>
-    + crate::rules::AtanRule<Out = Self>
-    + crate::rules::AbsRule<Out = Self>
-    + crate::rules::RecipRule<Out = Self>
-    + crate::rules::CbrtRule<Out = Self>
-    + crate::rules::Ln1pRule<Out = Self>
-    + crate::rules::ExpM1Rule<Out = Self>
-    + crate::rules::AsinhRule<Out = Self>
-    + crate::rules::AcoshRule<Out = Self>
-    + crate::rules::AtanhRule<Out = Self>
+    + crate::rules::UnaryRules
     + crate::rules::PowiRule
     + crate::rules::PowfRule
     + crate::rules::MaxRule

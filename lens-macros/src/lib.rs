@@ -19,6 +19,7 @@ mod parse;
 mod primitives;
 mod tangent;
 mod tie;
+mod unary;
 mod validate;
 
 /// `tokens` with every token (inside groups too) at `span`.
@@ -255,6 +256,19 @@ pub fn __primitives_doc(input: TokenStream) -> TokenStream {
     }
     let doc = primitives::doc();
     quote::quote!(#doc).into()
+}
+
+/// lens-core's rule traits of the float methods of one operand, from the one list
+/// (`unary.rules`) the macro's table reads too; not part of the API.
+#[doc(hidden)]
+#[proc_macro]
+pub fn __unary_rules(input: TokenStream) -> TokenStream {
+    if !input.is_empty() {
+        return syn::Error::new(proc_macro2::Span::call_site(), "takes no input")
+            .into_compile_error()
+            .into();
+    }
+    unary::rules().into()
 }
 
 /// Derives `Tangent` (zero, accumulate) and `Flat<S>` (the flat-slice view) for a struct

@@ -11,6 +11,19 @@
 //! `powi` (an integer exponent that is not differentiated), `map` (a function name) and
 //! `clone` (an alias) are lowered by the analysis itself.
 
+/// The table: the float methods of one operand (the list `unary.rules`, which lens-core's
+/// rules are generated from too), then the others.
+pub fn methods() -> &'static [Method] {
+    static ALL: std::sync::OnceLock<Vec<Method>> = std::sync::OnceLock::new();
+    ALL.get_or_init(|| {
+        crate::unary::names()
+            .iter()
+            .map(|&(name, rule)| m(name, 0, rule))
+            .chain(OTHER_METHODS.iter().map(|o| Method { ..*o }))
+            .collect()
+    })
+}
+
 /// One differentiated method.
 pub struct Method {
     pub name: &'static str,
@@ -55,31 +68,8 @@ const fn sq(name: &'static str, rule: &'static str, square: &'static str) -> Met
     }
 }
 
-/// The table.
-pub const METHODS: &[Method] = &[
-    m("exp", 0, "ExpRule::exp_vjp"),
-    m("exp2", 0, "Exp2Rule::exp2_vjp"),
-    m("ln", 0, "LnRule::ln_vjp"),
-    m("log2", 0, "Log2Rule::log2_vjp"),
-    m("log10", 0, "Log10Rule::log10_vjp"),
-    m("sqrt", 0, "SqrtRule::sqrt_vjp"),
-    m("sin", 0, "SinRule::sin_vjp"),
-    m("cos", 0, "CosRule::cos_vjp"),
-    m("tan", 0, "TanRule::tan_vjp"),
-    m("tanh", 0, "TanhRule::tanh_vjp"),
-    m("sinh", 0, "SinhRule::sinh_vjp"),
-    m("cosh", 0, "CoshRule::cosh_vjp"),
-    m("asin", 0, "AsinRule::asin_vjp"),
-    m("acos", 0, "AcosRule::acos_vjp"),
-    m("atan", 0, "AtanRule::atan_vjp"),
-    m("abs", 0, "AbsRule::abs_vjp"),
-    m("recip", 0, "RecipRule::recip_vjp"),
-    m("cbrt", 0, "CbrtRule::cbrt_vjp"),
-    m("ln_1p", 0, "Ln1pRule::ln_1p_vjp"),
-    m("exp_m1", 0, "ExpM1Rule::exp_m1_vjp"),
-    m("asinh", 0, "AsinhRule::asinh_vjp"),
-    m("acosh", 0, "AcoshRule::acosh_vjp"),
-    m("atanh", 0, "AtanhRule::atanh_vjp"),
+/// The methods besides those of one float operand, which come from `unary.rules`.
+const OTHER_METHODS: &[Method] = &[
     m("powf", 1, "PowfRule::powf_vjp"),
     m("max", 1, "MaxRule::max_vjp"),
     m("min", 1, "MinRule::min_vjp"),
@@ -233,12 +223,12 @@ pub const SPECIAL: &[&str] = &["powi", "map", "clone"];
 
 /// The entry for `name` called with `args` arguments.
 pub fn find(name: &str, args: usize) -> Option<&'static Method> {
-    METHODS.iter().find(|m| m.name == name && m.args == args)
+    methods().iter().find(|m| m.name == name && m.args == args)
 }
 
 /// The argument counts `name` is differentiated with (empty: not a differentiated method).
 pub fn arities(name: &str) -> Vec<usize> {
-    METHODS
+    methods()
         .iter()
         .filter(|m| m.name == name)
         .map(|m| m.args)
@@ -247,14 +237,14 @@ pub fn arities(name: &str) -> Vec<usize> {
 
 /// Whether `name` is a differentiated method.
 pub fn known(name: &str) -> bool {
-    SPECIAL.contains(&name) || METHODS.iter().any(|m| m.name == name)
+    SPECIAL.contains(&name) || methods().iter().any(|m| m.name == name)
 }
 
 /// The methods of a scalar once each, for `f64::name(x)` (not the matrices' `dot`,
 /// `transpose`, ..).
 pub fn supported_on_scalars() -> String {
     let mut names: Vec<&str> = Vec::new();
-    for m in METHODS {
+    for m in methods() {
         if m.rule.contains("Rule::") && !names.contains(&m.name) {
             names.push(m.name);
         }
@@ -266,7 +256,7 @@ pub fn supported_on_scalars() -> String {
 /// "exp, exp2, ln, ...": every differentiated method once, for error messages.
 pub fn supported() -> String {
     let mut names: Vec<&str> = Vec::new();
-    for m in METHODS {
+    for m in methods() {
         if !names.contains(&m.name) {
             names.push(m.name);
         }
@@ -279,7 +269,7 @@ pub fn supported() -> String {
 pub fn doc() -> String {
     let mut out = String::from(
         "The primitives `#[lens]` and `para!` differentiate, generated from the macro crate's \
-         table (`lens-macros/src/primitives.rs`), which the analysis dispatches through. Each \
+         table (`lens-macros/src/primitives.rs`, with the list `unary.rules`), which the analysis dispatches through. Each \
          rule is an item of [`rules`](crate::rules); the operands' types pick its impl, so a \
          type of the user's that implements a rule trait is differentiated by it too.\n\n\
          ## Operators\n\n\
@@ -305,7 +295,7 @@ pub fn doc() -> String {
          | method | arguments besides the receiver | rule | square variant | one-sided forms |\n\
          |---|---|---|---|---|\n",
     );
-    for m in METHODS {
+    for m in methods() {
         out.push_str(&format!(
             "| `{}` | {} | `{}` | {} | {} |\n",
             m.name,
@@ -361,16 +351,19 @@ NaN, as in any reverse mode.\n\n\
 /// How to add a primitive.
 const ADDING: &str = "\n## Adding a primitive\n\n\
 A method of one float operand (as `cbrt` was): \n\
-1. its rule in `lens-core/src/rules/unary.rs`, one `unary_rule!` line: the forward as \
-Rust writes it and the reverse in `x` (the operand), `y` (the value) and `d` (the change);\n\
-2. the rule trait re-exported in `lens-core/src/rules/mod.rs` and added to [`Real`]'s \
-supertraits (`lens-core/src/real.rs`), so that generic code (`T: Real`) reaches it;\n\
-3. one line in the table of `lens-macros/src/primitives.rs`, `m(\"cbrt\", 0, \
-\"CbrtRule::cbrt_vjp\")`: the analysis, the refusals' lists, the loops' recomputation and \
-this page read it;\n\
-4. a test: the method beside the others in `tests/methods.rs` (finite differences in \
+1. one entry in `lens-macros/src/unary.rules`, `CbrtRule::cbrt_vjp, |x, y, d| x.cbrt() => \
+d / (T::cst(3.0) * y * y);` under its doc line: the forward as Rust writes it and the \
+reverse in `x` (the operand), `y` (the value) and `d` (the output change). From this one \
+list lens-core generates the rule trait `CbrtRule` with its impls for `f32` and `f64`, \
+re-exported in [`rules`](crate::rules) and a supertrait of [`Real`] (through `UnaryRules`), \
+and the macro's table gets the method: the analysis, the refusals' lists, the loops' \
+recomputation and this page read it;\n\
+2. its tests: the method beside the others in `tests/methods.rs` (finite differences in \
 `f64`, `f32` against the `f64` derivative, a generic `T: Real`) and in `tests/edges.rs` \
-(Rust's value at every edge point, the derivative's where it is a number).\n";
+(Rust's value at every edge point, the derivative's where it is a number).\n\n\
+A method of several operands, or of a matrix, has a hand-written rule in \
+`lens-core/src/rules/` and a line in the table `OTHER_METHODS` of \
+`lens-macros/src/primitives.rs`.\n";
 
 #[cfg(test)]
 mod tests {
@@ -379,7 +372,7 @@ mod tests {
     #[test]
     fn every_primitive_is_in_the_documentation() {
         let doc = doc();
-        for m in METHODS {
+        for m in methods() {
             assert!(doc.contains(&format!("| `{}` | {} | `{}` |", m.name, m.args, m.rule)));
         }
         for o in OPERATORS {

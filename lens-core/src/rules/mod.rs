@@ -86,11 +86,7 @@ pub use matrix::{
     component_mul, component_square, dot, dot_self, max_entry, mean, min_entry, norm, norm_squared,
     owned, sum, transpose,
 };
-pub use unary::{
-    AbsRule, AcosRule, AcoshRule, AsinRule, AsinhRule, AtanRule, AtanhRule, CbrtRule, CosRule,
-    CoshRule, Exp2Rule, ExpM1Rule, ExpRule, Ln1pRule, LnRule, Log2Rule, Log10Rule, MaxRule,
-    MinRule, PowfRule, PowiRule, RecipRule, SinRule, SinhRule, SqrtRule, TanRule, TanhRule,
-};
+pub use unary::*;
 pub use z2::{AndRule, NotRule, OrRule, XorRule};
 
 /// `v.map(f)` in the reverse sweep `#[lens]` generates (`map_checked!(v, f, f_rev)`): the

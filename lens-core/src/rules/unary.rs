@@ -1,6 +1,6 @@
-//! The float methods people write: `exp ln sqrt powi powf sin cos tan tanh sinh cosh asin
-//! acos atan log2 log10 exp2 abs max min recip cbrt ln_1p exp_m1 asinh acosh atanh`, for every [`Real`] scalar (so `#[lens]`
-//! functions generic over `T: Real` work too).
+//! The float methods people write, for every [`Real`] scalar (so `#[lens]` functions generic
+//! over `T: Real` work too): those of one operand (`exp`, `sin`, `cbrt`, ...) generated from
+//! the one list `lens-macros/src/unary.rules`, and `powi powf max min` here.
 
 use crate::Real;
 use nalgebra::SMatrix;
@@ -46,78 +46,9 @@ macro_rules! unary_rule {
     };
 }
 
-unary_rule!(
-    /// `exp x`; reverse `d exp x`.
-    ExpRule::exp_vjp, |x, y, d| x.exp() => d * y);
-unary_rule!(
-    /// `ln x`; reverse `d / x`.
-    LnRule::ln_vjp, |x, y, d| x.ln() => d / x);
-unary_rule!(
-    /// `sqrt x`; reverse `d / (2 sqrt x)`.
-    SqrtRule::sqrt_vjp, |x, y, d| x.sqrt() => d / (y + y));
-unary_rule!(
-    /// `sin x`; reverse `d cos x`.
-    SinRule::sin_vjp, |x, y, d| x.sin() => d * x.cos());
-unary_rule!(
-    /// `cos x`; reverse `-d sin x`.
-    CosRule::cos_vjp, |x, y, d| x.cos() => -d * x.sin());
-unary_rule!(
-    /// `tanh x`; reverse `d (1 - tanh^2 x)`.
-    TanhRule::tanh_vjp, |x, y, d| x.tanh() => d * (T::one() - y * y));
-unary_rule!(
-    /// `|x|`; reverse `d sign(x)`, with the subgradient 0 at 0.
-    AbsRule::abs_vjp, |x, y, d| x.abs() =>
-        if x > T::zero() { d } else if x < T::zero() { -d } else { T::zero() });
-unary_rule!(
-    /// `1 / x`; reverse `-d / x^2`.
-    RecipRule::recip_vjp, |x, y, d| x.recip() => -d * y * y);
-
-unary_rule!(
-    /// `tan x`; reverse `d (1 + tan^2 x)`.
-    TanRule::tan_vjp, |x, y, d| x.tan() => d * (T::one() + y * y));
-unary_rule!(
-    /// `sinh x`; reverse `d cosh x`.
-    SinhRule::sinh_vjp, |x, y, d| x.sinh() => d * x.cosh());
-unary_rule!(
-    /// `cosh x`; reverse `d sinh x`.
-    CoshRule::cosh_vjp, |x, y, d| x.cosh() => d * x.sinh());
-unary_rule!(
-    /// `asin x`; reverse `d / sqrt(1 - x^2)`.
-    AsinRule::asin_vjp, |x, y, d| x.asin() => d / (T::one() - x * x).sqrt());
-unary_rule!(
-    /// `acos x`; reverse `-d / sqrt(1 - x^2)`.
-    AcosRule::acos_vjp, |x, y, d| x.acos() => -d / (T::one() - x * x).sqrt());
-unary_rule!(
-    /// `atan x`; reverse `d / (1 + x^2)`.
-    AtanRule::atan_vjp, |x, y, d| x.atan() => d / (T::one() + x * x));
-unary_rule!(
-    /// `log2 x`; reverse `d / (x ln 2)`.
-    Log2Rule::log2_vjp, |x, y, d| x.log2() => d / (x * T::ln_2()));
-unary_rule!(
-    /// `log10 x`; reverse `d / (x ln 10)`.
-    Log10Rule::log10_vjp, |x, y, d| x.log10() => d / (x * T::ln_10()));
-unary_rule!(
-    /// `2^x`; reverse `d 2^x ln 2`.
-    Exp2Rule::exp2_vjp, |x, y, d| x.exp2() => d * y * T::ln_2());
-
-unary_rule!(
-    /// `cbrt x`; reverse `d / (3 cbrt^2 x)` (infinite at 0, where the derivative is).
-    CbrtRule::cbrt_vjp, |x, y, d| x.cbrt() => d / (T::cst(3.0) * y * y));
-unary_rule!(
-    /// `ln(1 + x)`; reverse `d / (1 + x)`.
-    Ln1pRule::ln_1p_vjp, |x, y, d| x.ln_1p() => d / (T::one() + x));
-unary_rule!(
-    /// `e^x - 1`; reverse `d e^x`.
-    ExpM1Rule::exp_m1_vjp, |x, y, d| x.exp_m1() => d * (y + T::one()));
-unary_rule!(
-    /// `asinh x`; reverse `d / sqrt(x^2 + 1)`.
-    AsinhRule::asinh_vjp, |x, y, d| x.asinh() => d / (x * x + T::one()).sqrt());
-unary_rule!(
-    /// `acosh x`; reverse `d / sqrt(x^2 - 1)` (for `x > 1`).
-    AcoshRule::acosh_vjp, |x, y, d| x.acosh() => d / (x * x - T::one()).sqrt());
-unary_rule!(
-    /// `atanh x`; reverse `d / (1 - x^2)` (for `|x| < 1`).
-    AtanhRule::atanh_vjp, |x, y, d| x.atanh() => d / (T::one() - x * x));
+// Every rule of a float method of one operand, and `UnaryRules`, from the one list in
+// `lens-macros/src/unary.rules`, which the macro's table of primitives reads too.
+lens_macros::__unary_rules!();
 
 /// The rule trait of a float method of several operands, implemented for `f32` and `f64`
 /// alone through the generic body `$body` (and a supertrait of [`Real`], so generic code

@@ -22,11 +22,11 @@
 //!   changes.
 
 use super::{Block, BranchHead, Loop, Op, Operand, StmtKind, Var, VarId};
-use crate::primitives::METHODS;
+use crate::primitives::methods;
 use proc_macro2::{Delimiter, Spacing, TokenStream, TokenTree};
 use std::collections::{HashMap, HashSet};
 
-/// Methods a recomputed body may call besides the primitives (`primitives::METHODS`,
+/// Methods a recomputed body may call besides the primitives (`primitives::methods`,
 /// `primitives::NO_CHANGE`): pure methods of numbers. A method call is pure when its name is
 /// one of these or a primitive's; a path call only when it is such a method of a primitive
 /// type (`f64::max(a, b)`, `usize::pow(2, k)`); any other call (a function of the user's, a
@@ -51,7 +51,7 @@ const PRIMITIVE_TYPES: &[&str] = &[
 
 fn pure_method(name: &str) -> bool {
     PURE_METHODS.contains(&name)
-        || METHODS.iter().any(|m| m.name == name)
+        || methods().iter().any(|m| m.name == name)
         || crate::primitives::NO_CHANGE.contains(&name)
 }
 

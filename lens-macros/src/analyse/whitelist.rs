@@ -27,7 +27,7 @@ impl Analyser<'_> {
         }
         for (name, call) in effects.1 {
             if !READ_METHODS.contains(&name.as_str())
-                && !crate::primitives::METHODS.iter().any(|m| m.name == name)
+                && !crate::primitives::methods().iter().any(|m| m.name == name)
                 && !crate::primitives::NO_CHANGE.contains(&name.as_str())
                 && !self.refused.contains(&call.to_string())
                 && self.mentions_diff(call.clone())
@@ -122,7 +122,7 @@ pub(super) const READING_MACROS: &[&str] = &[
 ];
 
 /// Methods forward-only code may call on (or with) a differentiated value besides the
-/// primitives (`primitives::METHODS`, `primitives::NO_CHANGE`): they read it and return plain
+/// primitives (`primitives::methods`, `primitives::NO_CHANGE`): they read it and return plain
 /// data.
 pub(super) const READ_METHODS: &[&str] = &[
     "powi",
