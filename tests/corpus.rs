@@ -10,10 +10,12 @@ const SEED: u64 = 20_261_130;
 const COUNT: usize = 300;
 /// The size of issue 42's section (its own stream, after the main corpus).
 const KINDS: usize = 48;
+/// The number of issue 42's `para!` models (a stream of their own, after its functions).
+const MODELS: usize = 24;
 
 #[test]
 fn the_committed_corpus_is_what_the_generator_produces() {
-    let fresh = generator::generate(SEED, COUNT, KINDS);
+    let fresh = generator::generate(SEED, COUNT, KINDS, MODELS);
     let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/corpus_generated.rs");
     if std::env::var_os("PARALENS_REGENERATE").is_some() {
         std::fs::write(path, &fresh).expect("tests/ is writable");
@@ -29,6 +31,12 @@ fn the_committed_corpus_is_what_the_generator_produces() {
 
 #[test]
 fn the_generator_is_seeded() {
-    assert_eq!(generator::generate(7, 5, 4), generator::generate(7, 5, 4));
-    assert_ne!(generator::generate(7, 5, 4), generator::generate(8, 5, 4));
+    assert_eq!(
+        generator::generate(7, 5, 4, 2),
+        generator::generate(7, 5, 4, 2)
+    );
+    assert_ne!(
+        generator::generate(7, 5, 4, 2),
+        generator::generate(8, 5, 4, 2)
+    );
 }

@@ -26211,6 +26211,2383 @@ fn every_issue_42_kind_matches_the_oracle_and_finite_differences() {
         &|x, k| { let u = unit(4, k); h47_tangent(x[0], vec3(&x[1..]), u[0], vec3(&u[1..])) },
     );
 }
+
+// Issue 42's `para!` models (`p0` to `p23`): loops calling a stateful sub-model (`Scaled`) and a `#[lens]` one (`Affine`), with effects and shadowing in their bodies.
+
+/// `k w x`, `k` the weight of this call: another value at every forward run.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Scaled;
+
+impl Init for Scaled {
+    type Param = f64;
+    fn init_with<R: rand::Rng + ?Sized>(&self, _: &mut R) -> f64 {
+        1.0
+    }
+}
+
+impl Para<f64> for Scaled {
+    type Param = f64;
+    type Out = f64;
+    fn vjp(&self, w: &f64, x: f64) -> (f64, impl FnOnce(f64, &mut f64) -> f64) {
+        let (k, w) = (weight(throw()), *w);
+        (k * w * x, move |dy, dw: &mut f64| {
+            *dw += k * x * dy;
+            k * w * dy
+        })
+    }
+}
+
+#[lens]
+fn affine(#[param] w: f64, x: f64) -> f64 {
+    w * x.tanh() + x
+}
+
+
+para! {
+    #[derive(Debug, Default)]
+    pub struct P0 {
+        s: Scaled,
+        a: Affine,
+    }
+    fn forward(&self, x: SVector<f64, 3>) -> f64 {
+        let a = x[0];
+        let b = x[1];
+        let c = x[2];
+        let mut m = c.tanh().exp().cos();
+        for i in 0..1 {
+            match coin::<f64>() {
+                true => {
+                    m += (b * b + 1.0).sqrt().cos();
+                }
+                false => {
+                    m = 0.25_f64.cos().sin();
+                }
+            }
+            m = m * 0.5 + self.s(b.max(b));
+            m = self.a(m);
+            m = 3.0 * (m / 3.0).tanh();
+        }
+        m * (0.75_f64 - b).powi(3) + m
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn p0_tangent(x: SVector<f64, 3>, w_s: f64, w_a: f64, d_x: SVector<f64, 3>, d_w_s: f64, d_w_a: f64) -> (f64, f64) {
+        let mut fx = 0usize;
+        let a = x[0];
+        let d_a = d_x[0];
+        let b = x[1];
+        let d_b = d_x[1];
+        let c = x[2];
+        let d_c = d_x[2];
+        let o3 = c.tanh().exp();
+        let o4 = c.tanh().exp() * (1.0 - c.tanh() * c.tanh()) * d_c;
+        let o1 = o3.cos();
+        let o2 = -o3.sin() * o4;
+        let mut m = o1;
+        let mut d_m = o2;
+        for i in 0..1 {
+            let o5 = flip(fx);
+            fx += 1;
+            match o5 {
+                true => {
+                    let o8 = (b * b + 1.0).sqrt();
+                    let o9 = b * d_b / (b * b + 1.0).sqrt();
+                    let o6 = o8.cos();
+                    let o7 = -o8.sin() * o9;
+                    m += o6;
+                    d_m += o7;
+                }
+                false => {
+                    let o12 = 0.25_f64.cos();
+                    let o13 = -0.25_f64.sin() * 0.0;
+                    let o10 = o12.sin();
+                    let o11 = o12.cos() * o13;
+                    m = o10;
+                    d_m = o11;
+                }
+            }
+            let o14 = if b >= b { b } else { b };
+            let o15 = if b >= b { d_b } else { d_b };
+            let o16 = weight(fx);
+            fx += 1;
+            let o17 = o16 * w_s * o14;
+            let o18 = o16 * (d_w_s * o14 + w_s * o15);
+            d_m = d_m * 0.5 + o18;
+            m = m * 0.5 + o17;
+            let o19 = m.tanh();
+            d_m = d_w_a * o19 + w_a * (1.0 - o19 * o19) * d_m + d_m;
+            m = w_a * o19 + m;
+            d_m = (1.0 - (m / 3.0).tanh() * (m / 3.0).tanh()) * d_m;
+            m = 3.0 * (m / 3.0).tanh();
+        }
+        let o22 = 0.75_f64 - b;
+        let o23 = 0.0 - d_b;
+        let o20 = o22.powi(3);
+        let o21 = 3.0 * o22.powi(2) * o23;
+        (m * o20 + m, d_m * o20 + m * o21 + d_m)
+}
+
+para! {
+    #[derive(Debug, Default)]
+    pub struct P1 {
+        s: Scaled,
+        a: Affine,
+    }
+    fn forward(&self, x: SVector<f64, 3>) -> f64 {
+        let a = x[0];
+        let b = x[1];
+        let c = x[2];
+        let mut m = (0.50_f64 * 0.50_f64 + 0.5).ln();
+        for i in 0..2 {
+            let w3 = URN.draw::<f64>();
+            m = m * 1.75_f64 + w3 * b;
+            if coin::<f64>() {
+                m += 0.50_f64;
+            } else {
+                m = ((m * 0.50_f64) * (m * 0.50_f64) + 0.5).ln();
+            }
+            m = self.a(m);
+            m = 3.0 * (m / 3.0).tanh();
+        }
+        m * (1.75_f64 - a).powi(3) + m
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn p1_tangent(x: SVector<f64, 3>, w_s: f64, w_a: f64, d_x: SVector<f64, 3>, d_w_s: f64, d_w_a: f64) -> (f64, f64) {
+        let mut fx = 0usize;
+        let a = x[0];
+        let d_a = d_x[0];
+        let b = x[1];
+        let d_b = d_x[1];
+        let c = x[2];
+        let d_c = d_x[2];
+        let o1 = (0.50_f64 * 0.50_f64 + 0.5).ln();
+        let o2 = 2.0 * 0.50_f64 * 0.0 / (0.50_f64 * 0.50_f64 + 0.5);
+        let mut m = o1;
+        let mut d_m = o2;
+        for i in 0..2 {
+            let o4 = weight(fx);
+            fx += 1;
+            let w3 = o4;
+            let d_w3 = 0.0;
+            m = m * 1.75_f64 + w3 * b;
+            d_m = d_m * 1.75_f64 + w3 * d_b;
+            let o5 = flip(fx);
+            fx += 1;
+            if o5 {
+                m += 0.50_f64;
+                d_m += 0.0;
+            } else {
+                let o8 = m * 0.50_f64;
+                let o9 = d_m * 0.50_f64 + m * 0.0;
+                let o6 = (o8 * o8 + 0.5).ln();
+                let o7 = 2.0 * o8 * o9 / (o8 * o8 + 0.5);
+                m = o6;
+                d_m = o7;
+            }
+            let o10 = m.tanh();
+            d_m = d_w_a * o10 + w_a * (1.0 - o10 * o10) * d_m + d_m;
+            m = w_a * o10 + m;
+            d_m = (1.0 - (m / 3.0).tanh() * (m / 3.0).tanh()) * d_m;
+            m = 3.0 * (m / 3.0).tanh();
+        }
+        let o13 = 1.75_f64 - a;
+        let o14 = 0.0 - d_a;
+        let o11 = o13.powi(3);
+        let o12 = 3.0 * o13.powi(2) * o14;
+        (m * o11 + m, d_m * o11 + m * o12 + d_m)
+}
+
+para! {
+    #[derive(Debug, Default)]
+    pub struct P2 {
+        s: Scaled,
+        a: Affine,
+    }
+    fn forward(&self, x: SVector<f64, 3>) -> f64 {
+        let a = x[0];
+        let b = x[1];
+        let c = x[2];
+        let mut m = ((c / (0.50_f64 * 0.50_f64 + 1.0)) * (c / (0.50_f64 * 0.50_f64 + 1.0)) + 0.5).ln();
+        for i in 0..2 {
+            let w6 = if COIN() { 1.00_f64 } else { 1.25_f64 };
+            m = m * 1.75_f64 + w6 * (a * c).cos();
+            if COIN() {
+                m += (b / (1.00_f64 * 1.00_f64 + 1.0)).tanh();
+            }
+            m = m * 0.5 + self.s(0.25_f64.cos());
+            m = self.a(m);
+            m = 3.0 * (m / 3.0).tanh();
+        }
+        m * c + m
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn p2_tangent(x: SVector<f64, 3>, w_s: f64, w_a: f64, d_x: SVector<f64, 3>, d_w_s: f64, d_w_a: f64) -> (f64, f64) {
+        let mut fx = 0usize;
+        let a = x[0];
+        let d_a = d_x[0];
+        let b = x[1];
+        let d_b = d_x[1];
+        let c = x[2];
+        let d_c = d_x[2];
+        let o5 = 0.50_f64 * 0.50_f64 + 1.0;
+        let o3 = c / o5;
+        let o4 = (d_c * o5 - c * 2.0 * 0.50_f64 * 0.0) / (o5 * o5);
+        let o1 = (o3 * o3 + 0.5).ln();
+        let o2 = 2.0 * o3 * o4 / (o3 * o3 + 0.5);
+        let mut m = o1;
+        let mut d_m = o2;
+        for i in 0..2 {
+            let o7 = flip(fx);
+            fx += 1;
+            let w6 = if o7 { 1.00_f64 } else { 1.25_f64 };
+            let d_w6 = 0.0;
+            let o10 = a * c;
+            let o11 = d_a * c + a * d_c;
+            let o8 = o10.cos();
+            let o9 = -o10.sin() * o11;
+            m = m * 1.75_f64 + w6 * o8;
+            d_m = d_m * 1.75_f64 + w6 * o9;
+            let o12 = flip(fx);
+            fx += 1;
+            if o12 {
+                let o17 = 1.00_f64 * 1.00_f64 + 1.0;
+                let o15 = b / o17;
+                let o16 = (d_b * o17 - b * 2.0 * 1.00_f64 * 0.0) / (o17 * o17);
+                let o13 = o15.tanh();
+                let o14 = (1.0 - o15.tanh() * o15.tanh()) * o16;
+                m += o13;
+                d_m += o14;
+            }
+            let o18 = 0.25_f64.cos();
+            let o19 = -0.25_f64.sin() * 0.0;
+            let o20 = weight(fx);
+            fx += 1;
+            let o21 = o20 * w_s * o18;
+            let o22 = o20 * (d_w_s * o18 + w_s * o19);
+            d_m = d_m * 0.5 + o22;
+            m = m * 0.5 + o21;
+            let o23 = m.tanh();
+            d_m = d_w_a * o23 + w_a * (1.0 - o23 * o23) * d_m + d_m;
+            m = w_a * o23 + m;
+            d_m = (1.0 - (m / 3.0).tanh() * (m / 3.0).tanh()) * d_m;
+            m = 3.0 * (m / 3.0).tanh();
+        }
+        (m * c + m, d_m * c + m * d_c + d_m)
+}
+
+para! {
+    #[derive(Debug, Default)]
+    pub struct P3 {
+        s: Scaled,
+        a: Affine,
+    }
+    fn forward(&self, x: SVector<f64, 3>) -> f64 {
+        let a = x[0];
+        let b = x[1];
+        let c = x[2];
+        let mut m = ((a * a + 0.5).ln() * a.tanh().exp());
+        for i in 0..1 {
+            {
+                let b = ((c * c + 1.0).sqrt() + (a - a));
+                m = m * 1.00_f64 + b * 1.25_f64;
+            }
+            m = m + b * 1.50_f64;
+            m = self.a(m);
+            m = 3.0 * (m / 3.0).tanh();
+        }
+        for i in 0..3 {
+            let u14 = {
+                let c = m;
+                c * (m - b)
+            };
+            m = m * 1.50_f64 + u14 + c;
+            m = m * 0.5 + self.s((c * c));
+            m = self.a(m);
+            m = 3.0 * (m / 3.0).tanh();
+        }
+        m * (m * m + 1.0).sqrt().powi(2) + m
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn p3_tangent(x: SVector<f64, 3>, w_s: f64, w_a: f64, d_x: SVector<f64, 3>, d_w_s: f64, d_w_a: f64) -> (f64, f64) {
+        let mut fx = 0usize;
+        let a = x[0];
+        let d_a = d_x[0];
+        let b = x[1];
+        let d_b = d_x[1];
+        let c = x[2];
+        let d_c = d_x[2];
+        let o3 = (a * a + 0.5).ln();
+        let o4 = 2.0 * a * d_a / (a * a + 0.5);
+        let o5 = a.tanh().exp();
+        let o6 = a.tanh().exp() * (1.0 - a.tanh() * a.tanh()) * d_a;
+        let o1 = o3 * o5;
+        let o2 = o4 * o5 + o3 * o6;
+        let mut m = o1;
+        let mut d_m = o2;
+        for i in 0..1 {
+            {
+                let o9 = (c * c + 1.0).sqrt();
+                let o10 = c * d_c / (c * c + 1.0).sqrt();
+                let o11 = a - a;
+                let o12 = d_a - d_a;
+                let o7 = o9 + o11;
+                let o8 = o10 + o12;
+                let b = o7;
+                let d_b = o8;
+                d_m = d_m * 1.00_f64 + d_b * 1.25_f64 + b * 0.0;
+                m = m * 1.00_f64 + b * 1.25_f64;
+            }
+            m = m + b * 1.50_f64;
+            d_m = d_m + d_b * 1.50_f64;
+            let o13 = m.tanh();
+            d_m = d_w_a * o13 + w_a * (1.0 - o13 * o13) * d_m + d_m;
+            m = w_a * o13 + m;
+            d_m = (1.0 - (m / 3.0).tanh() * (m / 3.0).tanh()) * d_m;
+            m = 3.0 * (m / 3.0).tanh();
+        }
+        for i in 0..3 {
+            let (u14, d_u14) = {
+                let c = m;
+                let d_c = d_m;
+                let o15 = m - b;
+                let o16 = d_m - d_b;
+                (c * o15, d_c * o15 + c * o16)
+            };
+            m = m * 1.50_f64 + u14 + c;
+            d_m = d_m * 1.50_f64 + d_u14 + d_c;
+            let o17 = c * c;
+            let o18 = 2.0 * c * d_c;
+            let o19 = weight(fx);
+            fx += 1;
+            let o20 = o19 * w_s * o17;
+            let o21 = o19 * (d_w_s * o17 + w_s * o18);
+            d_m = d_m * 0.5 + o21;
+            m = m * 0.5 + o20;
+            let o22 = m.tanh();
+            d_m = d_w_a * o22 + w_a * (1.0 - o22 * o22) * d_m + d_m;
+            m = w_a * o22 + m;
+            d_m = (1.0 - (m / 3.0).tanh() * (m / 3.0).tanh()) * d_m;
+            m = 3.0 * (m / 3.0).tanh();
+        }
+        let o25 = (m * m + 1.0).sqrt();
+        let o26 = m * d_m / (m * m + 1.0).sqrt();
+        let o23 = o25.powi(2);
+        let o24 = 2.0 * o25.powi(1) * o26;
+        (m * o23 + m, d_m * o23 + m * o24 + d_m)
+}
+
+para! {
+    #[derive(Debug, Default)]
+    pub struct P4 {
+        s: Scaled,
+        a: Affine,
+    }
+    fn forward(&self, x: SVector<f64, 3>) -> f64 {
+        let a = x[0];
+        let b = x[1];
+        let c = x[2];
+        let mut m = (c - a).min((c * c));
+        for i in 0..2 {
+            if URN.draw::<f64>() > 1.50_f64 {
+                m += (c + a).powi(2);
+            } else {
+                m = ((m * m) * (m * m));
+            }
+            let w17 = if COIN() { 1.75_f64 } else { 1.75_f64 };
+            m = m * 0.50_f64 + w17 * b.sin().cos();
+            m = 3.0 * (m / 3.0).tanh();
+        }
+        for i in 0..3 {
+            m = m * 1.75_f64 + (c.tanh().exp() * c) * (i as f64 + 1.0);
+            m = m * 0.5 + self.s(b.tanh().exp());
+            m = 3.0 * (m / 3.0).tanh();
+        }
+        m * c + m
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn p4_tangent(x: SVector<f64, 3>, w_s: f64, w_a: f64, d_x: SVector<f64, 3>, d_w_s: f64, d_w_a: f64) -> (f64, f64) {
+        let mut fx = 0usize;
+        let a = x[0];
+        let d_a = d_x[0];
+        let b = x[1];
+        let d_b = d_x[1];
+        let c = x[2];
+        let d_c = d_x[2];
+        let o3 = c - a;
+        let o4 = d_c - d_a;
+        let o5 = c * c;
+        let o6 = d_c * c + c * d_c;
+        let o1 = if o3 <= o5 { o3 } else { o5 };
+        let o2 = if o3 <= o5 { o4 } else { o6 };
+        let mut m = o1;
+        let mut d_m = o2;
+        for i in 0..2 {
+            let o7 = weight(fx);
+            fx += 1;
+            let o8 = o7 > 1.50_f64;
+            if o8 {
+                let o11 = c + a;
+                let o12 = d_c + d_a;
+                let o9 = o11.powi(2);
+                let o10 = 2.0 * o11.powi(1) * o12;
+                m += o9;
+                d_m += o10;
+            } else {
+                let o15 = m * m;
+                let o16 = 2.0 * m * d_m;
+                let o13 = o15 * o15;
+                let o14 = 2.0 * o15 * o16;
+                m = o13;
+                d_m = o14;
+            }
+            let o18 = flip(fx);
+            fx += 1;
+            let w17 = if o18 { 1.75_f64 } else { 1.75_f64 };
+            let d_w17 = 0.0;
+            let o21 = b.sin();
+            let o22 = b.cos() * d_b;
+            let o19 = o21.cos();
+            let o20 = -o21.sin() * o22;
+            m = m * 0.50_f64 + w17 * o19;
+            d_m = d_m * 0.50_f64 + w17 * o20;
+            d_m = (1.0 - (m / 3.0).tanh() * (m / 3.0).tanh()) * d_m;
+            m = 3.0 * (m / 3.0).tanh();
+        }
+        for i in 0..3 {
+            let o25 = c.tanh().exp();
+            let o26 = c.tanh().exp() * (1.0 - c.tanh() * c.tanh()) * d_c;
+            let o23 = o25 * c;
+            let o24 = o26 * c + o25 * d_c;
+            m = m * 1.75_f64 + o23 * (i as f64 + 1.0);
+            d_m = d_m * 1.75_f64 + o24 * (i as f64 + 1.0);
+            let o27 = b.tanh().exp();
+            let o28 = b.tanh().exp() * (1.0 - b.tanh() * b.tanh()) * d_b;
+            let o29 = weight(fx);
+            fx += 1;
+            let o30 = o29 * w_s * o27;
+            let o31 = o29 * (d_w_s * o27 + w_s * o28);
+            d_m = d_m * 0.5 + o31;
+            m = m * 0.5 + o30;
+            d_m = (1.0 - (m / 3.0).tanh() * (m / 3.0).tanh()) * d_m;
+            m = 3.0 * (m / 3.0).tanh();
+        }
+        (m * c + m, d_m * c + m * d_c + d_m)
+}
+
+para! {
+    #[derive(Debug, Default)]
+    pub struct P5 {
+        s: Scaled,
+        a: Affine,
+    }
+    fn forward(&self, x: SVector<f64, 3>) -> f64 {
+        let a = x[0];
+        let b = x[1];
+        let c = x[2];
+        let mut m = 1.25_f64.powi(3);
+        for i in 0..1 {
+            m = m * 1.75_f64 + m * (i as f64 + 1.0);
+            m = m * 0.5 + self.s(1.50_f64);
+            m = self.a(m);
+            m = 3.0 * (m / 3.0).tanh();
+        }
+        for i in 0..2 {
+            m = m * 0.25_f64 + (c.powi(3) - (1.00_f64 * 1.00_f64)) * (i as f64 + 1.0);
+            m = m * 1.75_f64 + (c * c + 1.0).powf(1.5).cos() * (i as f64 + 1.0);
+            m = m * 0.5 + self.s(1.25_f64.cos());
+            m = self.a(m);
+            m = 3.0 * (m / 3.0).tanh();
+        }
+        m * (b * b + 1.0).sqrt() + m
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn p5_tangent(x: SVector<f64, 3>, w_s: f64, w_a: f64, d_x: SVector<f64, 3>, d_w_s: f64, d_w_a: f64) -> (f64, f64) {
+        let mut fx = 0usize;
+        let a = x[0];
+        let d_a = d_x[0];
+        let b = x[1];
+        let d_b = d_x[1];
+        let c = x[2];
+        let d_c = d_x[2];
+        let o1 = 1.25_f64.powi(3);
+        let o2 = 3.0 * 1.25_f64.powi(2) * 0.0;
+        let mut m = o1;
+        let mut d_m = o2;
+        for i in 0..1 {
+            m = m * 1.75_f64 + m * (i as f64 + 1.0);
+            d_m = d_m * 1.75_f64 + d_m * (i as f64 + 1.0);
+            let o3 = weight(fx);
+            fx += 1;
+            let o4 = o3 * w_s * 1.50_f64;
+            let o5 = o3 * (d_w_s * 1.50_f64 + w_s * 0.0);
+            d_m = d_m * 0.5 + o5;
+            m = m * 0.5 + o4;
+            let o6 = m.tanh();
+            d_m = d_w_a * o6 + w_a * (1.0 - o6 * o6) * d_m + d_m;
+            m = w_a * o6 + m;
+            d_m = (1.0 - (m / 3.0).tanh() * (m / 3.0).tanh()) * d_m;
+            m = 3.0 * (m / 3.0).tanh();
+        }
+        for i in 0..2 {
+            let o9 = c.powi(3);
+            let o10 = 3.0 * c.powi(2) * d_c;
+            let o11 = 1.00_f64 * 1.00_f64;
+            let o12 = 2.0 * 1.00_f64 * 0.0;
+            let o7 = o9 - o11;
+            let o8 = o10 - o12;
+            m = m * 0.25_f64 + o7 * (i as f64 + 1.0);
+            d_m = d_m * 0.25_f64 + o8 * (i as f64 + 1.0);
+            let o15 = (c * c + 1.0).powf(1.5);
+            let o16 = 1.5 * (c * c + 1.0).powf(0.5) * 2.0 * c * d_c;
+            let o13 = o15.cos();
+            let o14 = -o15.sin() * o16;
+            m = m * 1.75_f64 + o13 * (i as f64 + 1.0);
+            d_m = d_m * 1.75_f64 + o14 * (i as f64 + 1.0);
+            let o17 = 1.25_f64.cos();
+            let o18 = -1.25_f64.sin() * 0.0;
+            let o19 = weight(fx);
+            fx += 1;
+            let o20 = o19 * w_s * o17;
+            let o21 = o19 * (d_w_s * o17 + w_s * o18);
+            d_m = d_m * 0.5 + o21;
+            m = m * 0.5 + o20;
+            let o22 = m.tanh();
+            d_m = d_w_a * o22 + w_a * (1.0 - o22 * o22) * d_m + d_m;
+            m = w_a * o22 + m;
+            d_m = (1.0 - (m / 3.0).tanh() * (m / 3.0).tanh()) * d_m;
+            m = 3.0 * (m / 3.0).tanh();
+        }
+        let o23 = (b * b + 1.0).sqrt();
+        let o24 = b * d_b / (b * b + 1.0).sqrt();
+        (m * o23 + m, d_m * o23 + m * o24 + d_m)
+}
+
+para! {
+    #[derive(Debug, Default)]
+    pub struct P6 {
+        s: Scaled,
+        a: Affine,
+    }
+    fn forward(&self, x: SVector<f64, 3>) -> f64 {
+        let a = x[0];
+        let b = x[1];
+        let c = x[2];
+        let mut m = (b - a).cos();
+        for i in 0..1 {
+            let e5 = COIN();
+            let w5 = if e5 { 1.50_f64 } else { 0.75_f64 };
+            if e5 {
+                m = m;
+            }
+            let u7 = {
+                let w5 = w5 * 0.25_f64 + ((c * c) * (c * c) + 0.5).ln();
+                w5 * (m * m + 1.0).sqrt()
+            };
+            m = m * 1.75_f64 + u7 + w5;
+            m = m * 0.5 + self.s(w5.max(a));
+            m = self.a(m);
+            m = 3.0 * (m / 3.0).tanh();
+        }
+        m * (c.tanh() / ((0.25_f64 - b) * (0.25_f64 - b) + 1.0)) + m
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn p6_tangent(x: SVector<f64, 3>, w_s: f64, w_a: f64, d_x: SVector<f64, 3>, d_w_s: f64, d_w_a: f64) -> (f64, f64) {
+        let mut fx = 0usize;
+        let a = x[0];
+        let d_a = d_x[0];
+        let b = x[1];
+        let d_b = d_x[1];
+        let c = x[2];
+        let d_c = d_x[2];
+        let o3 = b - a;
+        let o4 = d_b - d_a;
+        let o1 = o3.cos();
+        let o2 = -o3.sin() * o4;
+        let mut m = o1;
+        let mut d_m = o2;
+        for i in 0..1 {
+            let o6 = flip(fx);
+            fx += 1;
+            let e5 = o6;
+            let w5 = if e5 { 1.50_f64 } else { 0.75_f64 };
+            let d_w5 = 0.0;
+            if e5 {
+                m = m;
+                d_m = d_m;
+            }
+            let (u7, d_u7) = {
+                let o10 = c * c;
+                let o11 = 2.0 * c * d_c;
+                let o8 = (o10 * o10 + 0.5).ln();
+                let o9 = 2.0 * o10 * o11 / (o10 * o10 + 0.5);
+                let w5 = w5 * 0.25_f64 + o8;
+                let d_w5 = d_w5 * 0.25_f64 + o9;
+                let o12 = (m * m + 1.0).sqrt();
+                let o13 = m * d_m / (m * m + 1.0).sqrt();
+                (w5 * o12, d_w5 * o12 + w5 * o13)
+            };
+            m = m * 1.75_f64 + u7 + w5;
+            d_m = d_m * 1.75_f64 + d_u7 + d_w5;
+            let o14 = if w5 >= a { w5 } else { a };
+            let o15 = if w5 >= a { d_w5 } else { d_a };
+            let o16 = weight(fx);
+            fx += 1;
+            let o17 = o16 * w_s * o14;
+            let o18 = o16 * (d_w_s * o14 + w_s * o15);
+            d_m = d_m * 0.5 + o18;
+            m = m * 0.5 + o17;
+            let o19 = m.tanh();
+            d_m = d_w_a * o19 + w_a * (1.0 - o19 * o19) * d_m + d_m;
+            m = w_a * o19 + m;
+            d_m = (1.0 - (m / 3.0).tanh() * (m / 3.0).tanh()) * d_m;
+            m = 3.0 * (m / 3.0).tanh();
+        }
+        let o22 = c.tanh();
+        let o23 = (1.0 - c.tanh() * c.tanh()) * d_c;
+        let o24 = 0.25_f64 - b;
+        let o25 = 0.0 - d_b;
+        let o26 = o24 * o24 + 1.0;
+        let o20 = o22 / o26;
+        let o21 = (o23 * o26 - o22 * 2.0 * o24 * o25) / (o26 * o26);
+        (m * o20 + m, d_m * o20 + m * o21 + d_m)
+}
+
+para! {
+    #[derive(Debug, Default)]
+    pub struct P7 {
+        s: Scaled,
+        a: Affine,
+    }
+    fn forward(&self, x: SVector<f64, 3>) -> f64 {
+        let a = x[0];
+        let b = x[1];
+        let c = x[2];
+        let mut m = (b * c).max(1.50_f64);
+        for i in 0..1 {
+            m = m * 0.75_f64 + 0.75_f64 * (i as f64 + 1.0);
+            m = m * 0.5 + self.s(1.50_f64.powi(2));
+            m = self.a(m);
+            m = 3.0 * (m / 3.0).tanh();
+        }
+        m * b.max(a).max((1.00_f64 * 1.00_f64 + 1.0).sqrt()) + m
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn p7_tangent(x: SVector<f64, 3>, w_s: f64, w_a: f64, d_x: SVector<f64, 3>, d_w_s: f64, d_w_a: f64) -> (f64, f64) {
+        let mut fx = 0usize;
+        let a = x[0];
+        let d_a = d_x[0];
+        let b = x[1];
+        let d_b = d_x[1];
+        let c = x[2];
+        let d_c = d_x[2];
+        let o3 = b * c;
+        let o4 = d_b * c + b * d_c;
+        let o1 = if o3 >= 1.50_f64 { o3 } else { 1.50_f64 };
+        let o2 = if o3 >= 1.50_f64 { o4 } else { 0.0 };
+        let mut m = o1;
+        let mut d_m = o2;
+        for i in 0..1 {
+            m = m * 0.75_f64 + 0.75_f64 * (i as f64 + 1.0);
+            d_m = d_m * 0.75_f64 + 0.0 * (i as f64 + 1.0);
+            let o5 = 1.50_f64.powi(2);
+            let o6 = 2.0 * 1.50_f64.powi(1) * 0.0;
+            let o7 = weight(fx);
+            fx += 1;
+            let o8 = o7 * w_s * o5;
+            let o9 = o7 * (d_w_s * o5 + w_s * o6);
+            d_m = d_m * 0.5 + o9;
+            m = m * 0.5 + o8;
+            let o10 = m.tanh();
+            d_m = d_w_a * o10 + w_a * (1.0 - o10 * o10) * d_m + d_m;
+            m = w_a * o10 + m;
+            d_m = (1.0 - (m / 3.0).tanh() * (m / 3.0).tanh()) * d_m;
+            m = 3.0 * (m / 3.0).tanh();
+        }
+        let o13 = if b >= a { b } else { a };
+        let o14 = if b >= a { d_b } else { d_a };
+        let o15 = (1.00_f64 * 1.00_f64 + 1.0).sqrt();
+        let o16 = 1.00_f64 * 0.0 / (1.00_f64 * 1.00_f64 + 1.0).sqrt();
+        let o11 = if o13 >= o15 { o13 } else { o15 };
+        let o12 = if o13 >= o15 { o14 } else { o16 };
+        (m * o11 + m, d_m * o11 + m * o12 + d_m)
+}
+
+para! {
+    #[derive(Debug, Default)]
+    pub struct P8 {
+        s: Scaled,
+        a: Affine,
+    }
+    fn forward(&self, x: SVector<f64, 3>) -> f64 {
+        let a = x[0];
+        let b = x[1];
+        let c = x[2];
+        let mut m = c.max(c).tanh().exp();
+        for i in 0..1 {
+            let w5 = if coin::<f64>() { 1.00_f64 } else { 0.25_f64 };
+            m = m * 0.25_f64 + w5 * (m * m + 1.0).powf(1.5).tanh().exp();
+            m = m * 1.75_f64 + b.tanh() * (i as f64 + 1.0);
+            m = m * 0.5 + self.s(w5.cos());
+            m = self.a(m);
+            m = 3.0 * (m / 3.0).tanh();
+        }
+        for i in 0..3 {
+            let w19 = if coin::<f64>() { 1.25_f64 } else { 1.00_f64 };
+            m = m * 1.75_f64 + w19 * (a * c).tanh();
+            m = 3.0 * (m / 3.0).tanh();
+        }
+        m * a.min(1.25_f64).min(0.75_f64.powi(2)) + m
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn p8_tangent(x: SVector<f64, 3>, w_s: f64, w_a: f64, d_x: SVector<f64, 3>, d_w_s: f64, d_w_a: f64) -> (f64, f64) {
+        let mut fx = 0usize;
+        let a = x[0];
+        let d_a = d_x[0];
+        let b = x[1];
+        let d_b = d_x[1];
+        let c = x[2];
+        let d_c = d_x[2];
+        let o3 = if c >= c { c } else { c };
+        let o4 = if c >= c { d_c } else { d_c };
+        let o1 = o3.tanh().exp();
+        let o2 = o3.tanh().exp() * (1.0 - o3.tanh() * o3.tanh()) * o4;
+        let mut m = o1;
+        let mut d_m = o2;
+        for i in 0..1 {
+            let o6 = flip(fx);
+            fx += 1;
+            let w5 = if o6 { 1.00_f64 } else { 0.25_f64 };
+            let d_w5 = 0.0;
+            let o9 = (m * m + 1.0).powf(1.5);
+            let o10 = 1.5 * (m * m + 1.0).powf(0.5) * 2.0 * m * d_m;
+            let o7 = o9.tanh().exp();
+            let o8 = o9.tanh().exp() * (1.0 - o9.tanh() * o9.tanh()) * o10;
+            m = m * 0.25_f64 + w5 * o7;
+            d_m = d_m * 0.25_f64 + w5 * o8;
+            let o11 = b.tanh();
+            let o12 = (1.0 - b.tanh() * b.tanh()) * d_b;
+            m = m * 1.75_f64 + o11 * (i as f64 + 1.0);
+            d_m = d_m * 1.75_f64 + o12 * (i as f64 + 1.0);
+            let o13 = w5.cos();
+            let o14 = -w5.sin() * d_w5;
+            let o15 = weight(fx);
+            fx += 1;
+            let o16 = o15 * w_s * o13;
+            let o17 = o15 * (d_w_s * o13 + w_s * o14);
+            d_m = d_m * 0.5 + o17;
+            m = m * 0.5 + o16;
+            let o18 = m.tanh();
+            d_m = d_w_a * o18 + w_a * (1.0 - o18 * o18) * d_m + d_m;
+            m = w_a * o18 + m;
+            d_m = (1.0 - (m / 3.0).tanh() * (m / 3.0).tanh()) * d_m;
+            m = 3.0 * (m / 3.0).tanh();
+        }
+        for i in 0..3 {
+            let o20 = flip(fx);
+            fx += 1;
+            let w19 = if o20 { 1.25_f64 } else { 1.00_f64 };
+            let d_w19 = 0.0;
+            let o23 = a * c;
+            let o24 = d_a * c + a * d_c;
+            let o21 = o23.tanh();
+            let o22 = (1.0 - o23.tanh() * o23.tanh()) * o24;
+            m = m * 1.75_f64 + w19 * o21;
+            d_m = d_m * 1.75_f64 + w19 * o22;
+            d_m = (1.0 - (m / 3.0).tanh() * (m / 3.0).tanh()) * d_m;
+            m = 3.0 * (m / 3.0).tanh();
+        }
+        let o27 = if a <= 1.25_f64 { a } else { 1.25_f64 };
+        let o28 = if a <= 1.25_f64 { d_a } else { 0.0 };
+        let o29 = 0.75_f64.powi(2);
+        let o30 = 2.0 * 0.75_f64.powi(1) * 0.0;
+        let o25 = if o27 <= o29 { o27 } else { o29 };
+        let o26 = if o27 <= o29 { o28 } else { o30 };
+        (m * o25 + m, d_m * o25 + m * o26 + d_m)
+}
+
+para! {
+    #[derive(Debug, Default)]
+    pub struct P9 {
+        s: Scaled,
+        a: Affine,
+    }
+    fn forward(&self, x: SVector<f64, 3>) -> f64 {
+        let a = x[0];
+        let b = x[1];
+        let c = x[2];
+        let mut m = a;
+        for i in 0..2 {
+            let e1 = COIN();
+            let w1 = if e1 { 0.75_f64 } else { 1.75_f64 };
+            if e1 {
+                m += (c * (c * c + 0.5).ln());
+            } else {
+                m += a.cos().tanh().exp();
+            }
+            {
+                let a = a * 1.50_f64 + (c.tanh().exp() - (1.00_f64 + b));
+                m = m * 1.50_f64 + a * (1.25_f64 * 1.25_f64 + 1.0).sqrt();
+                let w19 = if coin::<f64>() { 0.25_f64 } else { 1.50_f64 };
+                m = m * 1.00_f64 + w19 * b;
+            }
+            m = m + a * 1.00_f64;
+            m = m * 0.5 + self.s((1.50_f64 * 1.50_f64));
+            m = 3.0 * (m / 3.0).tanh();
+        }
+        m * (1.00_f64 * 1.00_f64 + 0.5).ln().sin() + m
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn p9_tangent(x: SVector<f64, 3>, w_s: f64, w_a: f64, d_x: SVector<f64, 3>, d_w_s: f64, d_w_a: f64) -> (f64, f64) {
+        let mut fx = 0usize;
+        let a = x[0];
+        let d_a = d_x[0];
+        let b = x[1];
+        let d_b = d_x[1];
+        let c = x[2];
+        let d_c = d_x[2];
+        let mut m = a;
+        let mut d_m = d_a;
+        for i in 0..2 {
+            let o2 = flip(fx);
+            fx += 1;
+            let e1 = o2;
+            let w1 = if e1 { 0.75_f64 } else { 1.75_f64 };
+            let d_w1 = 0.0;
+            if e1 {
+                let o5 = (c * c + 0.5).ln();
+                let o6 = 2.0 * c * d_c / (c * c + 0.5);
+                let o3 = c * o5;
+                let o4 = d_c * o5 + c * o6;
+                m += o3;
+                d_m += o4;
+            } else {
+                let o9 = a.cos();
+                let o10 = -a.sin() * d_a;
+                let o7 = o9.tanh().exp();
+                let o8 = o9.tanh().exp() * (1.0 - o9.tanh() * o9.tanh()) * o10;
+                m += o7;
+                d_m += o8;
+            }
+            {
+                let o13 = c.tanh().exp();
+                let o14 = c.tanh().exp() * (1.0 - c.tanh() * c.tanh()) * d_c;
+                let o15 = 1.00_f64 + b;
+                let o16 = 0.0 + d_b;
+                let o11 = o13 - o15;
+                let o12 = o14 - o16;
+                let a = a * 1.50_f64 + o11;
+                let d_a = d_a * 1.50_f64 + o12;
+                let o17 = (1.25_f64 * 1.25_f64 + 1.0).sqrt();
+                let o18 = 1.25_f64 * 0.0 / (1.25_f64 * 1.25_f64 + 1.0).sqrt();
+                d_m = d_m * 1.50_f64 + d_a * o17 + a * o18;
+                m = m * 1.50_f64 + a * o17;
+                let o20 = flip(fx);
+                fx += 1;
+                let w19 = if o20 { 0.25_f64 } else { 1.50_f64 };
+                let d_w19 = 0.0;
+                m = m * 1.00_f64 + w19 * b;
+                d_m = d_m * 1.00_f64 + w19 * d_b;
+            }
+            m = m + a * 1.00_f64;
+            d_m = d_m + d_a * 1.00_f64;
+            let o21 = 1.50_f64 * 1.50_f64;
+            let o22 = 2.0 * 1.50_f64 * 0.0;
+            let o23 = weight(fx);
+            fx += 1;
+            let o24 = o23 * w_s * o21;
+            let o25 = o23 * (d_w_s * o21 + w_s * o22);
+            d_m = d_m * 0.5 + o25;
+            m = m * 0.5 + o24;
+            d_m = (1.0 - (m / 3.0).tanh() * (m / 3.0).tanh()) * d_m;
+            m = 3.0 * (m / 3.0).tanh();
+        }
+        let o28 = (1.00_f64 * 1.00_f64 + 0.5).ln();
+        let o29 = 2.0 * 1.00_f64 * 0.0 / (1.00_f64 * 1.00_f64 + 0.5);
+        let o26 = o28.sin();
+        let o27 = o28.cos() * o29;
+        (m * o26 + m, d_m * o26 + m * o27 + d_m)
+}
+
+para! {
+    #[derive(Debug, Default)]
+    pub struct P10 {
+        s: Scaled,
+        a: Affine,
+    }
+    fn forward(&self, x: SVector<f64, 3>) -> f64 {
+        let a = x[0];
+        let b = x[1];
+        let c = x[2];
+        let mut m = 0.50_f64.cos().min(c.tanh());
+        for i in 0..2 {
+            if COIN() {
+                m += (c.sin() * c.sin() + 1.0).sqrt();
+            } else {
+                m = m.max(b).powi(3);
+            }
+            m = self.a(m);
+            m = 3.0 * (m / 3.0).tanh();
+        }
+        for i in 0..3 {
+            if coin::<f64>() {
+                m = (0.75_f64 + b).sin();
+            } else {
+                m += c;
+            }
+            m = m * 0.5 + self.s(a.tanh());
+            m = self.a(m);
+            m = 3.0 * (m / 3.0).tanh();
+        }
+        m * ((b * b + 1.0).powf(1.5) - a.powi(2)) + m
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn p10_tangent(x: SVector<f64, 3>, w_s: f64, w_a: f64, d_x: SVector<f64, 3>, d_w_s: f64, d_w_a: f64) -> (f64, f64) {
+        let mut fx = 0usize;
+        let a = x[0];
+        let d_a = d_x[0];
+        let b = x[1];
+        let d_b = d_x[1];
+        let c = x[2];
+        let d_c = d_x[2];
+        let o3 = 0.50_f64.cos();
+        let o4 = -0.50_f64.sin() * 0.0;
+        let o5 = c.tanh();
+        let o6 = (1.0 - c.tanh() * c.tanh()) * d_c;
+        let o1 = if o3 <= o5 { o3 } else { o5 };
+        let o2 = if o3 <= o5 { o4 } else { o6 };
+        let mut m = o1;
+        let mut d_m = o2;
+        for i in 0..2 {
+            let o7 = flip(fx);
+            fx += 1;
+            if o7 {
+                let o10 = c.sin();
+                let o11 = c.cos() * d_c;
+                let o8 = (o10 * o10 + 1.0).sqrt();
+                let o9 = o10 * o11 / (o10 * o10 + 1.0).sqrt();
+                m += o8;
+                d_m += o9;
+            } else {
+                let o14 = if m >= b { m } else { b };
+                let o15 = if m >= b { d_m } else { d_b };
+                let o12 = o14.powi(3);
+                let o13 = 3.0 * o14.powi(2) * o15;
+                m = o12;
+                d_m = o13;
+            }
+            let o16 = m.tanh();
+            d_m = d_w_a * o16 + w_a * (1.0 - o16 * o16) * d_m + d_m;
+            m = w_a * o16 + m;
+            d_m = (1.0 - (m / 3.0).tanh() * (m / 3.0).tanh()) * d_m;
+            m = 3.0 * (m / 3.0).tanh();
+        }
+        for i in 0..3 {
+            let o17 = flip(fx);
+            fx += 1;
+            if o17 {
+                let o20 = 0.75_f64 + b;
+                let o21 = 0.0 + d_b;
+                let o18 = o20.sin();
+                let o19 = o20.cos() * o21;
+                m = o18;
+                d_m = o19;
+            } else {
+                m += c;
+                d_m += d_c;
+            }
+            let o22 = a.tanh();
+            let o23 = (1.0 - a.tanh() * a.tanh()) * d_a;
+            let o24 = weight(fx);
+            fx += 1;
+            let o25 = o24 * w_s * o22;
+            let o26 = o24 * (d_w_s * o22 + w_s * o23);
+            d_m = d_m * 0.5 + o26;
+            m = m * 0.5 + o25;
+            let o27 = m.tanh();
+            d_m = d_w_a * o27 + w_a * (1.0 - o27 * o27) * d_m + d_m;
+            m = w_a * o27 + m;
+            d_m = (1.0 - (m / 3.0).tanh() * (m / 3.0).tanh()) * d_m;
+            m = 3.0 * (m / 3.0).tanh();
+        }
+        let o30 = (b * b + 1.0).powf(1.5);
+        let o31 = 1.5 * (b * b + 1.0).powf(0.5) * 2.0 * b * d_b;
+        let o32 = a.powi(2);
+        let o33 = 2.0 * a.powi(1) * d_a;
+        let o28 = o30 - o32;
+        let o29 = o31 - o33;
+        (m * o28 + m, d_m * o28 + m * o29 + d_m)
+}
+
+para! {
+    #[derive(Debug, Default)]
+    pub struct P11 {
+        s: Scaled,
+        a: Affine,
+    }
+    fn forward(&self, x: SVector<f64, 3>) -> f64 {
+        let a = x[0];
+        let b = x[1];
+        let c = x[2];
+        let mut m = (a * a);
+        for i in 0..2 {
+            m = m * 1.50_f64 + (m.tanh().exp() * m.tanh().exp()) * (i as f64 + 1.0);
+            {
+                let c = c * 1.50_f64 + (m / (c * c + 1.0)).tanh().exp();
+                m = m * 1.00_f64 + c * a.sin();
+                m = m * 1.75_f64 + ((m * m) - (b + a)) * (i as f64 + 1.0);
+            }
+            m = m + c * 1.50_f64;
+            m = m * 0.5 + self.s(b);
+            m = self.a(m);
+            m = 3.0 * (m / 3.0).tanh();
+        }
+        m * ((a * a + 0.5).ln() * (a * a + 0.5).ln() + 1.0).powf(1.5) + m
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn p11_tangent(x: SVector<f64, 3>, w_s: f64, w_a: f64, d_x: SVector<f64, 3>, d_w_s: f64, d_w_a: f64) -> (f64, f64) {
+        let mut fx = 0usize;
+        let a = x[0];
+        let d_a = d_x[0];
+        let b = x[1];
+        let d_b = d_x[1];
+        let c = x[2];
+        let d_c = d_x[2];
+        let o1 = a * a;
+        let o2 = 2.0 * a * d_a;
+        let mut m = o1;
+        let mut d_m = o2;
+        for i in 0..2 {
+            let o5 = m.tanh().exp();
+            let o6 = m.tanh().exp() * (1.0 - m.tanh() * m.tanh()) * d_m;
+            let o3 = o5 * o5;
+            let o4 = 2.0 * o5 * o6;
+            m = m * 1.50_f64 + o3 * (i as f64 + 1.0);
+            d_m = d_m * 1.50_f64 + o4 * (i as f64 + 1.0);
+            {
+                let o11 = c * c + 1.0;
+                let o9 = m / o11;
+                let o10 = (d_m * o11 - m * 2.0 * c * d_c) / (o11 * o11);
+                let o7 = o9.tanh().exp();
+                let o8 = o9.tanh().exp() * (1.0 - o9.tanh() * o9.tanh()) * o10;
+                let c = c * 1.50_f64 + o7;
+                let d_c = d_c * 1.50_f64 + o8;
+                let o12 = a.sin();
+                let o13 = a.cos() * d_a;
+                d_m = d_m * 1.00_f64 + d_c * o12 + c * o13;
+                m = m * 1.00_f64 + c * o12;
+                let o16 = m * m;
+                let o17 = d_m * m + m * d_m;
+                let o18 = b + a;
+                let o19 = d_b + d_a;
+                let o14 = o16 - o18;
+                let o15 = o17 - o19;
+                m = m * 1.75_f64 + o14 * (i as f64 + 1.0);
+                d_m = d_m * 1.75_f64 + o15 * (i as f64 + 1.0);
+            }
+            m = m + c * 1.50_f64;
+            d_m = d_m + d_c * 1.50_f64;
+            let o20 = weight(fx);
+            fx += 1;
+            let o21 = o20 * w_s * b;
+            let o22 = o20 * (d_w_s * b + w_s * d_b);
+            d_m = d_m * 0.5 + o22;
+            m = m * 0.5 + o21;
+            let o23 = m.tanh();
+            d_m = d_w_a * o23 + w_a * (1.0 - o23 * o23) * d_m + d_m;
+            m = w_a * o23 + m;
+            d_m = (1.0 - (m / 3.0).tanh() * (m / 3.0).tanh()) * d_m;
+            m = 3.0 * (m / 3.0).tanh();
+        }
+        let o26 = (a * a + 0.5).ln();
+        let o27 = 2.0 * a * d_a / (a * a + 0.5);
+        let o24 = (o26 * o26 + 1.0).powf(1.5);
+        let o25 = 1.5 * (o26 * o26 + 1.0).powf(0.5) * 2.0 * o26 * o27;
+        (m * o24 + m, d_m * o24 + m * o25 + d_m)
+}
+
+para! {
+    #[derive(Debug, Default)]
+    pub struct P12 {
+        s: Scaled,
+        a: Affine,
+    }
+    fn forward(&self, x: SVector<f64, 3>) -> f64 {
+        let a = x[0];
+        let b = x[1];
+        let c = x[2];
+        let mut m = a.min(c).min((c * b));
+        for i in 0..3 {
+            let e7 = COIN();
+            let w7 = if e7 { 0.75_f64 } else { 0.50_f64 };
+            if e7 {
+                m = (a * a + 0.5).ln();
+            }
+            m = m * 0.5 + self.s(b.sin());
+            m = 3.0 * (m / 3.0).tanh();
+        }
+        for i in 0..3 {
+            m = m * 1.25_f64 + (b + (c / (0.50_f64 * 0.50_f64 + 1.0))) * (i as f64 + 1.0);
+            if coin::<f64>() {
+                m = m.powi(2);
+            }
+            m = self.a(m);
+            m = 3.0 * (m / 3.0).tanh();
+        }
+        m * 1.50_f64.max(b).min((m + b)) + m
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn p12_tangent(x: SVector<f64, 3>, w_s: f64, w_a: f64, d_x: SVector<f64, 3>, d_w_s: f64, d_w_a: f64) -> (f64, f64) {
+        let mut fx = 0usize;
+        let a = x[0];
+        let d_a = d_x[0];
+        let b = x[1];
+        let d_b = d_x[1];
+        let c = x[2];
+        let d_c = d_x[2];
+        let o3 = if a <= c { a } else { c };
+        let o4 = if a <= c { d_a } else { d_c };
+        let o5 = c * b;
+        let o6 = d_c * b + c * d_b;
+        let o1 = if o3 <= o5 { o3 } else { o5 };
+        let o2 = if o3 <= o5 { o4 } else { o6 };
+        let mut m = o1;
+        let mut d_m = o2;
+        for i in 0..3 {
+            let o8 = flip(fx);
+            fx += 1;
+            let e7 = o8;
+            let w7 = if e7 { 0.75_f64 } else { 0.50_f64 };
+            let d_w7 = 0.0;
+            if e7 {
+                let o9 = (a * a + 0.5).ln();
+                let o10 = 2.0 * a * d_a / (a * a + 0.5);
+                m = o9;
+                d_m = o10;
+            }
+            let o11 = b.sin();
+            let o12 = b.cos() * d_b;
+            let o13 = weight(fx);
+            fx += 1;
+            let o14 = o13 * w_s * o11;
+            let o15 = o13 * (d_w_s * o11 + w_s * o12);
+            d_m = d_m * 0.5 + o15;
+            m = m * 0.5 + o14;
+            d_m = (1.0 - (m / 3.0).tanh() * (m / 3.0).tanh()) * d_m;
+            m = 3.0 * (m / 3.0).tanh();
+        }
+        for i in 0..3 {
+            let o20 = 0.50_f64 * 0.50_f64 + 1.0;
+            let o18 = c / o20;
+            let o19 = (d_c * o20 - c * 2.0 * 0.50_f64 * 0.0) / (o20 * o20);
+            let o16 = b + o18;
+            let o17 = d_b + o19;
+            m = m * 1.25_f64 + o16 * (i as f64 + 1.0);
+            d_m = d_m * 1.25_f64 + o17 * (i as f64 + 1.0);
+            let o21 = flip(fx);
+            fx += 1;
+            if o21 {
+                let o22 = m.powi(2);
+                let o23 = 2.0 * m.powi(1) * d_m;
+                m = o22;
+                d_m = o23;
+            }
+            let o24 = m.tanh();
+            d_m = d_w_a * o24 + w_a * (1.0 - o24 * o24) * d_m + d_m;
+            m = w_a * o24 + m;
+            d_m = (1.0 - (m / 3.0).tanh() * (m / 3.0).tanh()) * d_m;
+            m = 3.0 * (m / 3.0).tanh();
+        }
+        let o27 = if 1.50_f64 >= b { 1.50_f64 } else { b };
+        let o28 = if 1.50_f64 >= b { 0.0 } else { d_b };
+        let o29 = m + b;
+        let o30 = d_m + d_b;
+        let o25 = if o27 <= o29 { o27 } else { o29 };
+        let o26 = if o27 <= o29 { o28 } else { o30 };
+        (m * o25 + m, d_m * o25 + m * o26 + d_m)
+}
+
+para! {
+    #[derive(Debug, Default)]
+    pub struct P13 {
+        s: Scaled,
+        a: Affine,
+    }
+    fn forward(&self, x: SVector<f64, 3>) -> f64 {
+        let a = x[0];
+        let b = x[1];
+        let c = x[2];
+        let mut m = b.cos().tanh().exp();
+        for i in 0..2 {
+            m = m * 1.50_f64 + (b.min(0.75_f64) * b.min(0.75_f64) + 0.5).ln() * (i as f64 + 1.0);
+            m = m * 0.5 + self.s(b.powi(2));
+            m = 3.0 * (m / 3.0).tanh();
+        }
+        for i in 0..3 {
+            m = m * 0.50_f64 + (a.tanh() * a.tanh() + 0.5).ln() * (i as f64 + 1.0);
+            m = m * 0.50_f64 + 1.75_f64 * (i as f64 + 1.0);
+            m = m * 0.5 + self.s(c.tanh());
+            m = self.a(m);
+            m = 3.0 * (m / 3.0).tanh();
+        }
+        m * (c * c + 1.0).sqrt() + m
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn p13_tangent(x: SVector<f64, 3>, w_s: f64, w_a: f64, d_x: SVector<f64, 3>, d_w_s: f64, d_w_a: f64) -> (f64, f64) {
+        let mut fx = 0usize;
+        let a = x[0];
+        let d_a = d_x[0];
+        let b = x[1];
+        let d_b = d_x[1];
+        let c = x[2];
+        let d_c = d_x[2];
+        let o3 = b.cos();
+        let o4 = -b.sin() * d_b;
+        let o1 = o3.tanh().exp();
+        let o2 = o3.tanh().exp() * (1.0 - o3.tanh() * o3.tanh()) * o4;
+        let mut m = o1;
+        let mut d_m = o2;
+        for i in 0..2 {
+            let o7 = if b <= 0.75_f64 { b } else { 0.75_f64 };
+            let o8 = if b <= 0.75_f64 { d_b } else { 0.0 };
+            let o5 = (o7 * o7 + 0.5).ln();
+            let o6 = 2.0 * o7 * o8 / (o7 * o7 + 0.5);
+            m = m * 1.50_f64 + o5 * (i as f64 + 1.0);
+            d_m = d_m * 1.50_f64 + o6 * (i as f64 + 1.0);
+            let o9 = b.powi(2);
+            let o10 = 2.0 * b.powi(1) * d_b;
+            let o11 = weight(fx);
+            fx += 1;
+            let o12 = o11 * w_s * o9;
+            let o13 = o11 * (d_w_s * o9 + w_s * o10);
+            d_m = d_m * 0.5 + o13;
+            m = m * 0.5 + o12;
+            d_m = (1.0 - (m / 3.0).tanh() * (m / 3.0).tanh()) * d_m;
+            m = 3.0 * (m / 3.0).tanh();
+        }
+        for i in 0..3 {
+            let o16 = a.tanh();
+            let o17 = (1.0 - a.tanh() * a.tanh()) * d_a;
+            let o14 = (o16 * o16 + 0.5).ln();
+            let o15 = 2.0 * o16 * o17 / (o16 * o16 + 0.5);
+            m = m * 0.50_f64 + o14 * (i as f64 + 1.0);
+            d_m = d_m * 0.50_f64 + o15 * (i as f64 + 1.0);
+            m = m * 0.50_f64 + 1.75_f64 * (i as f64 + 1.0);
+            d_m = d_m * 0.50_f64 + 0.0 * (i as f64 + 1.0);
+            let o18 = c.tanh();
+            let o19 = (1.0 - c.tanh() * c.tanh()) * d_c;
+            let o20 = weight(fx);
+            fx += 1;
+            let o21 = o20 * w_s * o18;
+            let o22 = o20 * (d_w_s * o18 + w_s * o19);
+            d_m = d_m * 0.5 + o22;
+            m = m * 0.5 + o21;
+            let o23 = m.tanh();
+            d_m = d_w_a * o23 + w_a * (1.0 - o23 * o23) * d_m + d_m;
+            m = w_a * o23 + m;
+            d_m = (1.0 - (m / 3.0).tanh() * (m / 3.0).tanh()) * d_m;
+            m = 3.0 * (m / 3.0).tanh();
+        }
+        let o24 = (c * c + 1.0).sqrt();
+        let o25 = c * d_c / (c * c + 1.0).sqrt();
+        (m * o24 + m, d_m * o24 + m * o25 + d_m)
+}
+
+para! {
+    #[derive(Debug, Default)]
+    pub struct P14 {
+        s: Scaled,
+        a: Affine,
+    }
+    fn forward(&self, x: SVector<f64, 3>) -> f64 {
+        let a = x[0];
+        let b = x[1];
+        let c = x[2];
+        let mut m = (a.max(b) * a.max(b) + 1.0).powf(1.5);
+        for i in 0..3 {
+            m = m * 0.75_f64 + c * (i as f64 + 1.0);
+            m = m * 0.5 + self.s(0.50_f64.min(0.50_f64));
+            m = 3.0 * (m / 3.0).tanh();
+        }
+        m * (c * c + 1.0).sqrt().min(m) + m
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn p14_tangent(x: SVector<f64, 3>, w_s: f64, w_a: f64, d_x: SVector<f64, 3>, d_w_s: f64, d_w_a: f64) -> (f64, f64) {
+        let mut fx = 0usize;
+        let a = x[0];
+        let d_a = d_x[0];
+        let b = x[1];
+        let d_b = d_x[1];
+        let c = x[2];
+        let d_c = d_x[2];
+        let o3 = if a >= b { a } else { b };
+        let o4 = if a >= b { d_a } else { d_b };
+        let o1 = (o3 * o3 + 1.0).powf(1.5);
+        let o2 = 1.5 * (o3 * o3 + 1.0).powf(0.5) * 2.0 * o3 * o4;
+        let mut m = o1;
+        let mut d_m = o2;
+        for i in 0..3 {
+            m = m * 0.75_f64 + c * (i as f64 + 1.0);
+            d_m = d_m * 0.75_f64 + d_c * (i as f64 + 1.0);
+            let o5 = if 0.50_f64 <= 0.50_f64 { 0.50_f64 } else { 0.50_f64 };
+            let o6 = if 0.50_f64 <= 0.50_f64 { 0.0 } else { 0.0 };
+            let o7 = weight(fx);
+            fx += 1;
+            let o8 = o7 * w_s * o5;
+            let o9 = o7 * (d_w_s * o5 + w_s * o6);
+            d_m = d_m * 0.5 + o9;
+            m = m * 0.5 + o8;
+            d_m = (1.0 - (m / 3.0).tanh() * (m / 3.0).tanh()) * d_m;
+            m = 3.0 * (m / 3.0).tanh();
+        }
+        let o12 = (c * c + 1.0).sqrt();
+        let o13 = c * d_c / (c * c + 1.0).sqrt();
+        let o10 = if o12 <= m { o12 } else { m };
+        let o11 = if o12 <= m { o13 } else { d_m };
+        (m * o10 + m, d_m * o10 + m * o11 + d_m)
+}
+
+para! {
+    #[derive(Debug, Default)]
+    pub struct P15 {
+        s: Scaled,
+        a: Affine,
+    }
+    fn forward(&self, x: SVector<f64, 3>) -> f64 {
+        let a = x[0];
+        let b = x[1];
+        let c = x[2];
+        let mut m = (c.tanh() * c.tanh());
+        for i in 0..2 {
+            let u5 = {
+                let a = a.tanh();
+                a * (1.25_f64 / (c * c + 1.0))
+            };
+            m = m * 1.75_f64 + u5 + a;
+            m = 3.0 * (m / 3.0).tanh();
+        }
+        for i in 0..3 {
+            let u11 = {
+                let b = b * 1.25_f64 + b;
+                b * b
+            };
+            m = m * 0.25_f64 + u11 + b;
+            let u12 = {
+                let u11 = (b * b).min((a + 1.00_f64));
+                u11 * a
+            };
+            m = m * 1.25_f64 + u12 + u11;
+            m = m * 0.5 + self.s((c * c + 1.0).sqrt());
+            m = self.a(m);
+            m = 3.0 * (m / 3.0).tanh();
+        }
+        m * ((c * c) + 0.25_f64) + m
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn p15_tangent(x: SVector<f64, 3>, w_s: f64, w_a: f64, d_x: SVector<f64, 3>, d_w_s: f64, d_w_a: f64) -> (f64, f64) {
+        let mut fx = 0usize;
+        let a = x[0];
+        let d_a = d_x[0];
+        let b = x[1];
+        let d_b = d_x[1];
+        let c = x[2];
+        let d_c = d_x[2];
+        let o3 = c.tanh();
+        let o4 = (1.0 - c.tanh() * c.tanh()) * d_c;
+        let o1 = o3 * o3;
+        let o2 = 2.0 * o3 * o4;
+        let mut m = o1;
+        let mut d_m = o2;
+        for i in 0..2 {
+            let (u5, d_u5) = {
+                let o6 = a.tanh();
+                let o7 = (1.0 - a.tanh() * a.tanh()) * d_a;
+                let a = o6;
+                let d_a = o7;
+                let o10 = c * c + 1.0;
+                let o8 = 1.25_f64 / o10;
+                let o9 = (0.0 * o10 - 1.25_f64 * 2.0 * c * d_c) / (o10 * o10);
+                (a * o8, d_a * o8 + a * o9)
+            };
+            m = m * 1.75_f64 + u5 + a;
+            d_m = d_m * 1.75_f64 + d_u5 + d_a;
+            d_m = (1.0 - (m / 3.0).tanh() * (m / 3.0).tanh()) * d_m;
+            m = 3.0 * (m / 3.0).tanh();
+        }
+        for i in 0..3 {
+            let (u11, d_u11) = {
+                let b = b * 1.25_f64 + b;
+                let d_b = d_b * 1.25_f64 + d_b;
+                (b * b, d_b * b + b * d_b)
+            };
+            m = m * 0.25_f64 + u11 + b;
+            d_m = d_m * 0.25_f64 + d_u11 + d_b;
+            let (u12, d_u12) = {
+                let o15 = b * b;
+                let o16 = 2.0 * b * d_b;
+                let o17 = a + 1.00_f64;
+                let o18 = d_a + 0.0;
+                let o13 = if o15 <= o17 { o15 } else { o17 };
+                let o14 = if o15 <= o17 { o16 } else { o18 };
+                let u11 = o13;
+                let d_u11 = o14;
+                (u11 * a, d_u11 * a + u11 * d_a)
+            };
+            m = m * 1.25_f64 + u12 + u11;
+            d_m = d_m * 1.25_f64 + d_u12 + d_u11;
+            let o19 = (c * c + 1.0).sqrt();
+            let o20 = c * d_c / (c * c + 1.0).sqrt();
+            let o21 = weight(fx);
+            fx += 1;
+            let o22 = o21 * w_s * o19;
+            let o23 = o21 * (d_w_s * o19 + w_s * o20);
+            d_m = d_m * 0.5 + o23;
+            m = m * 0.5 + o22;
+            let o24 = m.tanh();
+            d_m = d_w_a * o24 + w_a * (1.0 - o24 * o24) * d_m + d_m;
+            m = w_a * o24 + m;
+            d_m = (1.0 - (m / 3.0).tanh() * (m / 3.0).tanh()) * d_m;
+            m = 3.0 * (m / 3.0).tanh();
+        }
+        let o27 = c * c;
+        let o28 = 2.0 * c * d_c;
+        let o25 = o27 + 0.25_f64;
+        let o26 = o28 + 0.0;
+        (m * o25 + m, d_m * o25 + m * o26 + d_m)
+}
+
+para! {
+    #[derive(Debug, Default)]
+    pub struct P16 {
+        s: Scaled,
+        a: Affine,
+    }
+    fn forward(&self, x: SVector<f64, 3>) -> f64 {
+        let a = x[0];
+        let b = x[1];
+        let c = x[2];
+        let mut m = a.powi(2);
+        for i in 0..3 {
+            let w3 = URN.draw::<f64>();
+            m = m * 0.50_f64 + w3 * w3;
+            {
+                let w3 = w3 * 1.75_f64 + w3.powi(3);
+                m = m * 1.00_f64 + w3 * w3;
+                m = m * 0.25_f64 + b * (i as f64 + 1.0);
+            }
+            m = m + w3 * 1.00_f64;
+            m = m * 0.5 + self.s((b * b + 1.0).powf(1.5));
+            m = self.a(m);
+            m = 3.0 * (m / 3.0).tanh();
+        }
+        for i in 0..3 {
+            {
+                let b = b * 1.00_f64 + (a * a + 1.0).sqrt().tanh().exp();
+                m = m * 1.75_f64 + b * (0.75_f64 - m);
+                m = m * 1.75_f64 + c * (i as f64 + 1.0);
+            }
+            m = m + b * 1.75_f64;
+            let e19 = COIN();
+            let w19 = if e19 { 0.50_f64 } else { 0.75_f64 };
+            if e19 {
+                m = a;
+            }
+            m = m * 0.5 + self.s(w19.max(w19));
+            m = self.a(m);
+            m = 3.0 * (m / 3.0).tanh();
+        }
+        m * b + m
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn p16_tangent(x: SVector<f64, 3>, w_s: f64, w_a: f64, d_x: SVector<f64, 3>, d_w_s: f64, d_w_a: f64) -> (f64, f64) {
+        let mut fx = 0usize;
+        let a = x[0];
+        let d_a = d_x[0];
+        let b = x[1];
+        let d_b = d_x[1];
+        let c = x[2];
+        let d_c = d_x[2];
+        let o1 = a.powi(2);
+        let o2 = 2.0 * a.powi(1) * d_a;
+        let mut m = o1;
+        let mut d_m = o2;
+        for i in 0..3 {
+            let o4 = weight(fx);
+            fx += 1;
+            let w3 = o4;
+            let d_w3 = 0.0;
+            m = m * 0.50_f64 + w3 * w3;
+            d_m = d_m * 0.50_f64 + w3 * d_w3;
+            {
+                let o5 = w3.powi(3);
+                let o6 = 3.0 * w3.powi(2) * d_w3;
+                let w3 = w3 * 1.75_f64 + o5;
+                let d_w3 = d_w3 * 1.75_f64 + o6;
+                d_m = d_m * 1.00_f64 + d_w3 * w3 + w3 * d_w3;
+                m = m * 1.00_f64 + w3 * w3;
+                m = m * 0.25_f64 + b * (i as f64 + 1.0);
+                d_m = d_m * 0.25_f64 + d_b * (i as f64 + 1.0);
+            }
+            m = m + w3 * 1.00_f64;
+            d_m = d_m + d_w3 * 1.00_f64;
+            let o7 = (b * b + 1.0).powf(1.5);
+            let o8 = 1.5 * (b * b + 1.0).powf(0.5) * 2.0 * b * d_b;
+            let o9 = weight(fx);
+            fx += 1;
+            let o10 = o9 * w_s * o7;
+            let o11 = o9 * (d_w_s * o7 + w_s * o8);
+            d_m = d_m * 0.5 + o11;
+            m = m * 0.5 + o10;
+            let o12 = m.tanh();
+            d_m = d_w_a * o12 + w_a * (1.0 - o12 * o12) * d_m + d_m;
+            m = w_a * o12 + m;
+            d_m = (1.0 - (m / 3.0).tanh() * (m / 3.0).tanh()) * d_m;
+            m = 3.0 * (m / 3.0).tanh();
+        }
+        for i in 0..3 {
+            {
+                let o15 = (a * a + 1.0).sqrt();
+                let o16 = a * d_a / (a * a + 1.0).sqrt();
+                let o13 = o15.tanh().exp();
+                let o14 = o15.tanh().exp() * (1.0 - o15.tanh() * o15.tanh()) * o16;
+                let b = b * 1.00_f64 + o13;
+                let d_b = d_b * 1.00_f64 + o14;
+                let o17 = 0.75_f64 - m;
+                let o18 = 0.0 - d_m;
+                d_m = d_m * 1.75_f64 + d_b * o17 + b * o18;
+                m = m * 1.75_f64 + b * o17;
+                m = m * 1.75_f64 + c * (i as f64 + 1.0);
+                d_m = d_m * 1.75_f64 + d_c * (i as f64 + 1.0);
+            }
+            m = m + b * 1.75_f64;
+            d_m = d_m + d_b * 1.75_f64;
+            let o20 = flip(fx);
+            fx += 1;
+            let e19 = o20;
+            let w19 = if e19 { 0.50_f64 } else { 0.75_f64 };
+            let d_w19 = 0.0;
+            if e19 {
+                m = a;
+                d_m = d_a;
+            }
+            let o21 = if w19 >= w19 { w19 } else { w19 };
+            let o22 = if w19 >= w19 { d_w19 } else { d_w19 };
+            let o23 = weight(fx);
+            fx += 1;
+            let o24 = o23 * w_s * o21;
+            let o25 = o23 * (d_w_s * o21 + w_s * o22);
+            d_m = d_m * 0.5 + o25;
+            m = m * 0.5 + o24;
+            let o26 = m.tanh();
+            d_m = d_w_a * o26 + w_a * (1.0 - o26 * o26) * d_m + d_m;
+            m = w_a * o26 + m;
+            d_m = (1.0 - (m / 3.0).tanh() * (m / 3.0).tanh()) * d_m;
+            m = 3.0 * (m / 3.0).tanh();
+        }
+        (m * b + m, d_m * b + m * d_b + d_m)
+}
+
+para! {
+    #[derive(Debug, Default)]
+    pub struct P17 {
+        s: Scaled,
+        a: Affine,
+    }
+    fn forward(&self, x: SVector<f64, 3>) -> f64 {
+        let a = x[0];
+        let b = x[1];
+        let c = x[2];
+        let mut m = 1.75_f64.tanh();
+        for i in 0..2 {
+            m = m * 0.50_f64 + (b * b) * (i as f64 + 1.0);
+            m = m * 0.5 + self.s((c / (a * a + 1.0)));
+            m = 3.0 * (m / 3.0).tanh();
+        }
+        m * b + m
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn p17_tangent(x: SVector<f64, 3>, w_s: f64, w_a: f64, d_x: SVector<f64, 3>, d_w_s: f64, d_w_a: f64) -> (f64, f64) {
+        let mut fx = 0usize;
+        let a = x[0];
+        let d_a = d_x[0];
+        let b = x[1];
+        let d_b = d_x[1];
+        let c = x[2];
+        let d_c = d_x[2];
+        let o1 = 1.75_f64.tanh();
+        let o2 = (1.0 - 1.75_f64.tanh() * 1.75_f64.tanh()) * 0.0;
+        let mut m = o1;
+        let mut d_m = o2;
+        for i in 0..2 {
+            let o3 = b * b;
+            let o4 = 2.0 * b * d_b;
+            m = m * 0.50_f64 + o3 * (i as f64 + 1.0);
+            d_m = d_m * 0.50_f64 + o4 * (i as f64 + 1.0);
+            let o7 = a * a + 1.0;
+            let o5 = c / o7;
+            let o6 = (d_c * o7 - c * 2.0 * a * d_a) / (o7 * o7);
+            let o8 = weight(fx);
+            fx += 1;
+            let o9 = o8 * w_s * o5;
+            let o10 = o8 * (d_w_s * o5 + w_s * o6);
+            d_m = d_m * 0.5 + o10;
+            m = m * 0.5 + o9;
+            d_m = (1.0 - (m / 3.0).tanh() * (m / 3.0).tanh()) * d_m;
+            m = 3.0 * (m / 3.0).tanh();
+        }
+        (m * b + m, d_m * b + m * d_b + d_m)
+}
+
+para! {
+    #[derive(Debug, Default)]
+    pub struct P18 {
+        s: Scaled,
+        a: Affine,
+    }
+    fn forward(&self, x: SVector<f64, 3>) -> f64 {
+        let a = x[0];
+        let b = x[1];
+        let c = x[2];
+        let mut m = b.tanh().exp().tanh();
+        for i in 0..3 {
+            let u5 = {
+                let c = c * 1.00_f64 + a.sin().sin();
+                c * (c + a)
+            };
+            m = m * 1.75_f64 + u5 + c;
+            if COIN() {
+                m += a.cos();
+            } else {
+                m = u5.tanh();
+            }
+            m = m * 0.5 + self.s(a.powi(3));
+            m = self.a(m);
+            m = 3.0 * (m / 3.0).tanh();
+        }
+        m * ((b / (b * b + 1.0)) * (b / (b * b + 1.0)) + 1.0).powf(1.5) + m
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn p18_tangent(x: SVector<f64, 3>, w_s: f64, w_a: f64, d_x: SVector<f64, 3>, d_w_s: f64, d_w_a: f64) -> (f64, f64) {
+        let mut fx = 0usize;
+        let a = x[0];
+        let d_a = d_x[0];
+        let b = x[1];
+        let d_b = d_x[1];
+        let c = x[2];
+        let d_c = d_x[2];
+        let o3 = b.tanh().exp();
+        let o4 = b.tanh().exp() * (1.0 - b.tanh() * b.tanh()) * d_b;
+        let o1 = o3.tanh();
+        let o2 = (1.0 - o3.tanh() * o3.tanh()) * o4;
+        let mut m = o1;
+        let mut d_m = o2;
+        for i in 0..3 {
+            let (u5, d_u5) = {
+                let o8 = a.sin();
+                let o9 = a.cos() * d_a;
+                let o6 = o8.sin();
+                let o7 = o8.cos() * o9;
+                let c = c * 1.00_f64 + o6;
+                let d_c = d_c * 1.00_f64 + o7;
+                let o10 = c + a;
+                let o11 = d_c + d_a;
+                (c * o10, d_c * o10 + c * o11)
+            };
+            m = m * 1.75_f64 + u5 + c;
+            d_m = d_m * 1.75_f64 + d_u5 + d_c;
+            let o12 = flip(fx);
+            fx += 1;
+            if o12 {
+                let o13 = a.cos();
+                let o14 = -a.sin() * d_a;
+                m += o13;
+                d_m += o14;
+            } else {
+                let o15 = u5.tanh();
+                let o16 = (1.0 - u5.tanh() * u5.tanh()) * d_u5;
+                m = o15;
+                d_m = o16;
+            }
+            let o17 = a.powi(3);
+            let o18 = 3.0 * a.powi(2) * d_a;
+            let o19 = weight(fx);
+            fx += 1;
+            let o20 = o19 * w_s * o17;
+            let o21 = o19 * (d_w_s * o17 + w_s * o18);
+            d_m = d_m * 0.5 + o21;
+            m = m * 0.5 + o20;
+            let o22 = m.tanh();
+            d_m = d_w_a * o22 + w_a * (1.0 - o22 * o22) * d_m + d_m;
+            m = w_a * o22 + m;
+            d_m = (1.0 - (m / 3.0).tanh() * (m / 3.0).tanh()) * d_m;
+            m = 3.0 * (m / 3.0).tanh();
+        }
+        let o27 = b * b + 1.0;
+        let o25 = b / o27;
+        let o26 = (d_b * o27 - b * 2.0 * b * d_b) / (o27 * o27);
+        let o23 = (o25 * o25 + 1.0).powf(1.5);
+        let o24 = 1.5 * (o25 * o25 + 1.0).powf(0.5) * 2.0 * o25 * o26;
+        (m * o23 + m, d_m * o23 + m * o24 + d_m)
+}
+
+para! {
+    #[derive(Debug, Default)]
+    pub struct P19 {
+        s: Scaled,
+        a: Affine,
+    }
+    fn forward(&self, x: SVector<f64, 3>) -> f64 {
+        let a = x[0];
+        let b = x[1];
+        let c = x[2];
+        let mut m = (c * c);
+        for i in 0..2 {
+            m = m * 0.50_f64 + a * (i as f64 + 1.0);
+            m = m * 1.00_f64 + a * (i as f64 + 1.0);
+            m = self.a(m);
+            m = 3.0 * (m / 3.0).tanh();
+        }
+        m * 1.25_f64 + m
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn p19_tangent(x: SVector<f64, 3>, w_s: f64, w_a: f64, d_x: SVector<f64, 3>, d_w_s: f64, d_w_a: f64) -> (f64, f64) {
+        let mut fx = 0usize;
+        let a = x[0];
+        let d_a = d_x[0];
+        let b = x[1];
+        let d_b = d_x[1];
+        let c = x[2];
+        let d_c = d_x[2];
+        let o1 = c * c;
+        let o2 = 2.0 * c * d_c;
+        let mut m = o1;
+        let mut d_m = o2;
+        for i in 0..2 {
+            m = m * 0.50_f64 + a * (i as f64 + 1.0);
+            d_m = d_m * 0.50_f64 + d_a * (i as f64 + 1.0);
+            m = m * 1.00_f64 + a * (i as f64 + 1.0);
+            d_m = d_m * 1.00_f64 + d_a * (i as f64 + 1.0);
+            let o3 = m.tanh();
+            d_m = d_w_a * o3 + w_a * (1.0 - o3 * o3) * d_m + d_m;
+            m = w_a * o3 + m;
+            d_m = (1.0 - (m / 3.0).tanh() * (m / 3.0).tanh()) * d_m;
+            m = 3.0 * (m / 3.0).tanh();
+        }
+        (m * 1.25_f64 + m, d_m * 1.25_f64 + m * 0.0 + d_m)
+}
+
+para! {
+    #[derive(Debug, Default)]
+    pub struct P20 {
+        s: Scaled,
+        a: Affine,
+    }
+    fn forward(&self, x: SVector<f64, 3>) -> f64 {
+        let a = x[0];
+        let b = x[1];
+        let c = x[2];
+        let mut m = (0.75_f64 * 0.75_f64 + 1.0).powf(1.5).max((c * c + 1.0).sqrt());
+        for i in 0..1 {
+            let w7 = if COIN() { 1.75_f64 } else { 1.00_f64 };
+            m = m * 1.25_f64 + w7 * (a * a);
+            m = m * 1.50_f64 + ((w7 + m) - m.cos()) * (i as f64 + 1.0);
+            m = m * 0.5 + self.s((m / (b * b + 1.0)));
+            m = 3.0 * (m / 3.0).tanh();
+        }
+        m * (0.25_f64.tanh().exp() * 0.25_f64.tanh().exp() + 0.5).ln() + m
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn p20_tangent(x: SVector<f64, 3>, w_s: f64, w_a: f64, d_x: SVector<f64, 3>, d_w_s: f64, d_w_a: f64) -> (f64, f64) {
+        let mut fx = 0usize;
+        let a = x[0];
+        let d_a = d_x[0];
+        let b = x[1];
+        let d_b = d_x[1];
+        let c = x[2];
+        let d_c = d_x[2];
+        let o3 = (0.75_f64 * 0.75_f64 + 1.0).powf(1.5);
+        let o4 = 1.5 * (0.75_f64 * 0.75_f64 + 1.0).powf(0.5) * 2.0 * 0.75_f64 * 0.0;
+        let o5 = (c * c + 1.0).sqrt();
+        let o6 = c * d_c / (c * c + 1.0).sqrt();
+        let o1 = if o3 >= o5 { o3 } else { o5 };
+        let o2 = if o3 >= o5 { o4 } else { o6 };
+        let mut m = o1;
+        let mut d_m = o2;
+        for i in 0..1 {
+            let o8 = flip(fx);
+            fx += 1;
+            let w7 = if o8 { 1.75_f64 } else { 1.00_f64 };
+            let d_w7 = 0.0;
+            let o9 = a * a;
+            let o10 = 2.0 * a * d_a;
+            m = m * 1.25_f64 + w7 * o9;
+            d_m = d_m * 1.25_f64 + w7 * o10;
+            let o13 = w7 + m;
+            let o14 = d_w7 + d_m;
+            let o15 = m.cos();
+            let o16 = -m.sin() * d_m;
+            let o11 = o13 - o15;
+            let o12 = o14 - o16;
+            m = m * 1.50_f64 + o11 * (i as f64 + 1.0);
+            d_m = d_m * 1.50_f64 + o12 * (i as f64 + 1.0);
+            let o19 = b * b + 1.0;
+            let o17 = m / o19;
+            let o18 = (d_m * o19 - m * 2.0 * b * d_b) / (o19 * o19);
+            let o20 = weight(fx);
+            fx += 1;
+            let o21 = o20 * w_s * o17;
+            let o22 = o20 * (d_w_s * o17 + w_s * o18);
+            d_m = d_m * 0.5 + o22;
+            m = m * 0.5 + o21;
+            d_m = (1.0 - (m / 3.0).tanh() * (m / 3.0).tanh()) * d_m;
+            m = 3.0 * (m / 3.0).tanh();
+        }
+        let o25 = 0.25_f64.tanh().exp();
+        let o26 = 0.25_f64.tanh().exp() * (1.0 - 0.25_f64.tanh() * 0.25_f64.tanh()) * 0.0;
+        let o23 = (o25 * o25 + 0.5).ln();
+        let o24 = 2.0 * o25 * o26 / (o25 * o25 + 0.5);
+        (m * o23 + m, d_m * o23 + m * o24 + d_m)
+}
+
+para! {
+    #[derive(Debug, Default)]
+    pub struct P21 {
+        s: Scaled,
+        a: Affine,
+    }
+    fn forward(&self, x: SVector<f64, 3>) -> f64 {
+        let a = x[0];
+        let b = x[1];
+        let c = x[2];
+        let mut m = (c * c + 1.0).sqrt().tanh();
+        for i in 0..2 {
+            {
+                let b = c.cos().max((b / (m * m + 1.0)));
+                m = m * 1.75_f64 + b * 0.50_f64.tanh().exp();
+                m = m * 0.50_f64 + c.tanh().powi(3) * (i as f64 + 1.0);
+            }
+            m = m + b * 1.50_f64;
+            {
+                let b = b * 0.75_f64 + ((0.25_f64 * 0.25_f64 + 0.5).ln() + (1.00_f64 - b));
+                m = m * 0.25_f64 + b * (b * b + 1.0).sqrt();
+                m = m * 0.75_f64 + ((b * b) * (b * b) + 1.0).powf(1.5) * (i as f64 + 1.0);
+            }
+            m = m + b * 0.25_f64;
+            m = m * 0.5 + self.s(a);
+            m = 3.0 * (m / 3.0).tanh();
+        }
+        for i in 0..3 {
+            {
+                let a = b;
+                m = m * 1.00_f64 + a * (0.25_f64 * m);
+                m = m * 0.25_f64 + ((c * c + 1.0).powf(1.5) * 1.50_f64.tanh().exp()) * (i as f64 + 1.0);
+            }
+            m = m + a * 0.75_f64;
+            {
+                let c = 1.75_f64.tanh().exp();
+                let c = c * 0.75_f64 + (c * c + 1.0).powf(1.5);
+                m = m * 0.75_f64 + c * (c - 1.00_f64);
+                m = m * 1.50_f64 + (b.cos() * b.cos() + 1.0).sqrt() * (i as f64 + 1.0);
+            }
+            m = m + c * 1.25_f64;
+            m = 3.0 * (m / 3.0).tanh();
+        }
+        m * 0.25_f64.cos().powi(3) + m
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn p21_tangent(x: SVector<f64, 3>, w_s: f64, w_a: f64, d_x: SVector<f64, 3>, d_w_s: f64, d_w_a: f64) -> (f64, f64) {
+        let mut fx = 0usize;
+        let a = x[0];
+        let d_a = d_x[0];
+        let b = x[1];
+        let d_b = d_x[1];
+        let c = x[2];
+        let d_c = d_x[2];
+        let o3 = (c * c + 1.0).sqrt();
+        let o4 = c * d_c / (c * c + 1.0).sqrt();
+        let o1 = o3.tanh();
+        let o2 = (1.0 - o3.tanh() * o3.tanh()) * o4;
+        let mut m = o1;
+        let mut d_m = o2;
+        for i in 0..2 {
+            {
+                let o7 = c.cos();
+                let o8 = -c.sin() * d_c;
+                let o11 = m * m + 1.0;
+                let o9 = b / o11;
+                let o10 = (d_b * o11 - b * 2.0 * m * d_m) / (o11 * o11);
+                let o5 = if o7 >= o9 { o7 } else { o9 };
+                let o6 = if o7 >= o9 { o8 } else { o10 };
+                let b = o5;
+                let d_b = o6;
+                let o12 = 0.50_f64.tanh().exp();
+                let o13 = 0.50_f64.tanh().exp() * (1.0 - 0.50_f64.tanh() * 0.50_f64.tanh()) * 0.0;
+                d_m = d_m * 1.75_f64 + d_b * o12 + b * o13;
+                m = m * 1.75_f64 + b * o12;
+                let o16 = c.tanh();
+                let o17 = (1.0 - c.tanh() * c.tanh()) * d_c;
+                let o14 = o16.powi(3);
+                let o15 = 3.0 * o16.powi(2) * o17;
+                m = m * 0.50_f64 + o14 * (i as f64 + 1.0);
+                d_m = d_m * 0.50_f64 + o15 * (i as f64 + 1.0);
+            }
+            m = m + b * 1.50_f64;
+            d_m = d_m + d_b * 1.50_f64;
+            {
+                let o20 = (0.25_f64 * 0.25_f64 + 0.5).ln();
+                let o21 = 2.0 * 0.25_f64 * 0.0 / (0.25_f64 * 0.25_f64 + 0.5);
+                let o22 = 1.00_f64 - b;
+                let o23 = 0.0 - d_b;
+                let o18 = o20 + o22;
+                let o19 = o21 + o23;
+                let b = b * 0.75_f64 + o18;
+                let d_b = d_b * 0.75_f64 + o19;
+                let o24 = (b * b + 1.0).sqrt();
+                let o25 = b * d_b / (b * b + 1.0).sqrt();
+                d_m = d_m * 0.25_f64 + d_b * o24 + b * o25;
+                m = m * 0.25_f64 + b * o24;
+                let o28 = b * b;
+                let o29 = d_b * b + b * d_b;
+                let o26 = (o28 * o28 + 1.0).powf(1.5);
+                let o27 = 1.5 * (o28 * o28 + 1.0).powf(0.5) * 2.0 * o28 * o29;
+                m = m * 0.75_f64 + o26 * (i as f64 + 1.0);
+                d_m = d_m * 0.75_f64 + o27 * (i as f64 + 1.0);
+            }
+            m = m + b * 0.25_f64;
+            d_m = d_m + d_b * 0.25_f64;
+            let o30 = weight(fx);
+            fx += 1;
+            let o31 = o30 * w_s * a;
+            let o32 = o30 * (d_w_s * a + w_s * d_a);
+            d_m = d_m * 0.5 + o32;
+            m = m * 0.5 + o31;
+            d_m = (1.0 - (m / 3.0).tanh() * (m / 3.0).tanh()) * d_m;
+            m = 3.0 * (m / 3.0).tanh();
+        }
+        for i in 0..3 {
+            {
+                let a = b;
+                let d_a = d_b;
+                let o33 = 0.25_f64 * m;
+                let o34 = 0.0 * m + 0.25_f64 * d_m;
+                d_m = d_m * 1.00_f64 + d_a * o33 + a * o34;
+                m = m * 1.00_f64 + a * o33;
+                let o37 = (c * c + 1.0).powf(1.5);
+                let o38 = 1.5 * (c * c + 1.0).powf(0.5) * 2.0 * c * d_c;
+                let o39 = 1.50_f64.tanh().exp();
+                let o40 = 1.50_f64.tanh().exp() * (1.0 - 1.50_f64.tanh() * 1.50_f64.tanh()) * 0.0;
+                let o35 = o37 * o39;
+                let o36 = o38 * o39 + o37 * o40;
+                m = m * 0.25_f64 + o35 * (i as f64 + 1.0);
+                d_m = d_m * 0.25_f64 + o36 * (i as f64 + 1.0);
+            }
+            m = m + a * 0.75_f64;
+            d_m = d_m + d_a * 0.75_f64;
+            {
+                let o41 = 1.75_f64.tanh().exp();
+                let o42 = 1.75_f64.tanh().exp() * (1.0 - 1.75_f64.tanh() * 1.75_f64.tanh()) * 0.0;
+                let c = o41;
+                let d_c = o42;
+                let o43 = (c * c + 1.0).powf(1.5);
+                let o44 = 1.5 * (c * c + 1.0).powf(0.5) * 2.0 * c * d_c;
+                let c = c * 0.75_f64 + o43;
+                let d_c = d_c * 0.75_f64 + o44;
+                let o45 = c - 1.00_f64;
+                let o46 = d_c - 0.0;
+                d_m = d_m * 0.75_f64 + d_c * o45 + c * o46;
+                m = m * 0.75_f64 + c * o45;
+                let o49 = b.cos();
+                let o50 = -b.sin() * d_b;
+                let o47 = (o49 * o49 + 1.0).sqrt();
+                let o48 = o49 * o50 / (o49 * o49 + 1.0).sqrt();
+                m = m * 1.50_f64 + o47 * (i as f64 + 1.0);
+                d_m = d_m * 1.50_f64 + o48 * (i as f64 + 1.0);
+            }
+            m = m + c * 1.25_f64;
+            d_m = d_m + d_c * 1.25_f64;
+            d_m = (1.0 - (m / 3.0).tanh() * (m / 3.0).tanh()) * d_m;
+            m = 3.0 * (m / 3.0).tanh();
+        }
+        let o53 = 0.25_f64.cos();
+        let o54 = -0.25_f64.sin() * 0.0;
+        let o51 = o53.powi(3);
+        let o52 = 3.0 * o53.powi(2) * o54;
+        (m * o51 + m, d_m * o51 + m * o52 + d_m)
+}
+
+para! {
+    #[derive(Debug, Default)]
+    pub struct P22 {
+        s: Scaled,
+        a: Affine,
+    }
+    fn forward(&self, x: SVector<f64, 3>) -> f64 {
+        let a = x[0];
+        let b = x[1];
+        let c = x[2];
+        let mut m = 1.00_f64.tanh().powi(2);
+        for i in 0..1 {
+            match coin::<f64>() {
+                true => {
+                    m += 0.25_f64;
+                }
+                false => {
+                    m = (m * c.tanh().exp());
+                }
+            }
+            let w10 = URN.draw::<f64>();
+            m = m * 1.50_f64 + w10 * 0.25_f64.tanh().exp().cos();
+            m = m * 0.5 + self.s(a);
+            m = self.a(m);
+            m = 3.0 * (m / 3.0).tanh();
+        }
+        m * c.min((1.50_f64 * 1.50_f64 + 0.5).ln()) + m
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn p22_tangent(x: SVector<f64, 3>, w_s: f64, w_a: f64, d_x: SVector<f64, 3>, d_w_s: f64, d_w_a: f64) -> (f64, f64) {
+        let mut fx = 0usize;
+        let a = x[0];
+        let d_a = d_x[0];
+        let b = x[1];
+        let d_b = d_x[1];
+        let c = x[2];
+        let d_c = d_x[2];
+        let o3 = 1.00_f64.tanh();
+        let o4 = (1.0 - 1.00_f64.tanh() * 1.00_f64.tanh()) * 0.0;
+        let o1 = o3.powi(2);
+        let o2 = 2.0 * o3.powi(1) * o4;
+        let mut m = o1;
+        let mut d_m = o2;
+        for i in 0..1 {
+            let o5 = flip(fx);
+            fx += 1;
+            match o5 {
+                true => {
+                    m += 0.25_f64;
+                    d_m += 0.0;
+                }
+                false => {
+                    let o8 = c.tanh().exp();
+                    let o9 = c.tanh().exp() * (1.0 - c.tanh() * c.tanh()) * d_c;
+                    let o6 = m * o8;
+                    let o7 = d_m * o8 + m * o9;
+                    m = o6;
+                    d_m = o7;
+                }
+            }
+            let o11 = weight(fx);
+            fx += 1;
+            let w10 = o11;
+            let d_w10 = 0.0;
+            let o14 = 0.25_f64.tanh().exp();
+            let o15 = 0.25_f64.tanh().exp() * (1.0 - 0.25_f64.tanh() * 0.25_f64.tanh()) * 0.0;
+            let o12 = o14.cos();
+            let o13 = -o14.sin() * o15;
+            m = m * 1.50_f64 + w10 * o12;
+            d_m = d_m * 1.50_f64 + w10 * o13;
+            let o16 = weight(fx);
+            fx += 1;
+            let o17 = o16 * w_s * a;
+            let o18 = o16 * (d_w_s * a + w_s * d_a);
+            d_m = d_m * 0.5 + o18;
+            m = m * 0.5 + o17;
+            let o19 = m.tanh();
+            d_m = d_w_a * o19 + w_a * (1.0 - o19 * o19) * d_m + d_m;
+            m = w_a * o19 + m;
+            d_m = (1.0 - (m / 3.0).tanh() * (m / 3.0).tanh()) * d_m;
+            m = 3.0 * (m / 3.0).tanh();
+        }
+        let o22 = (1.50_f64 * 1.50_f64 + 0.5).ln();
+        let o23 = 2.0 * 1.50_f64 * 0.0 / (1.50_f64 * 1.50_f64 + 0.5);
+        let o20 = if c <= o22 { c } else { o22 };
+        let o21 = if c <= o22 { d_c } else { o23 };
+        (m * o20 + m, d_m * o20 + m * o21 + d_m)
+}
+
+para! {
+    #[derive(Debug, Default)]
+    pub struct P23 {
+        s: Scaled,
+        a: Affine,
+    }
+    fn forward(&self, x: SVector<f64, 3>) -> f64 {
+        let a = x[0];
+        let b = x[1];
+        let c = x[2];
+        let mut m = ((c * c) * (c * c) + 0.5).ln();
+        for i in 0..2 {
+            let w5 = URN.draw::<f64>();
+            m = m * 1.00_f64 + w5 * (0.50_f64.max(m) * c.tanh().exp());
+            m = m * 0.25_f64 + b.tanh().exp() * (i as f64 + 1.0);
+            m = self.a(m);
+            m = 3.0 * (m / 3.0).tanh();
+        }
+        m * ((c - 1.75_f64) - (a * a + 0.5).ln()) + m
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn p23_tangent(x: SVector<f64, 3>, w_s: f64, w_a: f64, d_x: SVector<f64, 3>, d_w_s: f64, d_w_a: f64) -> (f64, f64) {
+        let mut fx = 0usize;
+        let a = x[0];
+        let d_a = d_x[0];
+        let b = x[1];
+        let d_b = d_x[1];
+        let c = x[2];
+        let d_c = d_x[2];
+        let o3 = c * c;
+        let o4 = 2.0 * c * d_c;
+        let o1 = (o3 * o3 + 0.5).ln();
+        let o2 = 2.0 * o3 * o4 / (o3 * o3 + 0.5);
+        let mut m = o1;
+        let mut d_m = o2;
+        for i in 0..2 {
+            let o6 = weight(fx);
+            fx += 1;
+            let w5 = o6;
+            let d_w5 = 0.0;
+            let o9 = if 0.50_f64 >= m { 0.50_f64 } else { m };
+            let o10 = if 0.50_f64 >= m { 0.0 } else { d_m };
+            let o11 = c.tanh().exp();
+            let o12 = c.tanh().exp() * (1.0 - c.tanh() * c.tanh()) * d_c;
+            let o7 = o9 * o11;
+            let o8 = o10 * o11 + o9 * o12;
+            m = m * 1.00_f64 + w5 * o7;
+            d_m = d_m * 1.00_f64 + w5 * o8;
+            let o13 = b.tanh().exp();
+            let o14 = b.tanh().exp() * (1.0 - b.tanh() * b.tanh()) * d_b;
+            m = m * 0.25_f64 + o13 * (i as f64 + 1.0);
+            d_m = d_m * 0.25_f64 + o14 * (i as f64 + 1.0);
+            let o15 = m.tanh();
+            d_m = d_w_a * o15 + w_a * (1.0 - o15 * o15) * d_m + d_m;
+            m = w_a * o15 + m;
+            d_m = (1.0 - (m / 3.0).tanh() * (m / 3.0).tanh()) * d_m;
+            m = 3.0 * (m / 3.0).tanh();
+        }
+        let o18 = c - 1.75_f64;
+        let o19 = d_c - 0.0;
+        let o20 = (a * a + 0.5).ln();
+        let o21 = 2.0 * a * d_a / (a * a + 0.5);
+        let o16 = o18 - o20;
+        let o17 = o19 - o21;
+        (m * o16 + m, d_m * o16 + m * o17 + d_m)
+}
+
+#[test]
+fn every_issue_42_model_matches_the_oracle_and_finite_differences() {
+    check_all(
+        "p0",
+        (2, true),
+        &|z| { reset(); let y = P0::default().forward(&P0Params { s: z[0], a: z[1] }, vec3(&z[2..])); ran("p0", "value", 2); y },
+        &|z| { let p = P0Params { s: z[0], a: z[1] }; reset(); let (dp, dx) = P0::default().changes(&p, vec3(&z[2..]), 1.0); ran("p0", "changes", 2); let model = P0::default(); reset(); let (_, pull) = model.vjp_params(&p, vec3(&z[2..])); let mut q = P0Params { s: 0.0, a: 0.0 }; pull(1.0, &mut q); ran("p0", "vjp_params", 2); assert_eq!((q.s, q.a), (dp.s, dp.a), "p0: vjp_params against changes"); vec![dp.s, dp.a, dx[0], dx[1], dx[2]] },
+        &|z, k| { let u = unit(5, k); reset(); p0_tangent(vec3(&z[2..]), z[0], z[1], vec3(&u[2..]), u[0], u[1]) },
+    );
+    check_all(
+        "p1",
+        (2, true),
+        &|z| { reset(); let y = P1::default().forward(&P1Params { s: z[0], a: z[1] }, vec3(&z[2..])); ran("p1", "value", 4); y },
+        &|z| { let p = P1Params { s: z[0], a: z[1] }; reset(); let (dp, dx) = P1::default().changes(&p, vec3(&z[2..]), 1.0); ran("p1", "changes", 4); let model = P1::default(); reset(); let (_, pull) = model.vjp_params(&p, vec3(&z[2..])); let mut q = P1Params { s: 0.0, a: 0.0 }; pull(1.0, &mut q); ran("p1", "vjp_params", 4); assert_eq!((q.s, q.a), (dp.s, dp.a), "p1: vjp_params against changes"); vec![dp.s, dp.a, dx[0], dx[1], dx[2]] },
+        &|z, k| { let u = unit(5, k); reset(); p1_tangent(vec3(&z[2..]), z[0], z[1], vec3(&u[2..]), u[0], u[1]) },
+    );
+    check_all(
+        "p2",
+        (2, true),
+        &|z| { reset(); let y = P2::default().forward(&P2Params { s: z[0], a: z[1] }, vec3(&z[2..])); ran("p2", "value", 6); y },
+        &|z| { let p = P2Params { s: z[0], a: z[1] }; reset(); let (dp, dx) = P2::default().changes(&p, vec3(&z[2..]), 1.0); ran("p2", "changes", 6); let model = P2::default(); reset(); let (_, pull) = model.vjp_params(&p, vec3(&z[2..])); let mut q = P2Params { s: 0.0, a: 0.0 }; pull(1.0, &mut q); ran("p2", "vjp_params", 6); assert_eq!((q.s, q.a), (dp.s, dp.a), "p2: vjp_params against changes"); vec![dp.s, dp.a, dx[0], dx[1], dx[2]] },
+        &|z, k| { let u = unit(5, k); reset(); p2_tangent(vec3(&z[2..]), z[0], z[1], vec3(&u[2..]), u[0], u[1]) },
+    );
+    check_all(
+        "p3",
+        (2, true),
+        &|z| { reset(); let y = P3::default().forward(&P3Params { s: z[0], a: z[1] }, vec3(&z[2..])); ran("p3", "value", 3); y },
+        &|z| { let p = P3Params { s: z[0], a: z[1] }; reset(); let (dp, dx) = P3::default().changes(&p, vec3(&z[2..]), 1.0); ran("p3", "changes", 3); let model = P3::default(); reset(); let (_, pull) = model.vjp_params(&p, vec3(&z[2..])); let mut q = P3Params { s: 0.0, a: 0.0 }; pull(1.0, &mut q); ran("p3", "vjp_params", 3); assert_eq!((q.s, q.a), (dp.s, dp.a), "p3: vjp_params against changes"); vec![dp.s, dp.a, dx[0], dx[1], dx[2]] },
+        &|z, k| { let u = unit(5, k); reset(); p3_tangent(vec3(&z[2..]), z[0], z[1], vec3(&u[2..]), u[0], u[1]) },
+    );
+    check_all(
+        "p4",
+        (2, true),
+        &|z| { reset(); let y = P4::default().forward(&P4Params { s: z[0], a: z[1] }, vec3(&z[2..])); ran("p4", "value", 7); y },
+        &|z| { let p = P4Params { s: z[0], a: z[1] }; reset(); let (dp, dx) = P4::default().changes(&p, vec3(&z[2..]), 1.0); ran("p4", "changes", 7); let model = P4::default(); reset(); let (_, pull) = model.vjp_params(&p, vec3(&z[2..])); let mut q = P4Params { s: 0.0, a: 0.0 }; pull(1.0, &mut q); ran("p4", "vjp_params", 7); assert_eq!((q.s, q.a), (dp.s, dp.a), "p4: vjp_params against changes"); vec![dp.s, dp.a, dx[0], dx[1], dx[2]] },
+        &|z, k| { let u = unit(5, k); reset(); p4_tangent(vec3(&z[2..]), z[0], z[1], vec3(&u[2..]), u[0], u[1]) },
+    );
+    check_all(
+        "p5",
+        (2, true),
+        &|z| { reset(); let y = P5::default().forward(&P5Params { s: z[0], a: z[1] }, vec3(&z[2..])); ran("p5", "value", 3); y },
+        &|z| { let p = P5Params { s: z[0], a: z[1] }; reset(); let (dp, dx) = P5::default().changes(&p, vec3(&z[2..]), 1.0); ran("p5", "changes", 3); let model = P5::default(); reset(); let (_, pull) = model.vjp_params(&p, vec3(&z[2..])); let mut q = P5Params { s: 0.0, a: 0.0 }; pull(1.0, &mut q); ran("p5", "vjp_params", 3); assert_eq!((q.s, q.a), (dp.s, dp.a), "p5: vjp_params against changes"); vec![dp.s, dp.a, dx[0], dx[1], dx[2]] },
+        &|z, k| { let u = unit(5, k); reset(); p5_tangent(vec3(&z[2..]), z[0], z[1], vec3(&u[2..]), u[0], u[1]) },
+    );
+    check_all(
+        "p6",
+        (2, true),
+        &|z| { reset(); let y = P6::default().forward(&P6Params { s: z[0], a: z[1] }, vec3(&z[2..])); ran("p6", "value", 2); y },
+        &|z| { let p = P6Params { s: z[0], a: z[1] }; reset(); let (dp, dx) = P6::default().changes(&p, vec3(&z[2..]), 1.0); ran("p6", "changes", 2); let model = P6::default(); reset(); let (_, pull) = model.vjp_params(&p, vec3(&z[2..])); let mut q = P6Params { s: 0.0, a: 0.0 }; pull(1.0, &mut q); ran("p6", "vjp_params", 2); assert_eq!((q.s, q.a), (dp.s, dp.a), "p6: vjp_params against changes"); vec![dp.s, dp.a, dx[0], dx[1], dx[2]] },
+        &|z, k| { let u = unit(5, k); reset(); p6_tangent(vec3(&z[2..]), z[0], z[1], vec3(&u[2..]), u[0], u[1]) },
+    );
+    check_all(
+        "p7",
+        (2, true),
+        &|z| { reset(); let y = P7::default().forward(&P7Params { s: z[0], a: z[1] }, vec3(&z[2..])); ran("p7", "value", 1); y },
+        &|z| { let p = P7Params { s: z[0], a: z[1] }; reset(); let (dp, dx) = P7::default().changes(&p, vec3(&z[2..]), 1.0); ran("p7", "changes", 1); let model = P7::default(); reset(); let (_, pull) = model.vjp_params(&p, vec3(&z[2..])); let mut q = P7Params { s: 0.0, a: 0.0 }; pull(1.0, &mut q); ran("p7", "vjp_params", 1); assert_eq!((q.s, q.a), (dp.s, dp.a), "p7: vjp_params against changes"); vec![dp.s, dp.a, dx[0], dx[1], dx[2]] },
+        &|z, k| { let u = unit(5, k); reset(); p7_tangent(vec3(&z[2..]), z[0], z[1], vec3(&u[2..]), u[0], u[1]) },
+    );
+    check_all(
+        "p8",
+        (2, true),
+        &|z| { reset(); let y = P8::default().forward(&P8Params { s: z[0], a: z[1] }, vec3(&z[2..])); ran("p8", "value", 5); y },
+        &|z| { let p = P8Params { s: z[0], a: z[1] }; reset(); let (dp, dx) = P8::default().changes(&p, vec3(&z[2..]), 1.0); ran("p8", "changes", 5); let model = P8::default(); reset(); let (_, pull) = model.vjp_params(&p, vec3(&z[2..])); let mut q = P8Params { s: 0.0, a: 0.0 }; pull(1.0, &mut q); ran("p8", "vjp_params", 5); assert_eq!((q.s, q.a), (dp.s, dp.a), "p8: vjp_params against changes"); vec![dp.s, dp.a, dx[0], dx[1], dx[2]] },
+        &|z, k| { let u = unit(5, k); reset(); p8_tangent(vec3(&z[2..]), z[0], z[1], vec3(&u[2..]), u[0], u[1]) },
+    );
+    check_all(
+        "p9",
+        (2, true),
+        &|z| { reset(); let y = P9::default().forward(&P9Params { s: z[0], a: z[1] }, vec3(&z[2..])); ran("p9", "value", 6); y },
+        &|z| { let p = P9Params { s: z[0], a: z[1] }; reset(); let (dp, dx) = P9::default().changes(&p, vec3(&z[2..]), 1.0); ran("p9", "changes", 6); let model = P9::default(); reset(); let (_, pull) = model.vjp_params(&p, vec3(&z[2..])); let mut q = P9Params { s: 0.0, a: 0.0 }; pull(1.0, &mut q); ran("p9", "vjp_params", 6); assert_eq!((q.s, q.a), (dp.s, dp.a), "p9: vjp_params against changes"); vec![dp.s, dp.a, dx[0], dx[1], dx[2]] },
+        &|z, k| { let u = unit(5, k); reset(); p9_tangent(vec3(&z[2..]), z[0], z[1], vec3(&u[2..]), u[0], u[1]) },
+    );
+    check_all(
+        "p10",
+        (2, true),
+        &|z| { reset(); let y = P10::default().forward(&P10Params { s: z[0], a: z[1] }, vec3(&z[2..])); ran("p10", "value", 8); y },
+        &|z| { let p = P10Params { s: z[0], a: z[1] }; reset(); let (dp, dx) = P10::default().changes(&p, vec3(&z[2..]), 1.0); ran("p10", "changes", 8); let model = P10::default(); reset(); let (_, pull) = model.vjp_params(&p, vec3(&z[2..])); let mut q = P10Params { s: 0.0, a: 0.0 }; pull(1.0, &mut q); ran("p10", "vjp_params", 8); assert_eq!((q.s, q.a), (dp.s, dp.a), "p10: vjp_params against changes"); vec![dp.s, dp.a, dx[0], dx[1], dx[2]] },
+        &|z, k| { let u = unit(5, k); reset(); p10_tangent(vec3(&z[2..]), z[0], z[1], vec3(&u[2..]), u[0], u[1]) },
+    );
+    check_all(
+        "p11",
+        (2, true),
+        &|z| { reset(); let y = P11::default().forward(&P11Params { s: z[0], a: z[1] }, vec3(&z[2..])); ran("p11", "value", 2); y },
+        &|z| { let p = P11Params { s: z[0], a: z[1] }; reset(); let (dp, dx) = P11::default().changes(&p, vec3(&z[2..]), 1.0); ran("p11", "changes", 2); let model = P11::default(); reset(); let (_, pull) = model.vjp_params(&p, vec3(&z[2..])); let mut q = P11Params { s: 0.0, a: 0.0 }; pull(1.0, &mut q); ran("p11", "vjp_params", 2); assert_eq!((q.s, q.a), (dp.s, dp.a), "p11: vjp_params against changes"); vec![dp.s, dp.a, dx[0], dx[1], dx[2]] },
+        &|z, k| { let u = unit(5, k); reset(); p11_tangent(vec3(&z[2..]), z[0], z[1], vec3(&u[2..]), u[0], u[1]) },
+    );
+    check_all(
+        "p12",
+        (2, true),
+        &|z| { reset(); let y = P12::default().forward(&P12Params { s: z[0], a: z[1] }, vec3(&z[2..])); ran("p12", "value", 9); y },
+        &|z| { let p = P12Params { s: z[0], a: z[1] }; reset(); let (dp, dx) = P12::default().changes(&p, vec3(&z[2..]), 1.0); ran("p12", "changes", 9); let model = P12::default(); reset(); let (_, pull) = model.vjp_params(&p, vec3(&z[2..])); let mut q = P12Params { s: 0.0, a: 0.0 }; pull(1.0, &mut q); ran("p12", "vjp_params", 9); assert_eq!((q.s, q.a), (dp.s, dp.a), "p12: vjp_params against changes"); vec![dp.s, dp.a, dx[0], dx[1], dx[2]] },
+        &|z, k| { let u = unit(5, k); reset(); p12_tangent(vec3(&z[2..]), z[0], z[1], vec3(&u[2..]), u[0], u[1]) },
+    );
+    check_all(
+        "p13",
+        (2, true),
+        &|z| { reset(); let y = P13::default().forward(&P13Params { s: z[0], a: z[1] }, vec3(&z[2..])); ran("p13", "value", 5); y },
+        &|z| { let p = P13Params { s: z[0], a: z[1] }; reset(); let (dp, dx) = P13::default().changes(&p, vec3(&z[2..]), 1.0); ran("p13", "changes", 5); let model = P13::default(); reset(); let (_, pull) = model.vjp_params(&p, vec3(&z[2..])); let mut q = P13Params { s: 0.0, a: 0.0 }; pull(1.0, &mut q); ran("p13", "vjp_params", 5); assert_eq!((q.s, q.a), (dp.s, dp.a), "p13: vjp_params against changes"); vec![dp.s, dp.a, dx[0], dx[1], dx[2]] },
+        &|z, k| { let u = unit(5, k); reset(); p13_tangent(vec3(&z[2..]), z[0], z[1], vec3(&u[2..]), u[0], u[1]) },
+    );
+    check_all(
+        "p14",
+        (2, true),
+        &|z| { reset(); let y = P14::default().forward(&P14Params { s: z[0], a: z[1] }, vec3(&z[2..])); ran("p14", "value", 3); y },
+        &|z| { let p = P14Params { s: z[0], a: z[1] }; reset(); let (dp, dx) = P14::default().changes(&p, vec3(&z[2..]), 1.0); ran("p14", "changes", 3); let model = P14::default(); reset(); let (_, pull) = model.vjp_params(&p, vec3(&z[2..])); let mut q = P14Params { s: 0.0, a: 0.0 }; pull(1.0, &mut q); ran("p14", "vjp_params", 3); assert_eq!((q.s, q.a), (dp.s, dp.a), "p14: vjp_params against changes"); vec![dp.s, dp.a, dx[0], dx[1], dx[2]] },
+        &|z, k| { let u = unit(5, k); reset(); p14_tangent(vec3(&z[2..]), z[0], z[1], vec3(&u[2..]), u[0], u[1]) },
+    );
+    check_all(
+        "p15",
+        (2, true),
+        &|z| { reset(); let y = P15::default().forward(&P15Params { s: z[0], a: z[1] }, vec3(&z[2..])); ran("p15", "value", 3); y },
+        &|z| { let p = P15Params { s: z[0], a: z[1] }; reset(); let (dp, dx) = P15::default().changes(&p, vec3(&z[2..]), 1.0); ran("p15", "changes", 3); let model = P15::default(); reset(); let (_, pull) = model.vjp_params(&p, vec3(&z[2..])); let mut q = P15Params { s: 0.0, a: 0.0 }; pull(1.0, &mut q); ran("p15", "vjp_params", 3); assert_eq!((q.s, q.a), (dp.s, dp.a), "p15: vjp_params against changes"); vec![dp.s, dp.a, dx[0], dx[1], dx[2]] },
+        &|z, k| { let u = unit(5, k); reset(); p15_tangent(vec3(&z[2..]), z[0], z[1], vec3(&u[2..]), u[0], u[1]) },
+    );
+    check_all(
+        "p16",
+        (2, true),
+        &|z| { reset(); let y = P16::default().forward(&P16Params { s: z[0], a: z[1] }, vec3(&z[2..])); ran("p16", "value", 12); y },
+        &|z| { let p = P16Params { s: z[0], a: z[1] }; reset(); let (dp, dx) = P16::default().changes(&p, vec3(&z[2..]), 1.0); ran("p16", "changes", 12); let model = P16::default(); reset(); let (_, pull) = model.vjp_params(&p, vec3(&z[2..])); let mut q = P16Params { s: 0.0, a: 0.0 }; pull(1.0, &mut q); ran("p16", "vjp_params", 12); assert_eq!((q.s, q.a), (dp.s, dp.a), "p16: vjp_params against changes"); vec![dp.s, dp.a, dx[0], dx[1], dx[2]] },
+        &|z, k| { let u = unit(5, k); reset(); p16_tangent(vec3(&z[2..]), z[0], z[1], vec3(&u[2..]), u[0], u[1]) },
+    );
+    check_all(
+        "p17",
+        (2, true),
+        &|z| { reset(); let y = P17::default().forward(&P17Params { s: z[0], a: z[1] }, vec3(&z[2..])); ran("p17", "value", 2); y },
+        &|z| { let p = P17Params { s: z[0], a: z[1] }; reset(); let (dp, dx) = P17::default().changes(&p, vec3(&z[2..]), 1.0); ran("p17", "changes", 2); let model = P17::default(); reset(); let (_, pull) = model.vjp_params(&p, vec3(&z[2..])); let mut q = P17Params { s: 0.0, a: 0.0 }; pull(1.0, &mut q); ran("p17", "vjp_params", 2); assert_eq!((q.s, q.a), (dp.s, dp.a), "p17: vjp_params against changes"); vec![dp.s, dp.a, dx[0], dx[1], dx[2]] },
+        &|z, k| { let u = unit(5, k); reset(); p17_tangent(vec3(&z[2..]), z[0], z[1], vec3(&u[2..]), u[0], u[1]) },
+    );
+    check_all(
+        "p18",
+        (2, true),
+        &|z| { reset(); let y = P18::default().forward(&P18Params { s: z[0], a: z[1] }, vec3(&z[2..])); ran("p18", "value", 6); y },
+        &|z| { let p = P18Params { s: z[0], a: z[1] }; reset(); let (dp, dx) = P18::default().changes(&p, vec3(&z[2..]), 1.0); ran("p18", "changes", 6); let model = P18::default(); reset(); let (_, pull) = model.vjp_params(&p, vec3(&z[2..])); let mut q = P18Params { s: 0.0, a: 0.0 }; pull(1.0, &mut q); ran("p18", "vjp_params", 6); assert_eq!((q.s, q.a), (dp.s, dp.a), "p18: vjp_params against changes"); vec![dp.s, dp.a, dx[0], dx[1], dx[2]] },
+        &|z, k| { let u = unit(5, k); reset(); p18_tangent(vec3(&z[2..]), z[0], z[1], vec3(&u[2..]), u[0], u[1]) },
+    );
+    check_all(
+        "p19",
+        (2, true),
+        &|z| { reset(); let y = P19::default().forward(&P19Params { s: z[0], a: z[1] }, vec3(&z[2..])); ran("p19", "value", 0); y },
+        &|z| { let p = P19Params { s: z[0], a: z[1] }; reset(); let (dp, dx) = P19::default().changes(&p, vec3(&z[2..]), 1.0); ran("p19", "changes", 0); let model = P19::default(); reset(); let (_, pull) = model.vjp_params(&p, vec3(&z[2..])); let mut q = P19Params { s: 0.0, a: 0.0 }; pull(1.0, &mut q); ran("p19", "vjp_params", 0); assert_eq!((q.s, q.a), (dp.s, dp.a), "p19: vjp_params against changes"); vec![dp.s, dp.a, dx[0], dx[1], dx[2]] },
+        &|z, k| { let u = unit(5, k); reset(); p19_tangent(vec3(&z[2..]), z[0], z[1], vec3(&u[2..]), u[0], u[1]) },
+    );
+    check_all(
+        "p20",
+        (2, true),
+        &|z| { reset(); let y = P20::default().forward(&P20Params { s: z[0], a: z[1] }, vec3(&z[2..])); ran("p20", "value", 2); y },
+        &|z| { let p = P20Params { s: z[0], a: z[1] }; reset(); let (dp, dx) = P20::default().changes(&p, vec3(&z[2..]), 1.0); ran("p20", "changes", 2); let model = P20::default(); reset(); let (_, pull) = model.vjp_params(&p, vec3(&z[2..])); let mut q = P20Params { s: 0.0, a: 0.0 }; pull(1.0, &mut q); ran("p20", "vjp_params", 2); assert_eq!((q.s, q.a), (dp.s, dp.a), "p20: vjp_params against changes"); vec![dp.s, dp.a, dx[0], dx[1], dx[2]] },
+        &|z, k| { let u = unit(5, k); reset(); p20_tangent(vec3(&z[2..]), z[0], z[1], vec3(&u[2..]), u[0], u[1]) },
+    );
+    check_all(
+        "p21",
+        (2, true),
+        &|z| { reset(); let y = P21::default().forward(&P21Params { s: z[0], a: z[1] }, vec3(&z[2..])); ran("p21", "value", 2); y },
+        &|z| { let p = P21Params { s: z[0], a: z[1] }; reset(); let (dp, dx) = P21::default().changes(&p, vec3(&z[2..]), 1.0); ran("p21", "changes", 2); let model = P21::default(); reset(); let (_, pull) = model.vjp_params(&p, vec3(&z[2..])); let mut q = P21Params { s: 0.0, a: 0.0 }; pull(1.0, &mut q); ran("p21", "vjp_params", 2); assert_eq!((q.s, q.a), (dp.s, dp.a), "p21: vjp_params against changes"); vec![dp.s, dp.a, dx[0], dx[1], dx[2]] },
+        &|z, k| { let u = unit(5, k); reset(); p21_tangent(vec3(&z[2..]), z[0], z[1], vec3(&u[2..]), u[0], u[1]) },
+    );
+    check_all(
+        "p22",
+        (2, true),
+        &|z| { reset(); let y = P22::default().forward(&P22Params { s: z[0], a: z[1] }, vec3(&z[2..])); ran("p22", "value", 3); y },
+        &|z| { let p = P22Params { s: z[0], a: z[1] }; reset(); let (dp, dx) = P22::default().changes(&p, vec3(&z[2..]), 1.0); ran("p22", "changes", 3); let model = P22::default(); reset(); let (_, pull) = model.vjp_params(&p, vec3(&z[2..])); let mut q = P22Params { s: 0.0, a: 0.0 }; pull(1.0, &mut q); ran("p22", "vjp_params", 3); assert_eq!((q.s, q.a), (dp.s, dp.a), "p22: vjp_params against changes"); vec![dp.s, dp.a, dx[0], dx[1], dx[2]] },
+        &|z, k| { let u = unit(5, k); reset(); p22_tangent(vec3(&z[2..]), z[0], z[1], vec3(&u[2..]), u[0], u[1]) },
+    );
+    check_all(
+        "p23",
+        (2, true),
+        &|z| { reset(); let y = P23::default().forward(&P23Params { s: z[0], a: z[1] }, vec3(&z[2..])); ran("p23", "value", 2); y },
+        &|z| { let p = P23Params { s: z[0], a: z[1] }; reset(); let (dp, dx) = P23::default().changes(&p, vec3(&z[2..]), 1.0); ran("p23", "changes", 2); let model = P23::default(); reset(); let (_, pull) = model.vjp_params(&p, vec3(&z[2..])); let mut q = P23Params { s: 0.0, a: 0.0 }; pull(1.0, &mut q); ran("p23", "vjp_params", 2); assert_eq!((q.s, q.a), (dp.s, dp.a), "p23: vjp_params against changes"); vec![dp.s, dp.a, dx[0], dx[1], dx[2]] },
+        &|z, k| { let u = unit(5, k); reset(); p23_tangent(vec3(&z[2..]), z[0], z[1], vec3(&u[2..]), u[0], u[1]) },
+    );
+}
 }
 
 const POINTS: [[f64; 3]; 4] = [[0.3, -0.7, 1.1], [-1.2, 0.4, 0.9], [0.8, 1.3, -0.5], [-0.4, -1.1, 0.2]];

@@ -113,7 +113,10 @@ mod tests {
         let rules = rules().to_string();
         for (method, rule) in names {
             assert!(crate::primitives::known(method), "{method}");
-            assert_eq!(crate::primitives::find(method, 0).map(|m| m.rule), Some(*rule));
+            assert_eq!(
+                crate::primitives::find(method, 0).map(|m| m.rule),
+                Some(*rule)
+            );
             let name = rule.split("::").next().unwrap();
             assert!(rules.contains(&format!("{name} :: {method}_vjp")), "{rule}");
             assert!(rules.contains(&format!("{name} < Out = T >")), "{rule}");

@@ -923,7 +923,7 @@ fn ran(name: &str, what: &str, want: usize) {
 
 /// Issue 42's section: `kinds` functions from their own stream (so the main corpus is
 /// unchanged), in a module of their own with the helpers; returns the module's text.
-fn kinds_section(seed: u64, kinds: usize) -> String {
+fn kinds_section(seed: u64, kinds: usize, models: usize) -> String {
     let mut rng = Rng::new(seed ^ 0x4242_4242_4242_4242);
     let mut out = String::new();
     writeln!(
@@ -1071,7 +1071,165 @@ fn kinds_section(seed: u64, kinds: usize) -> String {
     }
     writeln!(
         out,
-        "\n#[test]\nfn every_issue_42_kind_matches_the_oracle_and_finite_differences() {{\n{checks}}}\n}}"
+        "\n#[test]\nfn every_issue_42_kind_matches_the_oracle_and_finite_differences() {{\n{checks}}}"
+    )
+    .unwrap();
+    out.push_str(&models_section(seed, models));
+    out.push_str("}\n");
+    out
+}
+
+/// The sub-models of the section's `para!` models: a stateful one, `Scaled` (`k w x`, with
+/// `k = weight(n)` at its `n`-th call since `reset()`: a dropout's mask is the everyday case),
+/// and the lens type of a `#[lens]` function with a parameter.
+const MODELS_PRELUDE: &str = r#"
+/// `k w x`, `k` the weight of this call: another value at every forward run.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Scaled;
+
+impl Init for Scaled {
+    type Param = f64;
+    fn init_with<R: rand::Rng + ?Sized>(&self, _: &mut R) -> f64 {
+        1.0
+    }
+}
+
+impl Para<f64> for Scaled {
+    type Param = f64;
+    type Out = f64;
+    fn vjp(&self, w: &f64, x: f64) -> (f64, impl FnOnce(f64, &mut f64) -> f64) {
+        let (k, w) = (weight(throw()), *w);
+        (k * w * x, move |dy, dw: &mut f64| {
+            *dw += k * x * dy;
+            k * w * dy
+        })
+    }
+}
+
+#[lens]
+fn affine(#[param] w: f64, x: f64) -> f64 {
+    w * x.tanh() + x
+}
+"#;
+
+/// Issue 42's `para!` models (`p0` ...), from a stream of their own: bodies as the section's
+/// functions have (effects, shadowing), over the entries of a vector input, with loops that
+/// call a stateful sub-model and a `#[lens]` sub-model. Each is checked through `changes` and
+/// `vjp_params` (which must agree) against a forward-mode oracle over the input and both
+/// parameters, and finite differences; the effects (the stateful sub-model's included) run
+/// once per iteration.
+fn models_section(seed: u64, models: usize) -> String {
+    let mut rng = Rng::new(seed ^ 0x5151_5151_5151_5151);
+    let mut out = String::new();
+    writeln!(
+        out,
+        "\n// Issue 42's `para!` models (`p0` to `p{}`): loops calling a stateful sub-model \
+         (`Scaled`) and a `#[lens]` one (`Affine`), with effects and shadowing in their bodies.\n{MODELS_PRELUDE}",
+        models.saturating_sub(1)
+    )
+    .unwrap();
+    let mut checks = String::new();
+    for n in 0..models {
+        let name = format!("p{n}");
+        let mut g = Gen {
+            rng: &mut rng,
+            lens: String::new(),
+            oracle: String::new(),
+            scalars: vec!["a".into(), "b".into(), "c".into()],
+            vector: false,
+            fresh: 0,
+            earlier: &[],
+            indent: 2,
+            helpers: false,
+            effectful: false,
+            masks: false,
+            shadowing: false,
+            heap: false,
+            effects: 0,
+        };
+        g.effectful = n % 2 == 0 || g.rng.chance(30);
+        g.shadowing = n % 3 == 0 || g.rng.chance(35);
+        // The oracle counts every effect, the sub-model's too, as `throw()` does.
+        g.o("let mut fx = 0usize;".into());
+        for (k, s) in ["a", "b", "c"].iter().enumerate() {
+            g.lens_line(format!("let {s} = x[{k}];"));
+            g.o(format!("let {s} = x[{k}];"));
+            g.o(format!("let d_{s} = d_x[{k}];"));
+        }
+        let (l0, v0, d0) = g.expr(2);
+        g.lens_line(format!("let mut m = {l0};"));
+        g.o(format!("let mut m = {v0};"));
+        g.o(format!("let mut d_m = {d0};"));
+        g.scalars.push("m".into());
+        let loops = 1 + g.rng.below(2);
+        for _ in 0..loops {
+            let iterations = 1 + g.rng.below(3);
+            g.both(format!("for i in 0..{iterations} {{"));
+            g.indent += 1;
+            let saved = g.scalars.clone();
+            let mut effects = 0;
+            for _ in 0..1 + g.rng.below(2) {
+                effects += g.part("m", 0);
+            }
+            if g.rng.chance(80) {
+                // The stateful sub-model, after its operand's effects (Rust's order).
+                let (l, v, d) = g.expr(1);
+                let k = g.effect("weight");
+                let (sv, sd) = (g.tmp(), g.tmp());
+                g.lens_line(format!("m = m * 0.5 + self.s({l});"));
+                g.o(format!("let {sv} = {k} * w_s * {v};"));
+                g.o(format!("let {sd} = {k} * (d_w_s * {v} + w_s * {d});"));
+                g.o(format!("d_m = d_m * 0.5 + {sd};"));
+                g.o(format!("m = m * 0.5 + {sv};"));
+                effects += 1;
+            }
+            if g.rng.chance(60) {
+                let t = g.tmp();
+                g.lens_line("m = self.a(m);".into());
+                g.o(format!("let {t} = m.tanh();"));
+                g.o(format!(
+                    "d_m = d_w_a * {t} + w_a * (1.0 - {t} * {t}) * d_m + d_m;"
+                ));
+                g.o(format!("m = w_a * {t} + m;"));
+            }
+            g.lens_line("m = 3.0 * (m / 3.0).tanh();".into());
+            g.o("d_m = (1.0 - (m / 3.0).tanh() * (m / 3.0).tanh()) * d_m;".into());
+            g.o("m = 3.0 * (m / 3.0).tanh();".into());
+            g.scalars = saved;
+            g.indent -= 1;
+            g.both("}".into());
+            g.effects += iterations * effects;
+        }
+        let (l, v, d) = g.expr(2);
+        g.lens_line(format!("m * {l} + m"));
+        g.o(format!("(m * {v} + m, d_m * {v} + m * {d} + d_m)"));
+        let (lens, oracle, effects) = (g.lens, g.oracle, g.effects);
+        let ty = format!("P{n}");
+        writeln!(
+            out,
+            "\npara! {{\n    #[derive(Debug, Default)]\n    pub struct {ty} {{\n        s: Scaled,\n        a: Affine,\n    }}\n    \
+             fn forward(&self, x: SVector<f64, 3>) -> f64 {{\n{lens}    }}\n}}"
+        )
+        .unwrap();
+        writeln!(
+            out,
+            "\n#[allow(clippy::too_many_arguments)]\nfn {name}_tangent(x: SVector<f64, 3>, w_s: f64, w_a: f64, d_x: SVector<f64, 3>, d_w_s: f64, d_w_a: f64) -> (f64, f64) {{\n{oracle}}}"
+        )
+        .unwrap();
+        writeln!(
+            checks,
+            "    check_all(\n        \"{name}\",\n        (2, true),\n        \
+             &|z| {{ reset(); let y = {ty}::default().forward(&{ty}Params {{ s: z[0], a: z[1] }}, vec3(&z[2..])); ran(\"{name}\", \"value\", {effects}); y }},\n        \
+             &|z| {{ let p = {ty}Params {{ s: z[0], a: z[1] }}; reset(); let (dp, dx) = {ty}::default().changes(&p, vec3(&z[2..]), 1.0); ran(\"{name}\", \"changes\", {effects}); \
+             let model = {ty}::default(); reset(); let (_, pull) = model.vjp_params(&p, vec3(&z[2..])); let mut q = {ty}Params {{ s: 0.0, a: 0.0 }}; pull(1.0, &mut q); ran(\"{name}\", \"vjp_params\", {effects}); \
+             assert_eq!((q.s, q.a), (dp.s, dp.a), \"{name}: vjp_params against changes\"); vec![dp.s, dp.a, dx[0], dx[1], dx[2]] }},\n        \
+             &|z, k| {{ let u = unit(5, k); reset(); {name}_tangent(vec3(&z[2..]), z[0], z[1], vec3(&u[2..]), u[0], u[1]) }},\n    );"
+        )
+        .unwrap();
+    }
+    writeln!(
+        out,
+        "\n#[test]\nfn every_issue_42_model_matches_the_oracle_and_finite_differences() {{\n{checks}}}"
     )
     .unwrap();
     out
@@ -1086,8 +1244,9 @@ fn paren(s: &str) -> String {
 }
 
 /// The whole corpus: `count` functions from `seed`, and the test that checks them; then
-/// issue 42's section of `kinds` functions from a stream of its own.
-pub fn generate(seed: u64, count: usize, kinds: usize) -> String {
+/// issue 42's section of `kinds` functions and `models` `para!` models, from streams of
+/// their own.
+pub fn generate(seed: u64, count: usize, kinds: usize, models: usize) -> String {
     let mut rng = Rng::new(seed);
     let mut out = String::new();
     writeln!(
@@ -1185,7 +1344,7 @@ pub fn generate(seed: u64, count: usize, kinds: usize) -> String {
         "\n#[test]\nfn every_generated_gradient_matches_the_oracle_and_finite_differences() {{\n{checks}}}"
     )
     .unwrap();
-    out.push_str(&kinds_section(seed, kinds));
+    out.push_str(&kinds_section(seed, kinds, models));
     out.push_str(CHECKERS);
     out.push_str("}\n");
     out
