@@ -95,6 +95,10 @@ fn in_context(
 /// told apart from a free one by the macro, and in an `impl` rustc reports the generated
 /// module and impls as "not supported in `trait`s or `impl`s": move the function out of the
 /// `impl`.
+///
+/// A call in a body is told from its syntax alone: a name starting with a capital (`W(a, b)`)
+/// builds a tuple struct, so a `#[lens]` function must have a lower-case name to be called
+/// (Rust's own convention; a capitalised one is read as a struct and fails to compile).
 #[proc_macro_attribute]
 pub fn lens(attr: TokenStream, item: TokenStream) -> TokenStream {
     let mut errors = errors::Errors::default();
