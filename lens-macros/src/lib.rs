@@ -8,6 +8,7 @@
 //! be differentiated, `expand` writes the forward and reverse sweeps from the analysis.
 #![deny(missing_docs)]
 
+use crate::rt::RT;
 use proc_macro::TokenStream;
 use quote::ToTokens;
 
@@ -17,6 +18,7 @@ mod errors;
 mod expand;
 mod parse;
 mod primitives;
+mod rt;
 mod tangent;
 mod tie;
 mod unary;
@@ -46,9 +48,7 @@ pub(crate) fn respan(
 /// A field's name as a type, one `guard::Ch` per character (`at` is `(Ch<'a'>, Ch<'t'>,)`, a
 /// tuple field `0` is `(Ch<'0'>,)`): how `#[derive(Tangent)]` and a literal's sweep name it.
 pub(crate) fn field_name_type(name: &str) -> proc_macro2::TokenStream {
-    let chars = name
-        .chars()
-        .map(|c| quote::quote!(::paralens::__private::guard::Ch<#c>));
+    let chars = name.chars().map(|c| quote::quote!(#RT::guard::Ch<#c>));
     quote::quote!((#(#chars,)*))
 }
 

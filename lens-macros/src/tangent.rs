@@ -1,5 +1,6 @@
 //! `#[derive(Tangent)]`: change-space structure of a parameter struct, field by field.
 
+use crate::rt::RT;
 use proc_macro2::TokenStream;
 use quote::{quote, quote_spanned};
 use syn::spanned::Spanned;
@@ -53,7 +54,7 @@ pub fn expand(input: &DeriveInput) -> syn::Result<TokenStream> {
         Fields::Unit => Vec::new(),
     };
     let types: Vec<&syn::Type> = data.fields.iter().map(|f| &f.ty).collect();
-    let p = quote!(::paralens::__private);
+    let p = quote!(#RT);
 
     let (impl_generics, ty_generics, where_clause) = input.generics.split_for_impl();
     let name_ty = quote!(#name #ty_generics);

@@ -6,6 +6,7 @@
 //! call names. Resolving `g_vjp` on its own reached another function's reverse whenever `g`
 //! was shadowed (a plain `fn relu` beside the prelude's glob) or imported alone.
 
+use crate::rt::RT;
 use proc_macro2::{Ident, Span, TokenStream};
 use quote::{format_ident, quote};
 use syn::visit_mut::VisitMut;
@@ -104,8 +105,8 @@ pub fn companion(c: &Companion) -> TokenStream {
         #[doc(hidden)]
         #[inline(always)]
         #[allow(clippy::type_complexity, clippy::too_many_arguments, non_snake_case)]
-        #vis fn #name #generics (#(#idents: #types),*) -> ::paralens::__private::Tied<#ret, (#(#tied_types,)*)> #where_clause {
-            ::paralens::__private::Tied::new(#call, &#item #item_turbofish)
+        #vis fn #name #generics (#(#idents: #types),*) -> #RT::Tied<#ret, (#(#tied_types,)*)> #where_clause {
+            #RT::Tied::new(#call, &#item #item_turbofish)
         }
     }
 }

@@ -99,7 +99,10 @@ fn rules_path(span: Span, item: TokenStream) -> TokenStream {
     // Every token at the expression: one left at the macro's own span widens the call's span
     // to the whole `#[lens]`, where a type error in the expression was then reported.
     let item = crate::respan(item, span);
-    quote_spanned!(span=> ::paralens::__private::rules::#item)
+    {
+        let __rt = crate::rt::at(span);
+        quote_spanned!(span=> #__rt::rules::#item)
+    }
 }
 
 impl<'e> Analyser<'e> {

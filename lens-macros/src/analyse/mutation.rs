@@ -1,6 +1,7 @@
 //! Mutation as rebinding: `x = e`, `x op= e` and entry assignment `v[i] = e`.
 
 use super::*;
+use crate::rt::RT;
 
 impl Analyser<'_> {
     /// `x = e` and `x op= e` on a `let mut` binding: `x` is rebound to the new value (a fresh
@@ -164,7 +165,7 @@ impl Analyser<'_> {
         let index = ix.index.to_token_stream();
         let set = self.push_op(
             Op::Rule {
-                func: quote!(::paralens::__private::rules::set_checked!),
+                func: quote!(#RT::rules::set_checked!),
                 args: vec![base, value],
                 extra: vec![index],
                 tied: false,

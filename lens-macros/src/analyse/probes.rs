@@ -106,10 +106,10 @@ impl<'ast> Visit<'ast> for Loops {
                 && crate::primitives::float_method(&m.method.to_string(), m.args.len())
             {
                 let (receiver, method) = (&m.receiver, &m.method);
-                let any = m
-                    .args
-                    .iter()
-                    .map(|a| quote_spanned!(a.span()=> ::paralens::__private::any()));
+                let any = m.args.iter().map(|a| {
+                    let __rt = crate::rt::at(a.span());
+                    quote_spanned!(a.span()=> #__rt::any())
+                });
                 let call = quote_spanned!(m.span()=> #receiver.#method(#(#any),*));
                 probes.extend(quote!(let _ = || #call;));
             }

@@ -3,6 +3,7 @@
 
 use super::{Cx, Ret, block};
 use crate::analyse::{ArgAt, BranchHead, Loop, Op, Operand, Place, Stmt, StmtKind, VarId};
+use crate::rt::RT;
 use proc_macro2::TokenStream;
 use quote::{ToTokens, format_ident, quote, quote_spanned};
 
@@ -71,7 +72,10 @@ fn over_extent(
     if prefix {
         let mut value = proc_macro2::Group::new(proc_macro2::Delimiter::Parenthesis, v);
         value.set_span(last);
-        quote_spanned!(first=> !::paralens::__private::Moved #value)
+        {
+            let __rt = crate::rt::at(first);
+            quote_spanned!(first=> !#__rt::Moved #value)
+        }
     } else {
         let mut tuple = proc_macro2::Group::new(
             proc_macro2::Delimiter::Parenthesis,
@@ -153,7 +157,7 @@ fn operand_witnesses<'a>(
     args.iter().map(|a| match a {
         Operand::Var(id) => {
             let x = cx.read(*id);
-            quote!(::paralens::__private::witness(&#x))
+            quote!(#RT::witness(&#x))
         }
         Operand::Const(_) => quote!(()),
     })
@@ -166,7 +170,7 @@ fn operand_witnesses<'a>(
 fn checked_rule(cx: &Cx, tag: &str, args: &[Operand], taken: &[TokenStream]) -> TokenStream {
     let side = super::differentiated_side(cx, args);
     let tag = format_ident!("{}", tag);
-    let checked = quote!(::paralens::__private::rules::checked);
+    let checked = quote!(#RT::rules::checked);
     let mut bind = TokenStream::new();
     let names: Vec<TokenStream> = args
         .iter()
@@ -229,7 +233,7 @@ pub fn stmt(cx: &Cx, s: &Stmt) -> TokenStream {
                 }
                 None => quote!(_),
             });
-            let witness = quote!(let #w = ::paralens::__private::witness(&#src););
+            let witness = quote!(let #w = #RT::witness(&#src););
             if *array {
                 quote_spanned!(span=> #witness let [#(#pats,)*] = #src;)
             } else {
@@ -269,10 +273,13 @@ pub fn stmt(cx: &Cx, s: &Stmt) -> TokenStream {
                     // The base's type, for an adjoint the reverse starts at this field.
                     let w = format_ident!("__w{}", target);
                     let base = operand(cx, base);
-                    quote_spanned!(span=>
-                        let #w = ::paralens::__private::witness(&#base);
-                        let #x #ann = ::core::clone::Clone::clone(&#base.#member);
-                    )
+                    {
+                        let __rt = crate::rt::at(span);
+                        quote_spanned!(span=>
+                            let #w = #__rt::witness(&#base);
+                            let #x #ann = ::core::clone::Clone::clone(&#base.#member);
+                        )
+                    }
                 }
                 Op::Struct {
                     path,
@@ -448,12 +455,15 @@ pub fn stmt(cx: &Cx, s: &Stmt) -> TokenStream {
                     let mut read =
                         proc_macro2::Group::new(proc_macro2::Delimiter::Bracket, at_place);
                     read.set_span(*brackets);
-                    quote_spanned!(span=>
-                        let #i = #index;
-                        let #w = ::paralens::__private::witness(&#base);
-                        let #x #ann = ::core::clone::Clone::clone(&#base #read);
-                        let #i = ::paralens::__private::index_typed(#i, &#x);
-                    )
+                    {
+                        let __rt = crate::rt::at(span);
+                        quote_spanned!(span=>
+                            let #i = #index;
+                            let #w = #__rt::witness(&#base);
+                            let #x #ann = ::core::clone::Clone::clone(&#base #read);
+                            let #i = #__rt::index_typed(#i, &#x);
+                        )
+                    }
                 }
                 Op::Loop(l) => {
                     let (bind, w) = super::witnesses(cx, *target, &cx.wanted(&l.free));
@@ -589,7 +599,7 @@ fn loop_expr(cx: &Cx, target: VarId, l: &Loop, witness: &TokenStream) -> TokenSt
                 &__r
             )))
         } else {
-            quote!(::paralens::__private::Backward::new(
+            quote!(#RT::Backward::new(
                 ::core::clone::Clone::clone(&__r),
                 __n
             ))
@@ -599,8 +609,8 @@ fn loop_expr(cx: &Cx, target: VarId, l: &Loop, witness: &TokenStream) -> TokenSt
             .zip(&plan.needed)
             .filter_map(|(c, n)| n.then_some(c))
             .collect();
-        let tape = (!kept.is_empty())
-            .then(|| quote!(let mut __tape = ::paralens::__private::Tape::<_, #bound>::new();));
+        let tape =
+            (!kept.is_empty()).then(|| quote!(let mut __tape = #RT::Tape::<_, #bound>::new();));
         let push = (!kept.is_empty())
             .then(|| quote!(__tape.push((#(::core::clone::Clone::clone(&#kept),)*));));
         let pop = (!kept.is_empty()).then(|| {
@@ -620,19 +630,20 @@ fn loop_expr(cx: &Cx, target: VarId, l: &Loop, witness: &TokenStream) -> TokenSt
                     quote!(#c)
                 } else {
                     let k = syn::Index::from(k);
-                    quote!(::paralens::__private::zeros_of(__wc.#k))
+                    quote!(#RT::zeros_of(__wc.#k))
                 }
             })
             .collect();
+        let rt = RT;
         return quote!({
             #(#borrows)*
             #(#taken)*
-            let __wc = (#(::paralens::__private::witness(&#init),)*);
+            let __wc = (#(#rt::witness(&#init),)*);
             let __r = #range;
             let mut __n: usize = 0;
             #tape
             let mut __carry = (#(#init,)*);
-            let __wcarry = ::paralens::__private::witness(&__carry);
+            let __wcarry = #RT::witness(&__carry);
             for __item in ::core::clone::Clone::clone(&__r) {
                 __n += 1;
                 let #pat = __item;
@@ -641,10 +652,10 @@ fn loop_expr(cx: &Cx, target: VarId, l: &Loop, witness: &TokenStream) -> TokenSt
                 let (__v, _) = #body;
                 // At the carried values' types: a body that changes one (`h = w * h` of
                 // another shape) is the function as written's one error, not two more here.
-                __carry = ::paralens::__private::guard::Types::like(__wcarry, &__v)
+                __carry = #RT::guard::Types::like(__wcarry, &__v)
                     .lens_typed_move(__v);
             }
-            let __pb = ::paralens::__private::#helper(
+            let __pb = #RT::#helper(
                 &__carry,
                 #witness,
                 move |__d, __acc #buf_param| {
@@ -655,8 +666,8 @@ fn loop_expr(cx: &Cx, target: VarId, l: &Loop, witness: &TokenStream) -> TokenSt
                         #pop
                         let (#(#carried,)*) = (#(#starts,)*);
                         let (__vb, __b) = #body;
-                        let __db = ::paralens::__private::guard::Types::like(
-                            ::paralens::__private::witness(&__vb),
+                        let __db = #RT::guard::Types::like(
+                            #RT::witness(&__vb),
                             &__dc,
                         )
                         .lens_typed_move(__dc);
@@ -668,29 +679,30 @@ fn loop_expr(cx: &Cx, target: VarId, l: &Loop, witness: &TokenStream) -> TokenSt
             (__carry, __pb)
         });
     }
+    let rt = RT;
     quote!({
-        let __wc = (#(::paralens::__private::witness(&#init),)*);
+        let __wc = (#(#rt::witness(&#init),)*);
         let mut __carry = (#(#init,)*);
-        let __wcarry = ::paralens::__private::witness(&__carry);
+        let __wcarry = #RT::witness(&__carry);
         // The body's value's type, for its changes (see the recomputed form).
         let mut __wbody = ::core::marker::PhantomData;
-        let mut __tape = ::paralens::__private::Tape::<_, #bound>::new();
+        let mut __tape = #RT::Tape::<_, #bound>::new();
         for #pat in #range {
             let (#(#carried,)*) = __carry;
             let (__v, __b) = #body;
-            __wbody = ::paralens::__private::witness(&__v);
-            __carry = ::paralens::__private::guard::Types::like(__wcarry, &__v)
+            __wbody = #RT::witness(&__v);
+            __carry = #RT::guard::Types::like(__wcarry, &__v)
                 .lens_typed_move(__v);
             __tape.push(__b);
         }
-        let __pb = ::paralens::__private::#helper(
+        let __pb = #RT::#helper(
             &__carry,
             #witness,
             move |__d, __acc #buf_param| {
                 let (#(#slots,)*) = __acc;
                 let mut __dc = __d;
                 while let ::core::option::Option::Some(__b) = __tape.pop() {
-                    let __db = ::paralens::__private::guard::Types::like(__wbody, &__dc)
+                    let __db = #RT::guard::Types::like(__wbody, &__dc)
                         .lens_typed_move(__dc);
                     __dc = __b(__db, (#(&mut *#slots,)*) #buf);
                 }
@@ -707,7 +719,7 @@ pub fn wrap(i: usize, k: usize, inner: TokenStream) -> TokenStream {
     if k == 1 {
         return inner;
     }
-    let either = quote!(::paralens::__private::Either);
+    let either = quote!(#RT::Either);
     let mut t = if i == k - 1 {
         inner
     } else {

@@ -13,6 +13,7 @@ pub use para::{para, without_markers};
 pub use written::{rewrite as rewrite_written, rewrite_para as rewrite_para_forward};
 
 use crate::analyse::{Block, Operand, Var, VarId};
+use crate::rt::RT;
 use proc_macro2::TokenStream;
 use quote::{ToTokens, format_ident, quote};
 use reverse::{Sweep, adjoint};
@@ -200,9 +201,9 @@ fn parts(
                 let d = adjoint(cx, *id);
                 quote!(#d)
             }
-            Ret::Var(_, Some(ty)) => quote!(<#ty as ::paralens::__private::Tangent>::zeros()),
-            Ret::Var(_, None) => quote!(::paralens::__private::Tangent::zeros()),
-            Ret::Zero(_, w) => quote!(::paralens::__private::zeros_of(#w)),
+            Ret::Var(_, Some(ty)) => quote!(<#ty as #RT::Tangent>::zeros()),
+            Ret::Var(_, None) => quote!(#RT::Tangent::zeros()),
+            Ret::Zero(_, w) => quote!(#RT::zeros_of(#w)),
         })
         .collect();
     let changes = match (tuple, changes.as_slice()) {
@@ -245,7 +246,7 @@ pub fn block_rev(
     let as_value = match &b.result {
         crate::analyse::Operand::Var(id) => {
             let x = cx.read(*id);
-            let w = quote!(::paralens::__private::witness(&#x));
+            let w = quote!(#RT::witness(&#x));
             let checked = typed_like_var(w, quote!(#change));
             quote!(let #change = #checked;)
         }
@@ -307,7 +308,7 @@ pub fn block(
             let d = typed_like_var(quote!(__wv), quote!(__d));
             (
                 quote!(
-                    let __wv = ::paralens::__private::witness(&__v);
+                    let __wv = #RT::witness(&__v);
                     let __v = #v;
                 ),
                 quote!(let __d = #d; #reverse),
@@ -319,7 +320,7 @@ pub fn block(
                 let d = typed_like_var(quote!(__wo), quote!(__d));
                 (
                     quote!(
-                        let __wo = ::paralens::__private::witness(&__v);
+                        let __wo = #RT::witness(&__v);
                         let __v = #v;
                     ),
                     quote!(let __d = #d; #reverse),
@@ -329,7 +330,7 @@ pub fn block(
         },
         _ => (TokenStream::new(), reverse),
     };
-    let private = quote!(::paralens::__private);
+    let private = quote!(#RT);
     let closure = match (external, cx.params) {
         (None, Some(params)) => quote!(#private::pullback_with_buffer(
             &__v,
@@ -399,10 +400,10 @@ pub fn differentiated_side(cx: &Cx, args: &[Operand]) -> Option<usize> {
 pub fn infer_read(kind: crate::analyse::Infer, w: &TokenStream, o: &TokenStream) -> TokenStream {
     match kind {
         crate::analyse::Infer::Same => {
-            quote!(::paralens::__private::guard::Infer::of(&#w, &#o).lens_infer(#o))
+            quote!(#RT::guard::Infer::of(&#w, &#o).lens_infer(#o))
         }
         crate::analyse::Infer::Scalar => quote!(
-            ::paralens::__private::guard::InferScalar::of(&#w, &#o).lens_infer_scalar(#o)
+            #RT::guard::InferScalar::of(&#w, &#o).lens_infer_scalar(#o)
         ),
     }
 }
@@ -412,14 +413,14 @@ pub fn infer_read(kind: crate::analyse::Infer, w: &TokenStream, o: &TokenStream)
 pub fn guard_traits() -> TokenStream {
     quote!(
         #[allow(unused_imports)]
-        use ::paralens::__private::guard::{
+        use #RT::guard::{
             ChangeExact as _, ChangeNone as _, ChangeOther as _, Exact as _, ExactTypes as _,
             FieldsAsIs as _, FieldsKnown as _, FieldsUnknown as _, InferAsIs as _, InferSame as _,
             InferScalarAsIs as _, InferScalarSame as _, Mismatch as _, MismatchTypes as _,
             SpreadExact as _, SpreadOther as _,
         };
         #[allow(unused_imports)]
-        use ::paralens::__private::rules::checked::{
+        use #RT::rules::checked::{
             Dispatch as _, Mismatch as _, PickLeft as _, PickMatrix as _, PickProduct as _,
         };
     )
@@ -431,18 +432,18 @@ pub fn guard_traits() -> TokenStream {
 /// expects instead of reporting it again. The value is handed over without a copy of its own
 /// (a debug build gives each temporary a place in the frame).
 pub fn typed_as(ty: &TokenStream, x: TokenStream) -> TokenStream {
-    quote!(::paralens::__private::guard::Types::<#ty, _>::of(&#x).lens_typed_move(#x))
+    quote!(#RT::guard::Types::<#ty, _>::of(&#x).lens_typed_move(#x))
 }
 
 /// [`typed_as`] for the type a witness (`witness(&value)`) names.
 pub fn typed_like_var(witness: TokenStream, x: TokenStream) -> TokenStream {
-    quote!(::paralens::__private::guard::Types::like(#witness, &#x).lens_typed_move(#x))
+    quote!(#RT::guard::Types::like(#witness, &#x).lens_typed_move(#x))
 }
 
 /// [`typed_like_var`] for any expression `x` (an operand of a rule: `2.0`, `k.into()`),
 /// taken by value.
 pub fn typed_like(witness: TokenStream, x: TokenStream) -> TokenStream {
-    quote!(::paralens::__private::guard::Typed::like(#witness, #x).lens_typed())
+    quote!(#RT::guard::Typed::like(#witness, #x).lens_typed())
 }
 
 /// `let __w<n> = (witness(&x), ...);`: the types of a nested block's outside values, bound
@@ -451,10 +452,8 @@ pub fn typed_like(witness: TokenStream, x: TokenStream) -> TokenStream {
 pub fn witnesses(cx: &Cx, target: VarId, free: &[VarId]) -> (TokenStream, TokenStream) {
     let w = format_ident!("__w{}", target);
     let xs = free.iter().map(|v| cx.read(*v));
-    (
-        quote!(let #w = (#(::paralens::__private::witness(&#xs),)*);),
-        quote!(#w),
-    )
+    let rt = RT;
+    (quote!(let #w = (#(#rt::witness(&#xs),)*);), quote!(#w))
 }
 
 /// The `__private` helper fixing the signature of a nested block's pullback that adds into

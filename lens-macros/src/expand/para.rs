@@ -3,6 +3,7 @@
 use super::{Cx, Ret, allows, block};
 use crate::analyse::Analysed;
 use crate::parse::{ParaModel, nodiff_type};
+use crate::rt::RT;
 use proc_macro2::{Delimiter, Group, Span, TokenStream};
 use quote::{ToTokens, format_ident, quote, quote_spanned};
 use syn::{Ident, Type};
@@ -64,7 +65,7 @@ pub fn para(m: &ParaModel, analysed: Option<&Analysed>, with_items: bool) -> Tok
     // Sub-models are initialised at the model's scalar (`InitAt<T>`, which every `Init`
     // type has): a `#[lens]` type generic over its scalar has no one `Init`.
     let scalar = model_scalar(&item.generics, &forward.sig);
-    let init_at = quote!(::paralens::__private::InitAt<#scalar>);
+    let init_at = quote!(#RT::InitAt<#scalar>);
     let param_types: Vec<TokenStream> = field_types
         .iter()
         .map(|t| quote!(<#t as #init_at>::Param))
@@ -122,8 +123,8 @@ pub fn para(m: &ParaModel, analysed: Option<&Analysed>, with_items: bool) -> Tok
         .map(|((_, t), g)| {
             if nodiff_type(t) {
                 quote!({
-                    use ::paralens::__private::{NoChangeData as _, NoChangeTangent as _};
-                    (&&::paralens::__private::NoChangeOf::<#t>::new()).lens_no_change()
+                    use #RT::{NoChangeData as _, NoChangeTangent as _};
+                    (&&#RT::NoChangeOf::<#t>::new()).lens_no_change()
                 })
             } else {
                 quote!(#g)
@@ -155,32 +156,35 @@ pub fn para(m: &ParaModel, analysed: Option<&Analysed>, with_items: bool) -> Tok
     } else {
         quote!(#[derive(Clone, Copy, Debug, Default)])
     };
-    let items = with_items.then(|| quote! {
-        #(#attrs)*
-        #derives
-        #vis struct #name #model_generics #model_where_clause {
-            #(#(#field_attrs)* #field_vis #fields: #field_types,)*
-            #(#(#config_attrs)* #config_vis #config_names: #config_types,)*
-        }
-
-        #[doc = #doc_params]
-        #[derive(Clone, Debug, PartialEq, ::paralens::Tangent)]
-        #vis struct #params_name #model_generics #model_where_clause {
-            #(#[doc = "The parameters of this sub-model."] pub #fields: #param_types,)*
-        }
-
-        impl #model_impl ::paralens::__private::Init for #name #model_ty #model_where {
-            type Param = #params;
-            fn init_with<__R: ::paralens::__private::Rng + ?Sized>(&self, rng: &mut __R) -> #params {
-                #params_name { #(#fields: <_ as #init_at>::init_at_with(&self.#fields, rng),)* }
+    let rt = RT;
+    let items = with_items.then(|| {
+        quote! {
+            #(#attrs)*
+            #derives
+            #vis struct #name #model_generics #model_where_clause {
+                #(#(#field_attrs)* #field_vis #fields: #field_types,)*
+                #(#(#config_attrs)* #config_vis #config_names: #config_types,)*
             }
-            ::paralens::__private::with_checkpoints! {
-                fn layout(&self, path: &str, layout: &mut ::paralens::__private::Layout) {
-                    #(<_ as #init_at>::layout_at(
-                        &self.#fields,
-                        &::paralens::__private::checkpoint_join(path, #field_names),
-                        layout,
-                    );)*
+
+            #[doc = #doc_params]
+            #[derive(Clone, Debug, PartialEq, ::paralens::Tangent)]
+            #vis struct #params_name #model_generics #model_where_clause {
+                #(#[doc = "The parameters of this sub-model."] pub #fields: #param_types,)*
+            }
+
+            impl #model_impl #RT::Init for #name #model_ty #model_where {
+                type Param = #params;
+                fn init_with<__R: #RT::Rng + ?Sized>(&self, rng: &mut __R) -> #params {
+                    #params_name { #(#fields: <_ as #init_at>::init_at_with(&self.#fields, rng),)* }
+                }
+                #RT::with_checkpoints! {
+                    fn layout(&self, path: &str, layout: &mut #RT::Layout) {
+                        #(<_ as #init_at>::layout_at(
+                            &self.#fields,
+                            &#rt::checkpoint_join(path, #field_names),
+                            layout,
+                        );)*
+                    }
                 }
             }
         }
@@ -194,7 +198,7 @@ pub fn para(m: &ParaModel, analysed: Option<&Analysed>, with_items: bool) -> Tok
             #items
 
             #[allow(unreachable_code, unused_variables)]
-            impl #para_impl ::paralens::__private::Para<#in_ty> for #name #model_ty #para_where {
+            impl #para_impl #RT::Para<#in_ty> for #name #model_ty #para_where {
                 type Param = #params;
                 type Out = #ret;
                 fn forward(&self, __p: &#params, __x: #in_ty) -> #ret {
@@ -212,7 +216,7 @@ pub fn para(m: &ParaModel, analysed: Option<&Analysed>, with_items: bool) -> Tok
     quote! {
         #items
 
-        impl #para_impl ::paralens::__private::Para<#in_ty> for #name #model_ty #para_where {
+        impl #para_impl #RT::Para<#in_ty> for #name #model_ty #para_where {
             type Param = #params;
             type Out = #ret;
 
@@ -288,7 +292,7 @@ fn model_scalar(generics: &syn::Generics, sig: &syn::Signature) -> TokenStream {
             quote!(#i)
         }
         (None, [one]) => quote!(#one),
-        _ => quote!(::paralens::__private::ModelScalarNotFound),
+        _ => quote!(#RT::ModelScalarNotFound),
     }
 }
 
@@ -356,11 +360,14 @@ pub fn sub_model_call(
         quote_spanned!(span=> (#(#spread,)*))
     };
     let method = Ident::new(method, span);
-    quote_spanned!(span=>
-        ::paralens::__private::Para::#method(
-            &self.#field,
-            &__p.#field,
-            ::paralens::__private::sub_model_input(&self.#field, &__p.#field, #input),
+    {
+        let __rt = crate::rt::at(span);
+        quote_spanned!(span=>
+            #__rt::Para::#method(
+                &self.#field,
+                &__p.#field,
+                #__rt::sub_model_input(&self.#field, &__p.#field, #input),
+            )
         )
-    )
+    }
 }

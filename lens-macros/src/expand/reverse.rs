@@ -6,6 +6,7 @@
 use super::Cx;
 use super::forward::{pullback, wrap};
 use crate::analyse::{Op, Operand, Stmt, StmtKind, VarId};
+use crate::rt::RT;
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote, quote_spanned};
 use std::collections::{HashMap, HashSet};
@@ -58,7 +59,7 @@ impl Sweep<'_> {
         }
         if let Some(a) = self.external.get(id) {
             self.out
-                .extend(quote!(::paralens::__private::Tangent::accumulate(&mut *#a, &#g);));
+                .extend(quote!(#RT::Tangent::accumulate(&mut *#a, &#g);));
             return;
         }
         let d = adjoint(self.cx, *id);
@@ -66,7 +67,7 @@ impl Sweep<'_> {
             self.out.extend(quote!(let mut #d = #g;));
         } else {
             self.out
-                .extend(quote!(::paralens::__private::Tangent::accumulate(&mut #d, &#g);));
+                .extend(quote!(#RT::Tangent::accumulate(&mut #d, &#g);));
         }
     }
 
@@ -85,8 +86,8 @@ impl Sweep<'_> {
         let d = adjoint(self.cx, id);
         if self.have.insert(id) {
             let zero = match witness {
-                Some(w) => quote!(::paralens::__private::zeros_of(#w)),
-                None => quote!(::paralens::__private::Tangent::zeros()),
+                Some(w) => quote!(#RT::zeros_of(#w)),
+                None => quote!(#RT::Tangent::zeros()),
             };
             self.out.extend(quote!(let mut #d = #zero;));
         }
@@ -116,7 +117,7 @@ impl Sweep<'_> {
                         let d = adjoint(self.cx, *t);
                         quote!(#d)
                     }
-                    _ => quote!(::paralens::__private::Tangent::zeros()),
+                    _ => quote!(#RT::Tangent::zeros()),
                 });
                 let g = if *array {
                     quote!([#(#parts,)*])
@@ -152,9 +153,12 @@ impl Sweep<'_> {
                         if self.wanted(*base) {
                             let w = format_ident!("__w{}", target);
                             let slot = self.slot_typed(*base, Some(quote!(#w)));
-                            self.out.extend(quote_spanned!(span=>
-                                ::paralens::__private::Tangent::accumulate(&mut (*#slot).#member, &#d);
-                            ));
+                            self.out.extend({
+                                let __rt = crate::rt::at(span);
+                                quote_spanned!(span=>
+                                    #__rt::Tangent::accumulate(&mut (*#slot).#member, &#d);
+                                )
+                            });
                         }
                     }
                     Op::Struct { fields, .. } => {
@@ -170,7 +174,7 @@ impl Sweep<'_> {
                             });
                             let f = format_ident!("__f{}", target);
                             self.out.extend(quote!(
-                                let #f = (&&::paralens::__private::guard::FieldsOf::<(#(#names,)*), _>::of(&#d))
+                                let #f = (&&#RT::guard::FieldsOf::<(#(#names,)*), _>::of(&#d))
                                     .lens_fields(#d);
                             ));
                             quote!(#f)
@@ -186,12 +190,12 @@ impl Sweep<'_> {
                         // that only nalgebra's static matrices have: a type not known by name
                         // (an alias, or a struct of the user's) is one error saying which.
                         for (k, a) in args.iter().enumerate() {
-                            self.contribute(
-                                a,
+                            self.contribute(a, {
+                                let __rt = crate::rt::at(span);
                                 quote_spanned!(span=>
-                                    ::paralens::__private::rules::BuildRule::built_entry(&#d, #k)
-                                ),
-                            );
+                                    #__rt::rules::BuildRule::built_entry(&#d, #k)
+                                )
+                            });
                         }
                     }
                     Op::Rule { args, .. } | Op::Call { args, .. } => {
@@ -221,11 +225,14 @@ impl Sweep<'_> {
                                 // again as this pattern against the callee's changes.
                                 many if many.len() <= SPREAD_MAX => {
                                     let n = proc_macro2::Literal::usize_unsuffixed(many.len());
-                                    quote_spanned!(span=>
-                                        let #c = #pb(#d);
-                                        let (#(#many),*) = (&::paralens::__private::guard::Spread::<#n, _>::of(&#c))
-                                            .lens_spread(#c);
-                                    )
+                                    {
+                                        let __rt = crate::rt::at(span);
+                                        quote_spanned!(span=>
+                                            let #c = #pb(#d);
+                                            let (#(#many),*) = (&#__rt::guard::Spread::<#n, _>::of(&#c))
+                                                .lens_spread(#c);
+                                        )
+                                    }
                                 }
                                 many => quote_spanned!(span=> let (#(#many),*) = #pb(#d);),
                             };
@@ -234,10 +241,13 @@ impl Sweep<'_> {
                             for (i, (o, at)) in args.iter().zip(spans).enumerate() {
                                 let g = format_ident!("__g{}_{}", target, i);
                                 let k = syn::Index::from(i);
-                                let change = quote_spanned!(at.map_or(span, |a| a.point)=>
-                                    (&&::paralens::__private::guard::Change::like(#w.#k, &#g))
-                                        .lens_change(#g)
-                                );
+                                let change = {
+                                    let __rt = crate::rt::at(at.map_or(span, |a| a.point));
+                                    quote_spanned!(at.map_or(span, |a| a.point)=>
+                                        (&&#__rt::guard::Change::like(#w.#k, &#g))
+                                            .lens_change(#g)
+                                    )
+                                };
                                 self.contribute(o, change);
                             }
                         } else {
@@ -248,13 +258,19 @@ impl Sweep<'_> {
                             // and the change of the bound type handed on was a second, at the
                             // operator, pointing into the rule's definition.
                             let cw = format_ident!("__cw{}", target);
-                            self.out.extend(quote_spanned!(span=>
-                                let #cw = ::paralens::__private::change_witness(&#pb);
-                            ));
-                            let d = quote_spanned!(span=>
-                                ::paralens::__private::guard::Types::like(#cw, &#d)
-                                    .lens_typed_move(#d)
-                            );
+                            self.out.extend({
+                                let __rt = crate::rt::at(span);
+                                quote_spanned!(span=>
+                                    let #cw = #__rt::change_witness(&#pb);
+                                )
+                            });
+                            let d = {
+                                let __rt = crate::rt::at(span);
+                                quote_spanned!(span=>
+                                    #__rt::guard::Types::like(#cw, &#d)
+                                        .lens_typed_move(#d)
+                                )
+                            };
                             if let [one] = args.as_slice() {
                                 let g = format_ident!("__g{}_0", target);
                                 self.out.extend(quote_spanned!(span=> let #g = #pb(#d);));
@@ -298,10 +314,13 @@ impl Sweep<'_> {
                         for (i, o) in args.iter().enumerate() {
                             let g = format_ident!("__g{}_{}", target, i);
                             let k = syn::Index::from(i);
-                            let change = quote_spanned!(span=>
-                                (&&::paralens::__private::guard::Change::like(#w.#k, &#g))
-                                    .lens_change(#g)
-                            );
+                            let change = {
+                                let __rt = crate::rt::at(span);
+                                quote_spanned!(span=>
+                                    (&&#__rt::guard::Change::like(#w.#k, &#g))
+                                        .lens_change(#g)
+                                )
+                            };
                             self.contribute(o, change);
                         }
                     }
@@ -311,11 +330,14 @@ impl Sweep<'_> {
                             let w = format_ident!("__w{}", target);
                             let slot = self.slot_typed(*base, Some(quote!(#w)));
                             let i = format_ident!("__i{}", target);
-                            let add = quote_spanned!(span=>
-                                ::paralens::__private::rules::IndexRule::add_at(
-                                    ::paralens::__private::slot_of_index(#slot, &#i), #i, #d
-                                );
-                            );
+                            let add = {
+                                let __rt = crate::rt::at(span);
+                                quote_spanned!(span=>
+                                    #__rt::rules::IndexRule::add_at(
+                                        #__rt::slot_of_index(#slot, &#i), #i, #d
+                                    );
+                                )
+                            };
                             if self.cx.defer_entries && self.external.contains_key(base) {
                                 self.deferred.push(add);
                             } else {

@@ -7,6 +7,7 @@
 //! is the operator itself, and its unused pullback is dropped.
 
 use crate::analyse::{InPlace, compound_op, node_key, token_ends};
+use crate::rt::RT;
 use proc_macro2::{Delimiter, Group, Span, TokenStream};
 use quote::{ToTokens, format_ident, quote, quote_spanned};
 use std::collections::BTreeMap;
@@ -176,7 +177,10 @@ impl VisitMut for Rewrite<'_> {
                     .map(|(i, e)| {
                         let e = bare(e);
                         if owned.get(i).copied().unwrap_or(false) {
-                            quote_spanned!(span=> ::paralens::__private::rules::owned(&(#e)))
+                            {
+                                let __rt = crate::rt::at(span);
+                                quote_spanned!(span=> #__rt::rules::owned(&(#e)))
+                            }
                         } else {
                             e.to_token_stream()
                         }
@@ -220,16 +224,19 @@ impl VisitMut for Rewrite<'_> {
                     .collect();
                 let (o, w) = (&names[*i], &names[1 - *i]);
                 let read = crate::respan(super::infer_read(*kind, w, o), span);
-                quote_spanned!(span=> {
-                    #[allow(unused_imports)]
-                    use ::paralens::__private::guard::{
-                        InferAsIs as _, InferSame as _, InferScalarAsIs as _,
-                        InferScalarSame as _,
-                    };
-                    #(let #names = ::paralens::__private::operand(#operands);)*
-                    let #o = #read;
-                    #func(#(#names,)* #(#extra,)*)
-                })
+                {
+                    let __rt = crate::rt::at(span);
+                    quote_spanned!(span=> {
+                        #[allow(unused_imports)]
+                        use #__rt::guard::{
+                            InferAsIs as _, InferSame as _, InferScalarAsIs as _,
+                            InferScalarSame as _,
+                        };
+                        #(let #names = #__rt::operand(#operands);)*
+                        let #o = #read;
+                        #func(#(#names,)* #(#extra,)*)
+                    })
+                }
             }
             // `x.max(y)`: the operands after the receiver read at its type if it is a float,
             // at their own otherwise (`guard::Tie`), bound in the order written.
@@ -239,21 +246,27 @@ impl VisitMut for Rewrite<'_> {
                     .collect();
                 let (first, rest) = (&names[0], &names[1..]);
                 let (receiver, args) = (&operands[0], &operands[1..]);
-                quote_spanned!(span=> {
-                    #[allow(unused_imports)]
-                    use ::paralens::__private::guard::{TieFloat as _, TieOther as _};
-                    let #first = ::paralens::__private::operand(#receiver);
-                    #(let #rest = ::paralens::__private::guard::Tie::of(&#first)
-                        .lens_tie(#args);)*
-                    #func(#(#names,)* #(#extra,)*)
-                })
+                {
+                    let __rt = crate::rt::at(span);
+                    quote_spanned!(span=> {
+                        #[allow(unused_imports)]
+                        use #__rt::guard::{TieFloat as _, TieOther as _};
+                        let #first = #__rt::operand(#receiver);
+                        #(let #rest = #__rt::guard::Tie::of(&#first)
+                            .lens_tie(#args);)*
+                        #func(#(#names,)* #(#extra,)*)
+                    })
+                }
             }
-            None => quote_spanned!(span=>
-                #func(
-                    #(::paralens::__private::operand(#operands),)*
-                    #(#extra,)*
+            None => {
+                let __rt = crate::rt::at(span);
+                quote_spanned!(span=>
+                    #func(
+                        #(#__rt::operand(#operands),)*
+                        #(#extra,)*
+                    )
                 )
-            ),
+            }
         };
         // The closure gives the rule's value alone: the pullback's type (an `impl FnOnce` of a
         // rule with bounds) in `Value`'s type would have a bound the operands miss reported
@@ -262,23 +275,32 @@ impl VisitMut for Rewrite<'_> {
         rule.set_span(span);
         *e = Expr::Verbatim(match (assigned, whole) {
             // `x op= e`: the value is not the expression's (of the type `()`), at the operator.
-            (Some(place), _) => quote_spanned!(span=> #place = !::paralens::__private::Value #rule),
+            (Some(place), _) => {
+                let __rt = crate::rt::at(span);
+                quote_spanned!(span=> #place = !#__rt::Value #rule)
+            }
             // The value spanned over the expression as written, from its first token (`!`, or
             // `Value` of a method) to its last (the parentheses, or `get()`), so that rustc's
             // help is for the expression (see `Value`); the rule's tokens stay at the
             // operator, where the sweep's copy of an error in the rule is.
             (None, Some((first, last))) => {
                 if matches!(e, Expr::MethodCall(_) | Expr::Call(_)) {
-                    let value = crate::respan(quote!(::paralens::__private::Value), first);
+                    let value = crate::respan(quote!(#RT::Value), first);
                     let get = crate::respan(quote!(.get()), last);
                     quote!(#value #rule #get)
                 } else {
                     rule.set_span(last);
                     let not = crate::respan(quote!(!), first);
-                    quote_spanned!(span=> #not ::paralens::__private::Value #rule)
+                    {
+                        let __rt = crate::rt::at(span);
+                        quote_spanned!(span=> #not #__rt::Value #rule)
+                    }
                 }
             }
-            _ => quote_spanned!(span=> !::paralens::__private::Value #rule),
+            _ => {
+                let __rt = crate::rt::at(span);
+                quote_spanned!(span=> !#__rt::Value #rule)
+            }
         });
     }
 }
@@ -298,7 +320,10 @@ fn method_operands<'a>(
             Expr::Reference(r) if r.mutability.is_none() => bare(&r.expr),
             e => e,
         };
-        quote_spanned!(span=> ::paralens::__private::rules::owned(&(#e)))
+        {
+            let __rt = crate::rt::at(span);
+            quote_spanned!(span=> #__rt::rules::owned(&(#e)))
+        }
     };
     let mut v = vec![if flagged(0) {
         read_owned(receiver)

@@ -2,6 +2,7 @@
 
 use super::Sig;
 use crate::analyse::{any_token, mentions};
+use crate::rt::RT;
 use proc_macro2::TokenStream;
 use quote::{ToTokens, quote, quote_spanned};
 use syn::Ident;
@@ -74,7 +75,7 @@ pub fn init(sig: &Sig) -> TokenStream {
         None => (
             quote!({
                 let _ = __rng;
-                ::paralens::__private::Tangent::zeros()
+                #RT::Tangent::zeros()
             }),
             "The parameters at zero (give `#[lens(init = f)]` to draw them instead).".to_string(),
         ),
@@ -83,12 +84,12 @@ pub fn init(sig: &Sig) -> TokenStream {
         [] => {
             let init_where = writable_where("");
             quote! {
-                impl #own_decl ::paralens::__private::Init for #ty_path
+                impl #own_decl #RT::Init for #ty_path
                 where #(#init_where,)*
                 {
                     type Param = #p_ty;
                     #[doc = #doc_init]
-                    fn init_with<__R: ::paralens::__private::Rng + ?Sized>(&self, __rng: &mut __R) -> #p_ty {
+                    fn init_with<__R: #RT::Rng + ?Sized>(&self, __rng: &mut __R) -> #p_ty {
                         #init_body
                     }
                 }
@@ -115,12 +116,12 @@ pub fn init(sig: &Sig) -> TokenStream {
                 quote!(const #i: #t)
             });
             quote! {
-                impl<#s_ident: #s_bounds, #(#consts),*> ::paralens::__private::InitAt<#s_ident> for #ty_path
+                impl<#s_ident: #s_bounds, #(#consts),*> #RT::InitAt<#s_ident> for #ty_path
                 where #(#at_where,)*
                 {
                     type Param = #p_ty;
                     #[doc = #doc_init]
-                    fn init_at_with<__R: ::paralens::__private::Rng + ?Sized>(&self, __rng: &mut __R) -> #p_ty {
+                    fn init_at_with<__R: #RT::Rng + ?Sized>(&self, __rng: &mut __R) -> #p_ty {
                         #init_body
                     }
                 }

@@ -6,6 +6,7 @@ use super::Sig;
 use crate::analyse::mentions;
 use crate::expand::allows;
 use crate::parse::ArgKind;
+use crate::rt::RT;
 use proc_macro2::TokenStream;
 use quote::{ToTokens, quote, quote_spanned};
 use syn::Type;
@@ -113,13 +114,16 @@ fn name_check(sig: &Sig) -> TokenStream {
         quote!(<#(#any),*>)
     };
     let span = sig.f.name.span();
-    quote_spanned! {span=>
-        const _: () = {
-            let _ = |__lens_named| {
-                let #ty_name { .. } = __lens_named;
-                ::paralens::__private::lens_named::<_, _, #module::#ty_name #own_any>(&__lens_named, &#ty_name);
+    {
+        let __rt = crate::rt::at(span);
+        quote_spanned! {span=>
+            const _: () = {
+                let _ = |__lens_named| {
+                    let #ty_name { .. } = __lens_named;
+                    #__rt::lens_named::<_, _, #module::#ty_name #own_any>(&__lens_named, &#ty_name);
+                };
             };
-        };
+        }
     }
 }
 
@@ -139,7 +143,7 @@ fn lens_impls(sig: &Sig) -> TokenStream {
     let allow = allows();
     let not_an_input = not_an_input(sig);
     quote! {
-        impl #impl_generics ::paralens::__private::Lens<#in_ty> for #ty_path #where_clause {
+        impl #impl_generics #RT::Lens<#in_ty> for #ty_path #where_clause {
             type Out = #ret;
             #[inline]
             fn apply(&self, __x: #in_ty) -> #ret {
@@ -158,23 +162,23 @@ fn lens_impls(sig: &Sig) -> TokenStream {
             }
         }
 
-        impl #impl_generics ::paralens::__private::Para<#in_ty> for #ty_path #where_clause {
+        impl #impl_generics #RT::Para<#in_ty> for #ty_path #where_clause {
             type Param = ();
             type Out = #ret;
             #[inline]
             fn forward(&self, _: &(), __x: #in_ty) -> #ret {
-                ::paralens::__private::Lens::apply(self, __x)
+                #RT::Lens::apply(self, __x)
             }
             #[inline]
             fn vjp(&self, _: &(), __x: #in_ty) -> (#ret, impl FnOnce(#ret, &mut ()) -> #in_ty) {
-                let (__y, __pb) = ::paralens::__private::Lens::apply_vjp(self, __x);
+                let (__y, __pb) = #RT::Lens::apply_vjp(self, __x);
                 (__y, move |__d: #ret, _: &mut ()| __pb(__d))
             }
         }
 
-        impl ::paralens::__private::Init for #ty_path {
+        impl #RT::Init for #ty_path {
             type Param = ();
-            fn init_with<__R: ::paralens::__private::Rng + ?Sized>(&self, _: &mut __R) {}
+            fn init_with<__R: #RT::Rng + ?Sized>(&self, _: &mut __R) {}
         }
 
         #not_an_input
@@ -203,24 +207,24 @@ fn para_impls(
     let init = super::init::init(sig);
     let not_an_input = not_an_input(sig);
     quote! {
-        impl #impl_generics ::paralens::__private::Para<#in_ty> for #ty_path #where_clause {
+        impl #impl_generics #RT::Para<#in_ty> for #ty_path #where_clause {
             type Param = #p_ty;
             type Out = #ret;
             #[inline]
             fn forward(&self, __p: &#p_ty, __x: #in_ty) -> #ret {
-                let #p_pat = ::paralens::__private::Clone::clone(__p);
+                let #p_pat = #RT::Clone::clone(__p);
                 let #in_pat = __x;
                 #name(#(#idents),*)
             }
             #[inline]
             #allow
             fn vjp(&self, __p: &#p_ty, __x: #in_ty) -> (#ret, impl FnOnce(#ret, &mut #p_ty) -> #in_ty) {
-                let #p_pat = ::paralens::__private::Clone::clone(__p);
+                let #p_pat = #RT::Clone::clone(__p);
                 let #in_pat = __x;
                 let (__y, __pb) = #vjp(#(#idents),*);
                 (__y, move |__d: #ret, __dp: &mut #p_ty| {
                     let #slot_pat = __pb(__d);
-                    ::paralens::__private::Tangent::accumulate(__dp, &#p_changes);
+                    #RT::Tangent::accumulate(__dp, &#p_changes);
                     #in_changes
                 })
             }
@@ -252,11 +256,11 @@ fn not_an_input(sig: &Sig) -> TokenStream {
     let Sig {
         own_decl, ty_path, ..
     } = sig;
-    let nai = quote!(::paralens::__private::NotAnInput);
+    let nai = quote!(#RT::NotAnInput);
     let lens_of_nai = sig.params.is_empty().then(|| {
         quote! {
             #[diagnostic::do_not_recommend]
-            impl #own_decl ::paralens::__private::Lens<#nai> for #ty_path {
+            impl #own_decl #RT::Lens<#nai> for #ty_path {
                 type Out = #nai;
                 fn apply_vjp(&self, __x: #nai) -> (#nai, impl FnOnce(#nai) -> #nai) {
                     (__x, |__d: #nai| __d)
@@ -267,7 +271,7 @@ fn not_an_input(sig: &Sig) -> TokenStream {
     quote! {
         #lens_of_nai
         #[diagnostic::do_not_recommend]
-        impl #own_decl ::paralens::__private::Para<#nai> for #ty_path {
+        impl #own_decl #RT::Para<#nai> for #ty_path {
             type Param = ();
             type Out = #nai;
             fn vjp(&self, _: &(), __x: #nai) -> (#nai, impl FnOnce(#nai, &mut ()) -> #nai) {

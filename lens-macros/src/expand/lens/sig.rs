@@ -5,6 +5,7 @@
 use super::{camel, tuple_or_single};
 use crate::analyse::mentions;
 use crate::parse::{ArgKind, LensFn};
+use crate::rt::RT;
 use proc_macro2::TokenStream;
 use quote::{ToTokens, format_ident, quote};
 use syn::ext::IdentExt;
@@ -202,8 +203,8 @@ impl<'f> Sig<'f> {
                 let ty = &args[i].ty;
                 if args[i].kind == ArgKind::NoDiff {
                     quote!({
-                        use ::paralens::__private::{NoChangeData as _, NoChangeTangent as _};
-                        (&&::paralens::__private::NoChangeOf::<#ty>::new()).lens_no_change()
+                        use #RT::{NoChangeData as _, NoChangeTangent as _};
+                        (&&#RT::NoChangeOf::<#ty>::new()).lens_no_change()
                     })
                 } else {
                     quote!(#g)

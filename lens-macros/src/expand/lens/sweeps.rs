@@ -6,6 +6,7 @@ use super::Sig;
 use crate::analyse::Analysed;
 use crate::expand::{Cx, Ret, allows, block, block_rev, sweep_allows};
 use crate::parse::ArgKind;
+use crate::rt::RT;
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
 use syn::ext::IdentExt;
@@ -63,8 +64,8 @@ pub fn vjp(sig: &Sig, analysed: Option<&Analysed>) -> TokenStream {
             )
         }
         None => quote!({
-            (::paralens::__private::refused(), |_: #ret| -> #slots_ty {
-                ::paralens::__private::refused()
+            (#RT::refused(), |_: #ret| -> #slots_ty {
+                #RT::refused()
             })
         }),
     };
@@ -112,7 +113,7 @@ pub fn rev(sig: &Sig, analysed: Option<&Analysed>) -> TokenStream {
                 #rev_val
             })
         }
-        None => quote!({ ::paralens::__private::refused() }),
+        None => quote!({ #RT::refused() }),
     };
     let name = &f.name;
     let doc = format!(
@@ -176,12 +177,12 @@ pub fn vjp_params(sig: &Sig, params_only: Option<&Analysed>) -> (TokenStream, To
         #[inline]
         #allow
         fn vjp_params(&self, __p: &#p_ty, __x: #in_ty) -> (#ret, impl FnOnce(#ret, &mut #p_ty)) {
-            let #p_pat = ::paralens::__private::Clone::clone(__p);
+            let #p_pat = #RT::Clone::clone(__p);
             let #in_pat = __x;
             let (__y, __pb) = #name(#(#idents),*);
             (__y, move |__d: #ret, __dp: &mut #p_ty| {
                 let #slot_pat = __pb(__d);
-                ::paralens::__private::Tangent::accumulate(__dp, &#p_changes);
+                #RT::Tangent::accumulate(__dp, &#p_changes);
             })
         }
     };
