@@ -1,24 +1,46 @@
-//! Guards on the types of the reverse sweep that `#[lens]` generates.
+//! The guards of the code `#[lens]` and `para!` generate: hidden, named by that code through
+//! `__private`, never called by hand.
 //!
-//! A type error in a `#[lens]` function is in the function as written, and rustc reports it
-//! there, once. The sweep (`name_vjp`, `name_rev`) holds the same operations, and without
-//! these guards the same mistake showed again in it, where the types it derives stop
-//! agreeing: a rule whose single impl made rustc convert the operand (`x.max(y)` with
-//! `y: f32` gave changes `(f64, f64)`), then the argument changes returned against the
-//! signature's `(f64, f32)`, reported at `#[lens]` with suggestions that cannot be written
-//! (`x.max.into()(y)`).
+//! A `#[lens]` function is emitted twice, as written and as its sweeps (`name_vjp`,
+//! `name_rev`). A mistake in it is in the function as written, and rustc reports it there,
+//! once; without guards it showed again in the sweeps, where the types they derive stop
+//! agreeing (a rule whose single impl made rustc convert the operand, `x.max(y)` with `y: f32`,
+//! then the changes returned against the signature's types, reported at `#[lens]` with
+//! suggestions that cannot be written, `x.max.into()(y)`). Every guard is one of three
+//! patterns:
 //!
-//! `Typed::like(witness, x).lens_typed()` (an operand, by value) and
-//! `Types::<W, _>::of(&x).lens_typed_move(x)` (a variable, handed over without a copy of its
-//! own) are `x` when `x` has type `W`. When it has another type, method resolution picks the
-//! second impl (the one on `&Typed` or `&Types`, found one autoref step later) and the
-//! expression still has type `W`, so the sweep reports nothing and the one error is the
-//! function as written's. That impl is never run: the crate has a type error elsewhere and
-//! is not built. Should the sweep ever disagree with a function as written that compiles
-//! (a defect of `#[lens]`), building that impl's code fails with [`Typed::MISMATCH`], so a
-//! mismatch never becomes a program that runs. That failure comes when the code is built
-//! (monomorphised), so `cargo check` does not show it, and only where the generated function
-//! is used.
+//! 1. **A value read at the written type, with a fallback one autoref step later**
+//!    (this module: `Typed::like(witness, x).lens_typed()`, `Types::of(&x)`, the changes'
+//!    `Change*`). The first impl is `x` itself when `x` has the type `W` the witness names;
+//!    when it has another, method resolution picks the impl on `&Typed` (found one autoref
+//!    step later), whose value still has type `W`, so the sweep reports nothing and the one
+//!    error is the function as written's. That impl never runs: the crate has a type error
+//!    elsewhere and is not built. Should a sweep ever disagree with a function as written
+//!    that compiles (a defect of `#[lens]`), building that impl fails with
+//!    `Typed::MISMATCH`, so a mismatch never becomes a program that runs (when the code is
+//!    monomorphised: `cargo check` does not show it). The same autoref step picks a kind
+//!    without a type error: [`no_change`] gives a `Tangent`'s zero, else a `NoChange` value.
+//! 2. **A value spanned like the function as written's** ([`reads`]: `Value`, `Moved`,
+//!    `operand`, `witness`, `index_typed`): the sweep's copy of an expression carries the
+//!    written one's span and form, so rustc reports a type error of either as one diagnostic,
+//!    with the help it gives for the code as written.
+//! 3. **A check that is one obligation with its own message** ([`names`]: `LensNamed`;
+//!    this module: `NotDifferentiatedThere` for a change that would be lost): a trait with
+//!    `#[diagnostic::on_unimplemented]`, implemented only where the code is right, so a
+//!    mistake is one error at the user's expression saying what to do.
+
+mod names;
+mod no_change;
+mod reads;
+
+pub use names::*;
+pub use no_change::*;
+pub use reads::*;
+
+use crate::Tangent;
+
+// The first pattern: operands, variables and changes held to the function as written's
+// types (`Typed`, `Types`), the changes checked against their arguments (`Change*`, `Lost`).
 
 #[cfg(feature = "alloc")]
 use crate::HeapMatrix;
