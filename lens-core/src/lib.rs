@@ -185,8 +185,7 @@ pub mod __private {
 
     pub use crate::guard::{
         IndexedBy, LensNamed, Moved, NoChange, NoChangeData, NoChangeOf, NoChangeTangent,
-        NotAnInput, Value, change_witness, index_typed, lens_named, operand, slot_of_index,
-        witness, zeros_of,
+        NotAnInput, Value, change_witness, index_typed, operand, slot_of_index, witness, zeros_of,
     };
     pub use crate::sweep::*;
 }
