@@ -60,20 +60,28 @@ pub use binary::{AddRule, DivRule, MulRule, NegRule, SquareRule, SubRule};
 #[derive(Clone, Copy, Debug)]
 pub enum Unmatched {}
 
-/// The second impl of each rule trait named (see [`Unmatched`]).
+/// The second impl of each rule trait named (see [`Unmatched`]), for each left operand type
+/// that has a first: scalars, static and heap matrices. Not one blanket impl over every
+/// type: rustdoc listed that on every page of the facade, even hidden.
 macro_rules! unmatched {
     ($($rule:ident :: $f:ident),* $(,)?) => {$(
-        // Not API: hidden from every type's page of blanket impls.
+        unmatched!(@impl $rule :: $f, [T: crate::Real], T);
+        unmatched!(@impl $rule :: $f, [T: crate::Real, const R: usize, const C: usize], nalgebra::SMatrix<T, R, C>);
+        #[cfg(feature = "alloc")]
+        unmatched!(@impl $rule :: $f, [T: crate::Real, const R: usize, const C: usize], crate::HeapMatrix<T, R, C>);
+    )*};
+    (@impl $rule:ident :: $f:ident, [$($g:tt)*], $x:ty) => {
+        // Not API: hidden from the types' pages.
         #[doc(hidden)]
         #[diagnostic::do_not_recommend]
-        impl<X> $rule<Unmatched> for X {
+        impl<$($g)*> $rule<Unmatched> for $x {
             type Out = Unmatched;
-            fn $f(self, rhs: Unmatched) -> (Unmatched, impl FnOnce(Unmatched) -> (X, Unmatched)) {
+            fn $f(self, rhs: Unmatched) -> (Unmatched, impl FnOnce(Unmatched) -> (Self, Unmatched)) {
                 let never: Unmatched = rhs;
                 (never, move |_: Unmatched| match never {})
             }
         }
-    )*};
+    };
 }
 unmatched!(AddRule::add_vjp, SubRule::sub_vjp, DivRule::div_vjp);
 
