@@ -81,6 +81,30 @@ pub fn chained_hand<const N: usize>(x: SVector<f64, N>, d: f64) -> SVector<f64, 
     g
 }
 
+/// [`chained`] in `f32`.
+#[lens]
+pub fn chained32<const N: usize>(x: SVector<f32, N>) -> f32 {
+    let mut f = 0.0;
+    for i in 0..N - 1 {
+        let t = x[i + 1] - x[i] * x[i];
+        let s = 1.0 - x[i];
+        f = f + 100.0 * t * t + s * s;
+    }
+    f
+}
+
+/// [`chained_hand`] in `f32`.
+#[inline]
+pub fn chained_hand32<const N: usize>(x: SVector<f32, N>, d: f32) -> SVector<f32, N> {
+    let mut g = SVector::<f32, N>::zeros();
+    for i in 0..N - 1 {
+        let t = x[i + 1] - x[i] * x[i];
+        g[i] += (-400.0 * x[i] * t - 2.0 * (1.0 - x[i])) * d;
+        g[i + 1] += 200.0 * t * d;
+    }
+    g
+}
+
 /// A dense layer of MNIST size written with `#[lens]` on heap matrices, its input batch
 /// forward-only: `|W X|^2`, whose gradient is `2 (W X) X^T`.
 #[lens]
@@ -225,6 +249,18 @@ fn chained_bench<const N: usize>(c: &mut Criterion) {
     g.bench_with_input(BenchmarkId::new("hand_written_again", N), &x, |b, &x| {
         b.iter(|| chained_hand(black_box(x), 1.0))
     });
+    let x = x.map(|v| v as f32);
+    let diff = (chained32_rev(x, 1.0) - chained_hand32(x, 1.0)).amax();
+    assert!(
+        diff <= 1e-6 * chained_hand32(x, 1.0).amax(),
+        "generated and hand-written f32 gradients differ by {diff}"
+    );
+    g.bench_with_input(BenchmarkId::new("generated_f32", N), &x, |b, &x| {
+        b.iter(|| chained32_rev(black_box(x), 1.0))
+    });
+    g.bench_with_input(BenchmarkId::new("hand_written_f32", N), &x, |b, &x| {
+        b.iter(|| chained_hand32(black_box(x), 1.0))
+    });
     g.finish();
 }
 
@@ -289,7 +325,8 @@ pub fn bench(c: &mut Criterion) {
 
 /// The gradient named `which`, as the Rosenbrock groups run it: a closure that runs it `n`
 /// times, for counting instructions (`benches/count.sh`) and for interleaved timing
-/// (`benches/ratio.sh`): `chained_{generated,hand}_{16,64,256}` (variables) and
+/// (`benches/ratio.sh`): `chained_{generated,hand}_{16,64,256}` (variables; `chained32_..`
+/// in `f32`) and
 /// `paired_{generated,hand}_{8,..,256}` (pairs). `None` if `which` names none.
 pub fn workload(which: &str) -> Option<Box<dyn FnMut(usize)>> {
     fn chained_n<const N: usize>(generated: bool) -> Box<dyn FnMut(usize)> {
@@ -325,6 +362,22 @@ pub fn workload(which: &str) -> Option<Box<dyn FnMut(usize)>> {
             })
         }
     }
+    fn chained32_n<const N: usize>(generated: bool) -> Box<dyn FnMut(usize)> {
+        let x = SVector::<f32, N>::from_fn(|i, _| (i as f32 * 0.37).sin());
+        if generated {
+            Box::new(move |n| {
+                for _ in 0..n {
+                    black_box(chained32_rev(black_box(x), 1.0));
+                }
+            })
+        } else {
+            Box::new(move |n| {
+                for _ in 0..n {
+                    black_box(chained_hand32(black_box(x), 1.0));
+                }
+            })
+        }
+    }
     let (form, rest) = which.split_once('_')?;
     let (who, size) = rest.split_once('_')?;
     let generated = match who {
@@ -336,6 +389,9 @@ pub fn workload(which: &str) -> Option<Box<dyn FnMut(usize)>> {
         ("chained", "16") => chained_n::<16>(generated),
         ("chained", "64") => chained_n::<64>(generated),
         ("chained", "256") => chained_n::<256>(generated),
+        ("chained32", "16") => chained32_n::<16>(generated),
+        ("chained32", "64") => chained32_n::<64>(generated),
+        ("chained32", "256") => chained32_n::<256>(generated),
         ("paired", "8") => paired_n::<8>(generated),
         ("paired", "16") => paired_n::<16>(generated),
         ("paired", "32") => paired_n::<32>(generated),

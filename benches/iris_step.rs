@@ -65,6 +65,18 @@ impl<const R: usize, const C: usize> Moments<R, C> {
     }
 }
 
+/// `p -= lr g`, entry by entry in one pass.
+#[inline]
+fn descend<const R: usize, const C: usize>(
+    p: &mut SMatrix<f32, R, C>,
+    g: &SMatrix<f32, R, C>,
+    lr: f32,
+) {
+    for (p, g) in p.as_mut_slice().iter_mut().zip(g.as_slice()) {
+        *p -= lr * g;
+    }
+}
+
 /// The hand-written reference: forward, backward and Adam for the same MLP.
 struct Hand {
     w1: SMatrix<f32, 16, 4>,
@@ -106,7 +118,8 @@ impl Hand {
         }
     }
 
-    #[inline]
+    // Inlined into both steps (Adam's and SGD's), as it was into the one step it had.
+    #[inline(always)]
     fn grads(&self, x: &X, y: usize) -> (f32, Grads) {
         let z1 = self.w1 * x + self.b1;
         let h = z1.map(|v| if v <= 0.0 { 0.0 } else { v });
@@ -147,6 +160,17 @@ impl Hand {
     fn step(&mut self, x: &X, y: usize) -> f32 {
         let (loss, g) = self.grads(x, y);
         self.adam(&g);
+        loss
+    }
+
+    /// The batch-1 step with plain gradient descent: forward, backward, and the update
+    /// `p -= lr g` fused into one pass over each parameter, nothing checked.
+    fn step_sgd(&mut self, x: &X, y: usize, lr: f32) -> f32 {
+        let (loss, g) = self.grads(x, y);
+        descend(&mut self.w1, &g.w1, lr);
+        descend(&mut self.b1, &g.b1, lr);
+        descend(&mut self.w2, &g.w2, lr);
+        descend(&mut self.b2, &g.b2, lr);
         loss
     }
 
@@ -248,6 +272,31 @@ pub fn bench(c: &mut Criterion) {
     });
     g.finish();
 
+    // The same step with plain gradient descent, where the learner's fixed cost per step
+    // (the label check, the finiteness scan, clearing the change) is not hidden behind Adam's.
+    let mut learner = Learner::new(model, params.clone(), SoftmaxCrossEntropy, Sgd::new(SGD_LR));
+    let mut hand = Hand::new(&params);
+    for i in 0..20 {
+        let a = learner.step(&xs[i], &ys[i]);
+        let b = hand.step_sgd(&xs[i], ys[i], SGD_LR);
+        assert!(
+            (a - b).abs() < 1e-5,
+            "library {a} and hand-written {b} SGD losses differ at step {i}"
+        );
+    }
+    let mut g = c.benchmark_group("iris_step_batch1_sgd");
+    g.throughput(Throughput::Elements(1));
+    for (name, which) in [
+        ("paralens", "sgd_paralens"),
+        ("paralens_para_macro", "sgd_para_macro"),
+        ("hand_written", "sgd_hand"),
+        ("hand_written_again", "sgd_hand"),
+    ] {
+        let mut run = workload(which).expect("an SGD workload");
+        g.bench_function(name, |b| b.iter(|| run(1)));
+    }
+    g.finish();
+
     let mut g = c.benchmark_group("iris_step_batch32_adam");
     g.throughput(Throughput::Elements(32));
     let mut learner = Learner::new(model, params.clone(), SoftmaxCrossEntropy, Adam::new(0.01));
@@ -291,6 +340,9 @@ pub fn bench(c: &mut Criterion) {
     g.finish();
 }
 
+/// The learning rate of the SGD workloads.
+const SGD_LR: f32 = 0.05;
+
 /// `n` calls of `step` (one example and its label to a loss), cycling through the examples.
 fn cycling(
     xs: Vec<X>,
@@ -306,8 +358,9 @@ fn cycling(
     })
 }
 
-/// The batch-1 step of the learner named `which` (`paralens`, `para_macro`, `hand`), as the
-/// `iris_step_batch1_adam` group runs it: a closure that runs `n` steps, cycling through the
+/// The batch-1 step of the learner named `which` (`paralens`, `para_macro`, `hand` with
+/// Adam as the `iris_step_batch1_adam` group runs it; `sgd_paralens`, `sgd_para_macro`,
+/// `sgd_hand` with plain gradient descent, as `iris_step_batch1_sgd`): a closure that runs `n` steps, cycling through the
 /// examples, for counting instructions (`benches/count.sh`) and for interleaved timing
 /// (`benches/ratio.sh`); also the parts of the learner's `put` alone (`adam_update`,
 /// `adam_update_clear`, `all_finite`). `None` if `which` names none.
@@ -342,6 +395,31 @@ pub fn workload(which: &str) -> Option<Box<dyn FnMut(usize)>> {
         "hand" => {
             let mut hand = Hand::new(&params);
             cycling(xs, ys, move |x, y| hand.step(x, y))
+        }
+        "sgd_paralens" => {
+            let mut learner = Learner::new(model, params, SoftmaxCrossEntropy, Sgd::new(SGD_LR));
+            cycling(xs, ys, move |x, y| learner.step(x, &y))
+        }
+        "sgd_para_macro" => {
+            let macro_model = IrisMlp {
+                l1: Dense::new(),
+                l2: Dense::glorot(),
+            };
+            let macro_params = IrisMlpParams {
+                l1: params.0.0.clone(),
+                l2: params.1.clone(),
+            };
+            let mut learner = Learner::new(
+                macro_model,
+                macro_params,
+                SoftmaxCrossEntropy,
+                Sgd::new(SGD_LR),
+            );
+            cycling(xs, ys, move |x, y| learner.step(x, &y))
+        }
+        "sgd_hand" => {
+            let mut hand = Hand::new(&params);
+            cycling(xs, ys, move |x, y| hand.step_sgd(x, y, SGD_LR))
         }
         // The parts of the learner's `put`, on the model's parameters and a change of
         // typical size: Adam's update alone, Adam clearing the change, the finiteness scan.

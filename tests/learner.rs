@@ -238,6 +238,16 @@ fn clearing_while_reading_is_the_same_update() {
         assert_eq!(p1, p2);
         assert_eq!(s1, s2);
     }
+    // Plain descent's one-pass update-and-clear, through a tuple, a matrix and a scalar.
+    let sgd = paralens::optim::Sgd::new(0.1);
+    let (mut p1, mut p2) = (p0, p0);
+    for _ in 0..3 {
+        sgd.update(&mut (), &mut p1, &dp);
+        let mut d = dp;
+        sgd.update_and_clear(&mut (), &mut p2, &mut d);
+        assert_eq!(d, (SVector::zeros(), 0.0));
+    }
+    assert_eq!(p1, p2);
 }
 
 #[test]

@@ -258,6 +258,7 @@ fn short_slices_update_alike_under_every_kernel() {
             short_slices_update_alike(RmsProp::new(1e-2f32), kernel),
             short_slices_update_alike(AdaGrad::new(1e-1f32), kernel),
             short_slices_update_alike(Momentum::new(1e-2f32, 0.9), kernel),
+            short_slices_update_alike(Sgd::new(1e-2f32), kernel),
         ];
         if all.contains(&true) {
             ran += 1;

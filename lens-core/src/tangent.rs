@@ -110,6 +110,15 @@ pub trait Flat<T: Copy + 'static>: Tangent {
             f(x, y, z, w);
         }
     }
+    /// Like [`Flat::zip2_slices`], with the second value mutable too (an update that clears
+    /// each change as it reads it).
+    #[inline]
+    fn zip2_slices_mut(&mut self, a: &mut Self, f: &mut impl FnMut(&mut [T], &mut [T])) {
+        for (x, y) in self.slices_mut().zip(a.slices_mut()) {
+            f(x, y);
+        }
+    }
+
     /// Like [`Flat::zip4_slices`], with the second value mutable too (an optimizer that
     /// clears each change as it reads it).
     #[inline]
@@ -298,6 +307,10 @@ macro_rules! single_slice {
         ) {
             f($get_mut(self), $get_mut(a), $get_mut(b), $get_mut(c));
         }
+        #[inline]
+        fn zip2_slices_mut(&mut self, a: &mut Self, f: &mut impl FnMut(&mut [$t], &mut [$t])) {
+            f($get_mut(self), $get_mut(a));
+        }
     };
 }
 #[cfg(feature = "alloc")]
@@ -415,6 +428,8 @@ impl<T: Copy + 'static> Flat<T> for () {
         _: &mut impl FnMut(&mut [T], &mut [T], &mut [T], &mut [T]),
     ) {
     }
+    #[inline]
+    fn zip2_slices_mut(&mut self, _: &mut Self, _: &mut impl FnMut(&mut [T], &mut [T])) {}
 }
 
 impl<X: Tangent, const N: usize> Tangent for [X; N] {
@@ -486,6 +501,12 @@ impl<T: Copy + 'static, X: Flat<T>, const N: usize> Flat<T> for [X; N] {
             self[i].zip4_slices_mut(&mut a[i], &mut b[i], &mut c[i], f);
         }
     }
+    #[inline]
+    fn zip2_slices_mut(&mut self, a: &mut Self, f: &mut impl FnMut(&mut [T], &mut [T])) {
+        for i in 0..N {
+            self[i].zip2_slices_mut(&mut a[i], f);
+        }
+    }
 }
 
 /// Large parameters live in a `Box`, allocated once at construction.
@@ -548,6 +569,10 @@ impl<T: Copy + 'static, X: Flat<T>> Flat<T> for alloc::boxed::Box<X> {
     ) {
         (**self).zip4_slices_mut(a, b, c, f);
     }
+    #[inline]
+    fn zip2_slices_mut(&mut self, a: &mut Self, f: &mut impl FnMut(&mut [T], &mut [T])) {
+        (**self).zip2_slices_mut(a, f);
+    }
 }
 
 macro_rules! tuple_tangent {
@@ -604,6 +629,10 @@ macro_rules! tuple_tangent {
                 f: &mut impl FnMut(&mut [T], &mut [T], &mut [T], &mut [T]),
             ) {
                 $(self.$idx.zip4_slices_mut(&mut a.$idx, &mut b.$idx, &mut c.$idx, f);)+
+            }
+            #[inline]
+            fn zip2_slices_mut(&mut self, a: &mut Self, f: &mut impl FnMut(&mut [T], &mut [T])) {
+                $(self.$idx.zip2_slices_mut(&mut a.$idx, f);)+
             }
         }
     };

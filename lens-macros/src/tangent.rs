@@ -277,6 +277,10 @@ pub fn expand(input: &DeriveInput) -> syn::Result<TokenStream> {
             ) {
                 #(#p::Flat::<__S>::zip4_slices_mut(#of_mut, #a_mut, #b_mut, #c_mut, __f);)*
             }
+            #[inline]
+            fn zip2_slices_mut(&mut self, __a: &mut Self, __f: &mut impl FnMut(&mut [__S], &mut [__S])) {
+                #(#p::Flat::<__S>::zip2_slices_mut(#of_mut, #a_mut, __f);)*
+            }
         }
     })
 }

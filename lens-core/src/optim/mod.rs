@@ -183,6 +183,23 @@ pub(crate) fn zip4<T: Real, P: Flat<T>>(
     });
 }
 
+/// `f` over corresponding scalars of `p` (mutable) and `dp`, setting every change to zero
+/// once it is read (plain descent's `update_and_clear`: one pass instead of two).
+#[inline(always)]
+pub(crate) fn zip2_clear<T: Real, P: Flat<T>>(p: &mut P, dp: &mut P, mut f: impl FnMut(&mut T, T)) {
+    #[cfg(target_arch = "x86_64")]
+    if Isa::whole_in_avx2(dp) {
+        // SAFETY: `whole_in_avx2` is true only on a CPU with AVX2 (it asks the CPU).
+        unsafe { avx2_whole::zip2_clear(p, dp, &mut f) };
+        return;
+    }
+    p.zip2_slices_mut(dp, &mut |sp, sd| {
+        let n = sp.len();
+        let sd = &mut sd[..n];
+        wide!(Isa::for_len(n), loop2_clear(sp, sd, &mut f));
+    });
+}
+
 /// [`zip4`] that also sets every change to zero once it is read (Adam's
 /// `update_and_clear`: one pass over the changes instead of two).
 #[inline(always)]
@@ -249,6 +266,19 @@ mod avx2_whole {
         p.zip4_slices(dp, m, v, &mut |sp, sd, sm, sv| {
             // SAFETY: this function runs only on a CPU with AVX2.
             unsafe { avx2::loop4(sp, sd, sm, sv, f) }
+        });
+    }
+
+    /// [`super::zip2_clear`] in one AVX2 call.
+    #[target_feature(enable = "avx2")]
+    pub(super) unsafe fn zip2_clear<T: Real, P: Flat<T>>(
+        p: &mut P,
+        dp: &mut P,
+        f: &mut impl FnMut(&mut T, T),
+    ) {
+        p.zip2_slices_mut(dp, &mut |sp, sd| {
+            // SAFETY: this function runs only on a CPU with AVX2.
+            unsafe { avx2::loop2_clear(sp, sd, f) }
         });
     }
 
@@ -425,6 +455,20 @@ macro_rules! wide_copies {
         /// all, and a branch-free scan vectorises).
         $(#[$attr])* pub(super) $($unsafe)? fn any_non_finite<T: Real>(s: &[T]) -> bool {
             s.iter().fold(false, |b, v| b | v.non_finite())
+        }
+
+        /// Applies `f` entry by entry to `p` and `d`, setting each change to zero once read.
+        $(#[$attr])* pub(super) $($unsafe)? fn loop2_clear<T: Real>(
+            sp: &mut [T],
+            sd: &mut [T],
+            f: &mut impl FnMut(&mut T, T),
+        ) {
+            let n = sp.len();
+            let sd = &mut sd[..n];
+            for i in 0..n {
+                let d = core::mem::replace(&mut sd[i], T::zero());
+                f(&mut sp[i], d);
+            }
         }
 
         /// [`loop4`], setting each change to zero once read.

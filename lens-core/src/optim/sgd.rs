@@ -45,4 +45,10 @@ impl<T: Real, P: Flat<T>> Optimizer<P> for Sgd<T> {
     fn update(&self, _state: &mut (), p: &mut P, dp: &P) {
         zip2(p, dp, |x, d| *x += d);
     }
+
+    /// The update and the clearing of the change in one pass.
+    #[inline]
+    fn update_and_clear(&self, _state: &mut (), p: &mut P, dp: &mut P) {
+        super::zip2_clear(p, dp, |x, d| *x += d);
+    }
 }
