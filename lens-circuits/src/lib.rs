@@ -50,6 +50,8 @@ pub mod models;
 #[cfg(feature = "alloc")]
 pub mod netlist;
 pub mod oracle;
+#[cfg(feature = "alloc")]
+pub mod relaxed;
 pub mod ring;
 pub mod rules;
 #[cfg(feature = "alloc")]
