@@ -232,3 +232,18 @@ fn a_relaxed_network_learns_with_the_library_learner() {
     let right = (0..64).filter(|&l| classes[l] == test[l].1).count();
     assert!(right >= 60, "the discrete circuit classifies {right} of 64");
 }
+
+#[allow(dead_code)]
+#[path = "../examples/logic_mnist.rs"]
+mod logic_mnist;
+
+#[test]
+fn the_example_learns_the_shipped_digits_and_its_circuit_agrees() {
+    // A third of the example's epochs on one thread (the same result on two).
+    let (train, test) = logic_mnist::digit_bits();
+    let r = logic_mnist::run::<192, 1000>((&train, &test), 12, 0.05, Some(1), false);
+    assert!(r.relaxed >= 0.85, "relaxed test accuracy {}", r.relaxed);
+    assert!(r.discrete >= 0.85, "discrete test accuracy {}", r.discrete);
+    assert!((r.relaxed - r.discrete).abs() <= 0.03, "{r:?}");
+    assert!(r.gates <= 6000 && r.depth <= 6, "{r:?}");
+}
