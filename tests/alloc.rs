@@ -409,3 +409,27 @@ fn a_heap_product_in_a_lens_allocates_nothing_after_the_first() {
     let last = heap_layer_loss(w.clone(), x.clone());
     assert!(last < first, "loss {first} -> {last}");
 }
+
+#[test]
+fn a_relaxed_logic_network_step_allocates_nothing_after_the_first() {
+    use paralens::circuits::relaxed::{GroupSum, LogicLayer};
+    let model = LogicLayer::<12, 40, f32>::new(1)
+        .then(LogicLayer::<40, 20, f32>::new(2))
+        .then(GroupSum::<20, 2, f32>::new(1.0));
+    let params = model.init(0);
+    let mut learner = Learner::new(
+        model,
+        params,
+        PerColumn(SoftmaxCrossEntropy),
+        Adam::new(0.01),
+    );
+    let x = HeapMatrix::<f32, 12, 8>::from_fn(|r, c| ((r + c) % 2) as f32);
+    let y: [usize; 8] = core::array::from_fn(|c| c % 2);
+    learner.step(&x, &y);
+    let n = allocations_during(|| {
+        for _ in 0..5 {
+            std::hint::black_box(learner.step(&x, &y));
+        }
+    });
+    assert_eq!(n, 0, "allocations in 5 steps");
+}
