@@ -16,7 +16,8 @@
 //!
 //! ```text
 //! cargo run --release --example logic_mnist
-//! cargo run --release --example logic_mnist -- --data ../shared/data/mnist --epochs 5
+//! cargo run --release --example logic_mnist -- --data ../shared/data/mnist --epochs 10
+//! cargo run --release --example logic_mnist -- --export-c digits.c --export-verilog digits.v
 //! ```
 
 use clap::Parser;
@@ -53,6 +54,13 @@ struct Args {
     #[arg(long, value_name = "N",
           value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
     threads: Option<usize>,
+    /// Write the discrete circuit as a C function (`void logic_mnist(const uint64_t in[],
+    /// uint64_t out[])`, 64 images per word) to this file.
+    #[arg(long, value_name = "FILE")]
+    export_c: Option<PathBuf>,
+    /// Write the discrete circuit as a combinational Verilog module to this file.
+    #[arg(long, value_name = "FILE")]
+    export_verilog: Option<PathBuf>,
 }
 
 /// What a run gives.
@@ -70,6 +78,15 @@ pub struct Report {
     pub images_per_second: f64,
     /// Seconds of training.
     pub seconds: f64,
+}
+
+/// Where to write the circuit, if anywhere.
+#[derive(Clone, Debug, Default)]
+pub struct Export {
+    /// The C file.
+    pub c: Option<PathBuf>,
+    /// The Verilog file.
+    pub verilog: Option<PathBuf>,
 }
 
 /// Binarised examples: `bits[i]` is example `i`'s inputs, 0 or 1.
@@ -183,6 +200,7 @@ pub fn run<const N: usize, const H: usize>(
     lr: f32,
     threads: Option<usize>,
     verbose: bool,
+    export: &Export,
 ) -> Report {
     // The scores range over 0..=H/10 gates; a temperature of a thirtieth of that (inputs of
     // the softmax within 30) did best on the digits against a tenth, a third, a fiftieth and
@@ -229,6 +247,17 @@ pub fn run<const N: usize, const H: usize>(
     let l = learner.learner();
     let relaxed = relaxed_accuracy(l.model(), l.params(), test);
     let net = discretise(l.model(), l.params(), N).expect("a model's circuit is well formed");
+    let write = |path: &Option<PathBuf>, text: String| {
+        if let Some(path) = path {
+            match std::fs::write(path, text) {
+                Ok(()) if verbose => println!("wrote {}", path.display()),
+                Ok(()) => {}
+                Err(e) => eprintln!("error: cannot write {}: {e}", path.display()),
+            }
+        }
+    };
+    write(&export.c, net.to_c("logic_mnist"));
+    write(&export.verilog, net.to_verilog("logic_mnist"));
     // The test set in words of 64 images: word w of input r holds bit r of images 64 w ...
     let words = test.labels.len().div_ceil(64);
     let packed: Vec<Vec<u64>> = (0..words)
@@ -300,14 +329,18 @@ pub fn run<const N: usize, const H: usize>(
 
 fn main() {
     let a = Args::parse();
+    let export = Export {
+        c: a.export_c.clone(),
+        verilog: a.export_verilog.clone(),
+    };
     match &a.data {
         None => {
             let (train, test) = digit_bits();
-            run::<192, 1000>((&train, &test), a.epochs, a.lr, a.threads, true);
+            run::<192, 1000>((&train, &test), a.epochs, a.lr, a.threads, true, &export);
         }
         Some(dir) => match mnist_bits(dir) {
             Ok((train, test)) => {
-                run::<1568, 8000>((&train, &test), a.epochs, a.lr, a.threads, true);
+                run::<1568, 8000>((&train, &test), a.epochs, a.lr, a.threads, true, &export);
             }
             Err(e) => {
                 eprintln!("error: {e}");

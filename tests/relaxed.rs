@@ -241,7 +241,14 @@ mod logic_mnist;
 fn the_example_learns_the_shipped_digits_and_its_circuit_agrees() {
     // A third of the example's epochs on one thread (the same result on two).
     let (train, test) = logic_mnist::digit_bits();
-    let r = logic_mnist::run::<192, 1000>((&train, &test), 12, 0.05, Some(1), false);
+    let r = logic_mnist::run::<192, 1000>(
+        (&train, &test),
+        12,
+        0.05,
+        Some(1),
+        false,
+        &logic_mnist::Export::default(),
+    );
     assert!(r.relaxed >= 0.85, "relaxed test accuracy {}", r.relaxed);
     assert!(r.discrete >= 0.85, "discrete test accuracy {}", r.discrete);
     assert!((r.relaxed - r.discrete).abs() <= 0.03, "{r:?}");

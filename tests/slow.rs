@@ -45,7 +45,14 @@ fn main() -> std::process::ExitCode {
             data,
             |data| {
                 let (train, test) = logic_mnist::mnist_bits(&data.join("mnist")).unwrap();
-                let r = logic_mnist::run::<1568, 8000>((&train, &test), 1, 0.05, None, false);
+                let r = logic_mnist::run::<1568, 8000>(
+                    (&train, &test),
+                    1,
+                    0.05,
+                    None,
+                    false,
+                    &logic_mnist::Export::default(),
+                );
                 assert!(r.discrete >= 0.92, "{r:?}");
                 assert!(r.relaxed >= 0.92, "{r:?}");
             },

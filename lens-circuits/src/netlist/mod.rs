@@ -27,6 +27,7 @@
 mod build;
 mod error;
 mod eval;
+mod export;
 mod learn;
 mod level;
 #[cfg(feature = "std")]
