@@ -72,8 +72,10 @@ impl<const I: usize, const O: usize, T: Real> Init for LogicLayer<I, O, T> {
     fn init_with<R: Rng + ?Sized>(&self, rng: &mut R) -> Self::Param {
         HeapMatrix::from_fn(|_, _| {
             let (u, v): (f64, f64) = (rng.random(), rng.random());
-            let r = (-2.0 * (1.0 - u).ln()).sqrt();
-            T::cst(r * (core::f64::consts::TAU * v).cos())
+            // Through nalgebra's `libm`: without `std`, `f64` has no `ln`.
+            use nalgebra::ComplexField;
+            let r = ComplexField::sqrt(-2.0 * ComplexField::ln(1.0 - u));
+            T::cst(r * ComplexField::cos(core::f64::consts::TAU * v))
         })
     }
 }
