@@ -314,3 +314,44 @@ fn a_gate_listed_before_what_it_reads_comes_after_it_in_the_order() {
     assert!(at(0) > at(1) && at(0) > at(2));
     assert_eq!(order.len(), net.gates().len());
 }
+
+#[test]
+fn the_simplified_circuit_is_the_same_function_with_no_more_gates() {
+    // Constants and negations to fold, a dead gate, a table of constants.
+    let mut b = NetlistBuilder::new(3);
+    let (one, zero) = (b.constant(true), b.constant(false));
+    let a = b.and(0, one);
+    let n1 = b.not(a);
+    let n2 = b.not(n1);
+    let _dead = b.or(1, 2);
+    let x = b.xor(n2, zero);
+    let m = b.mux(2, x, x);
+    let o = b.or(m, zero);
+    // A lookup of a constant table (0110: x0 ^ x1) becomes two gates on its operands.
+    let t = [false, true, true, false].map(|v| b.constant(v))[0];
+    let l = b.lut2(0, 1, t);
+    b.output(o);
+    b.output(one);
+    b.output(l);
+    let folded = b.build().unwrap();
+    assert_eq!(folded.gates().len(), 14);
+    let s = folded.simplified().unwrap();
+    // `o` is input 0 itself; the constant output one gate; the lookup `!x0` and a mux.
+    assert_eq!(s.output_wires()[0], 0);
+    assert_eq!(s.gates().len(), 3, "{:?}", s.gates());
+    assert!(s.gates().contains(&Gate::Const(true)));
+    let mut all = nets();
+    all.push(("folded", folded));
+    for (name, net) in all {
+        let s = net.simplified().unwrap();
+        assert!(s.gates().len() <= net.gates().len(), "{name}");
+        assert_eq!(
+            (s.inputs(), s.outputs()),
+            (net.inputs(), net.outputs()),
+            "{name}"
+        );
+        for x in inputs(&net, 8, 21) {
+            assert_eq!(library(&s, &x), library(&net, &x), "{name}");
+        }
+    }
+}

@@ -73,6 +73,11 @@ impl NetlistBuilder {
         self.outputs.push(w);
     }
 
+    /// The gates so far (the outputs dropped).
+    pub(super) fn into_gates(self) -> Vec<Gate> {
+        self.gates
+    }
+
     /// Checks and levelizes the netlist.
     ///
     /// # Errors

@@ -32,6 +32,7 @@ mod learn;
 mod level;
 #[cfg(feature = "std")]
 mod sharded;
+mod simplify;
 
 pub use build::NetlistBuilder;
 pub use error::NetlistError;
