@@ -81,13 +81,20 @@ impl<const I: usize, const O: usize, T: Real> Init for LogicLayer<I, O, T> {
 }
 
 impl<const I: usize, const O: usize, T: Real> LogicLayer<I, O, T> {
-    /// Each gate's probabilities and the coefficients of its relaxed function.
-    fn tables(p: &HeapMatrix<T, 16, O>) -> HeapMatrix<T, 4, O> {
+    /// The coefficients of each gate's relaxed function; each gate's probabilities are kept in
+    /// `probs` when given (the reverse reads them instead of computing the softmax again).
+    fn tables(
+        p: &HeapMatrix<T, 16, O>,
+        mut probs: Option<&mut HeapMatrix<T, 16, O>>,
+    ) -> HeapMatrix<T, 4, O> {
         let mut c = HeapMatrix::<T, 4, O>::zeros();
         let (w, out) = (p.as_slice(), c.as_mut_slice());
         for g in 0..O {
-            let probs = softmax(&w[16 * g..16 * (g + 1)]);
-            out[4 * g..4 * (g + 1)].copy_from_slice(&coefficients(expected_table(&probs)));
+            let pg = softmax(&w[16 * g..16 * (g + 1)]);
+            out[4 * g..4 * (g + 1)].copy_from_slice(&coefficients(expected_table(&pg)));
+            if let Some(probs) = probs.as_deref_mut() {
+                probs.as_mut_slice()[16 * g..16 * (g + 1)].copy_from_slice(&pg);
+            }
         }
         c
     }
@@ -110,17 +117,18 @@ impl<const I: usize, const O: usize, T: Real> LogicLayer<I, O, T> {
         y
     }
 
-    /// The reverse: the scores' change added into `dp`, and the input's change if `dx`.
+    /// The reverse: the scores' change added into `dp`, and the input's change if `dx`;
+    /// `probs` are the gates' probabilities kept by [`Self::tables`].
     fn back<const B: usize>(
         &self,
-        p: &HeapMatrix<T, 16, O>,
+        probs: &HeapMatrix<T, 16, O>,
         c: &HeapMatrix<T, 4, O>,
         x: &HeapMatrix<T, I, B>,
         dy: &HeapMatrix<T, O, B>,
         dp: &mut HeapMatrix<T, 16, O>,
         mut dx: Option<&mut HeapMatrix<T, I, B>>,
     ) {
-        let (w, c, xs, dys) = (p.as_slice(), c.as_slice(), x.as_slice(), dy.as_slice());
+        let (pr, c, xs, dys) = (probs.as_slice(), c.as_slice(), x.as_slice(), dy.as_slice());
         let dw = dp.as_mut_slice();
         for (g, &[ia, ib]) in self.wires.iter().enumerate() {
             let (ia, ib) = (ia as usize, ib as usize);
@@ -146,10 +154,12 @@ impl<const I: usize, const O: usize, T: Real> LogicLayer<I, O, T> {
                 dc[2] - dc[3],
                 dc[3],
             ];
-            let probs = softmax(&w[16 * g..16 * (g + 1)]);
-            let tau = expected_table(&probs);
+            let pg: &[T; 16] = pr[16 * g..16 * (g + 1)]
+                .try_into()
+                .expect("16 probabilities a gate");
+            let tau = expected_table(pg);
             let mean = (0..4).fold(T::zero(), |s, j| s + tau[j] * dtau[j]);
-            for (kf, &pk) in probs.iter().enumerate() {
+            for (kf, &pk) in pg.iter().enumerate() {
                 let mut along = T::zero();
                 for (j, &dt) in dtau.iter().enumerate() {
                     if (kf >> j) & 1 == 1 {
@@ -169,7 +179,7 @@ impl<const I: usize, const O: usize, const B: usize, T: Real> Para<HeapMatrix<T,
     type Out = HeapMatrix<T, O, B>;
 
     fn forward(&self, p: &Self::Param, x: HeapMatrix<T, I, B>) -> Self::Out {
-        self.run(&Self::tables(p), &x)
+        self.run(&Self::tables(p, None), &x)
     }
 
     fn vjp(
@@ -180,11 +190,12 @@ impl<const I: usize, const O: usize, const B: usize, T: Real> Para<HeapMatrix<T,
         Self::Out,
         impl FnOnce(Self::Out, &mut Self::Param) -> HeapMatrix<T, I, B>,
     ) {
-        let c = Self::tables(p);
+        let mut probs = HeapMatrix::<T, 16, O>::zeros();
+        let c = Self::tables(p, Some(&mut probs));
         let y = self.run(&c, &x);
         (y, move |dy: Self::Out, dp: &mut Self::Param| {
             let mut dx = HeapMatrix::<T, I, B>::zeros();
-            self.back(p, &c, &x, &dy, dp, Some(&mut dx));
+            self.back(&probs, &c, &x, &dy, dp, Some(&mut dx));
             dx
         })
     }
@@ -194,10 +205,11 @@ impl<const I: usize, const O: usize, const B: usize, T: Real> Para<HeapMatrix<T,
         p: &Self::Param,
         x: HeapMatrix<T, I, B>,
     ) -> (Self::Out, impl FnOnce(Self::Out, &mut Self::Param)) {
-        let c = Self::tables(p);
+        let mut probs = HeapMatrix::<T, 16, O>::zeros();
+        let c = Self::tables(p, Some(&mut probs));
         let y = self.run(&c, &x);
         (y, move |dy: Self::Out, dp: &mut Self::Param| {
-            self.back(p, &c, &x, &dy, dp, None);
+            self.back(&probs, &c, &x, &dy, dp, None);
         })
     }
 }
