@@ -56,54 +56,39 @@ pub fn neuron_hand<const N: usize>(
     (x * dz, dz)
 }
 
-/// The chained Rosenbrock function as other libraries write it, with a loop and indexing:
-/// `sum_{i < N-1} 100 (x_{i+1} - x_i^2)^2 + (1 - x_i)^2`.
-#[lens]
-pub fn chained<const N: usize>(x: SVector<f64, N>) -> f64 {
-    let mut f = 0.0;
-    for i in 0..N - 1 {
-        let t = x[i + 1] - x[i] * x[i];
-        let s = 1.0 - x[i];
-        f = f + 100.0 * t * t + s * s;
-    }
-    f
+/// The chained Rosenbrock function and its gradient by hand, at one scalar type: the same
+/// source for `f64` and `f32`.
+macro_rules! chained_at {
+    ($t:ty, $lens:ident, $lens_rev:ident, $hand:ident) => {
+        /// The chained Rosenbrock function (Moré, Garbow and Hillstrom) over `N` variables,
+        /// `sum_{i < N-1} 100 (x_{i+1} - x_i^2)^2 + (1 - x_i)^2`.
+        #[lens]
+        pub fn $lens<const N: usize>(x: SVector<$t, N>) -> $t {
+            let mut f = 0.0;
+            for i in 0..N - 1 {
+                let t = x[i + 1] - x[i] * x[i];
+                let s = 1.0 - x[i];
+                f = f + 100.0 * t * t + s * s;
+            }
+            f
+        }
+
+        /// Its gradient by hand: one pass, each term adding into two entries.
+        #[inline]
+        pub fn $hand<const N: usize>(x: SVector<$t, N>, d: $t) -> SVector<$t, N> {
+            let mut g = SVector::<$t, N>::zeros();
+            for i in 0..N - 1 {
+                let t = x[i + 1] - x[i] * x[i];
+                g[i] += (-400.0 * x[i] * t - 2.0 * (1.0 - x[i])) * d;
+                g[i + 1] += 200.0 * t * d;
+            }
+            g
+        }
+    };
 }
 
-/// Its gradient by hand: one pass, each term adding into two entries.
-#[inline]
-pub fn chained_hand<const N: usize>(x: SVector<f64, N>, d: f64) -> SVector<f64, N> {
-    let mut g = SVector::<f64, N>::zeros();
-    for i in 0..N - 1 {
-        let t = x[i + 1] - x[i] * x[i];
-        g[i] += (-400.0 * x[i] * t - 2.0 * (1.0 - x[i])) * d;
-        g[i + 1] += 200.0 * t * d;
-    }
-    g
-}
-
-/// [`chained`] in `f32`.
-#[lens]
-pub fn chained32<const N: usize>(x: SVector<f32, N>) -> f32 {
-    let mut f = 0.0;
-    for i in 0..N - 1 {
-        let t = x[i + 1] - x[i] * x[i];
-        let s = 1.0 - x[i];
-        f = f + 100.0 * t * t + s * s;
-    }
-    f
-}
-
-/// [`chained_hand`] in `f32`.
-#[inline]
-pub fn chained_hand32<const N: usize>(x: SVector<f32, N>, d: f32) -> SVector<f32, N> {
-    let mut g = SVector::<f32, N>::zeros();
-    for i in 0..N - 1 {
-        let t = x[i + 1] - x[i] * x[i];
-        g[i] += (-400.0 * x[i] * t - 2.0 * (1.0 - x[i])) * d;
-        g[i + 1] += 200.0 * t * d;
-    }
-    g
-}
+chained_at!(f64, chained, chained_rev, chained_hand);
+chained_at!(f32, chained32, chained32_rev, chained_hand32);
 
 /// A dense layer of MNIST size written with `#[lens]` on heap matrices, its input batch
 /// forward-only: `|W X|^2`, whose gradient is `2 (W X) X^T`.

@@ -214,6 +214,21 @@ impl Hand {
     }
 }
 
+/// The `para!` model at the `then` model's parameters `p`.
+fn para_macro_model(
+    p: &((DenseParams<f32, 4, 16>, ()), DenseParams<f32, 16, 3>),
+) -> (IrisMlp, IrisMlpParams) {
+    let model = IrisMlp {
+        l1: Dense::new(),
+        l2: Dense::glorot(),
+    };
+    let params = IrisMlpParams {
+        l1: p.0.0.clone(),
+        l2: p.1.clone(),
+    };
+    (model, params)
+}
+
 pub fn bench(c: &mut Criterion) {
     let (xs, ys) = data();
     let model = Dense::<4, 16>::new()
@@ -231,14 +246,7 @@ pub fn bench(c: &mut Criterion) {
             black_box(learner.step(black_box(&xs[i]), &ys[i]))
         })
     });
-    let macro_model = IrisMlp {
-        l1: Dense::new(),
-        l2: Dense::glorot(),
-    };
-    let macro_params = IrisMlpParams {
-        l1: params.0.0.clone(),
-        l2: params.1.clone(),
-    };
+    let (macro_model, macro_params) = para_macro_model(&params);
     let mut learner = Learner::new(
         macro_model,
         macro_params,
@@ -376,14 +384,7 @@ pub fn workload(which: &str) -> Option<Box<dyn FnMut(usize)>> {
             cycling(xs, ys, move |x, y| learner.step(x, &y))
         }
         "para_macro" => {
-            let macro_model = IrisMlp {
-                l1: Dense::new(),
-                l2: Dense::glorot(),
-            };
-            let macro_params = IrisMlpParams {
-                l1: params.0.0.clone(),
-                l2: params.1.clone(),
-            };
+            let (macro_model, macro_params) = para_macro_model(&params);
             let mut learner = Learner::new(
                 macro_model,
                 macro_params,
@@ -401,14 +402,7 @@ pub fn workload(which: &str) -> Option<Box<dyn FnMut(usize)>> {
             cycling(xs, ys, move |x, y| learner.step(x, &y))
         }
         "sgd_para_macro" => {
-            let macro_model = IrisMlp {
-                l1: Dense::new(),
-                l2: Dense::glorot(),
-            };
-            let macro_params = IrisMlpParams {
-                l1: params.0.0.clone(),
-                l2: params.1.clone(),
-            };
+            let (macro_model, macro_params) = para_macro_model(&params);
             let mut learner = Learner::new(
                 macro_model,
                 macro_params,

@@ -104,7 +104,9 @@ pub fn companion(c: &Companion) -> TokenStream {
         #(#cfgs)*
         #[doc(hidden)]
         #[inline(always)]
-        #[allow(clippy::type_complexity, clippy::too_many_arguments, non_snake_case)]
+        // Written for callers' bodies, unused where nothing calls the function: not dead code
+        // to report (rustc reports it where `#[lens]` is applied inside a `macro_rules!`).
+        #[allow(dead_code, clippy::type_complexity, clippy::too_many_arguments, non_snake_case)]
         #vis fn #name #generics (#(#idents: #types),*) -> #RT::Tied<#ret, (#(#tied_types,)*)> #where_clause {
             #RT::Tied::new(#call, &#item #item_turbofish)
         }
