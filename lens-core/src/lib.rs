@@ -73,7 +73,6 @@ mod real;
 pub mod recurrent;
 pub mod rules;
 pub mod span;
-mod sub_model;
 mod sweep;
 mod tangent;
 mod tape;
@@ -155,7 +154,6 @@ pub mod __private {
     pub use crate::init::{Init, InitAt, ModelScalarNotFound};
     pub use crate::lens::Lens;
     pub use crate::para::Para;
-    pub use crate::sub_model::sub_model_input;
     pub use crate::tie::{CallWith, Tied};
     #[cfg(feature = "std")]
     pub use std;

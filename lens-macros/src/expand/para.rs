@@ -157,6 +157,7 @@ pub fn para(m: &ParaModel, analysed: Option<&Analysed>, with_items: bool) -> Tok
         quote!(#[derive(Clone, Copy, Debug, Default)])
     };
     let rt = RT;
+    let input_checks = input_checks(subs);
     let items = with_items.then(|| {
         quote! {
             #(#attrs)*
@@ -170,6 +171,10 @@ pub fn para(m: &ParaModel, analysed: Option<&Analysed>, with_items: bool) -> Tok
             #[derive(Clone, Debug, PartialEq, ::paralens::Tangent)]
             #vis struct #params_name #model_generics #model_where_clause {
                 #(#[doc = "The parameters of this sub-model."] pub #fields: #param_types,)*
+            }
+
+            impl #model_impl #params #model_where {
+                #input_checks
             }
 
             impl #model_impl #RT::Init for #name #model_ty #model_where {
@@ -327,10 +332,11 @@ pub fn without_markers(item: &syn::ItemStruct) -> TokenStream {
 }
 
 /// `self.field(args)` in one of a `para!` model's bodies: the sub-model's `method` (`forward`,
-/// `vjp`, `vjp_params`) on its input, checked first by `sub_model_input` with each argument
-/// spread over its first and last token as written (`(a,).0`). The check has the same spans
-/// in the three bodies, and rustc reports a mistake in it once, at the argument;
-/// the call after it has the check's span, so an unmet `Para` bound is that one error too.
+/// `vjp`, `vjp_params`) on its input, checked first by the parameter struct's method named
+/// after the field (see [`input_checks`]), with each argument spread over its first and last
+/// token as written (`(a,).0`). The check has the same spans in the three bodies, and rustc
+/// reports a mistake in it once, at the argument; the call after it has the check's span, so
+/// an unmet `Para` bound is that one error too.
 pub fn sub_model_call(
     field: &Ident,
     args: Vec<TokenStream>,
@@ -342,15 +348,7 @@ pub fn sub_model_call(
         .into_iter()
         .zip(ends)
         .map(|(a, e)| match e {
-            Some((first, last)) => {
-                let mut tuple = Group::new(Delimiter::Parenthesis, quote_spanned!(*first=> #a,));
-                tuple.set_span(*first);
-                let index = syn::Index {
-                    index: 0,
-                    span: *last,
-                };
-                quote_spanned!(*last=> #tuple.#index)
-            }
+            Some((first, last)) => spread_over(a, *first, *last),
             None => a,
         })
         .collect();
@@ -366,8 +364,46 @@ pub fn sub_model_call(
             #__rt::Para::#method(
                 &self.#field,
                 &__p.#field,
-                #__rt::sub_model_input(&self.#field, &__p.#field, #input),
+                __p.#field(&self.#field, #input),
             )
         )
     }
+}
+
+/// `(a,).0` with the parenthesis at `first` and the index at `last`: an expression whose
+/// span, in rustc's errors, covers the argument as written.
+fn spread_over(a: TokenStream, first: Span, last: Span) -> TokenStream {
+    let mut tuple = Group::new(Delimiter::Parenthesis, quote_spanned!(first=> #a,));
+    tuple.set_span(first);
+    let index = syn::Index {
+        index: 0,
+        span: last,
+    };
+    quote_spanned!(last=> #tuple.#index)
+}
+
+/// One private method per sub-model on the parameter struct, named after its field: the
+/// identity on an input the sub-model takes (`L: Para<X>`). A `para!` body passes each
+/// sub-model's input through it, so that a wrong input is one error at the argument in all
+/// three bodies, and rustc's notes ("method defined here", "required by a bound in
+/// `ModelParams::field`") point at the field's declaration, not into the library.
+pub fn input_checks(subs: &[syn::Field]) -> TokenStream {
+    subs.iter()
+        .map(|f| {
+            let field = f.ident.as_ref().expect("named field");
+            let span = field.span();
+            let bound = {
+                let __rt = crate::rt::at(span);
+                quote_spanned!(span=> #__rt::Para<__X>)
+            };
+            quote_spanned!(span=>
+                #[doc(hidden)]
+                #[inline(always)]
+                #[allow(non_snake_case, dead_code, clippy::unused_self)]
+                fn #field<__L: #bound, __X>(&self, _: &__L, input: __X) -> __X {
+                    input
+                }
+            )
+        })
+        .collect()
 }
