@@ -37,6 +37,9 @@ pub use view::{View, ViewMut};
 use crate::Real;
 #[cfg(feature = "std")]
 use core::cell::Cell;
+#[cfg(feature = "std")]
+use core::sync::atomic::AtomicUsize;
+use core::sync::atomic::{AtomicU8, Ordering};
 
 /// A matrix read in panels: `X(wide, deep)` for `wide < wide()` and `deep < deep()`.
 pub trait Panels<T> {
@@ -195,15 +198,42 @@ pub enum Kernel {
 impl Kernel {
     /// The best kernel this CPU runs (what [`gemm`] uses).
     #[must_use]
+    #[inline]
     pub fn best() -> Self {
-        kernel::level()
+        // Detected once and kept: a step of a small model asks several times, and the
+        // standard library's cached detection is three feature tests a call.
+        match BEST.load(Ordering::Relaxed) {
+            1 => Self::Avx512,
+            2 => Self::Avx2Fma,
+            3 => Self::Portable,
+            _ => {
+                let k = kernel::level();
+                BEST.store(k.code(), Ordering::Relaxed);
+                k
+            }
+        }
+    }
+
+    /// `BEST`'s code for the kernel (0 is "not detected yet").
+    fn code(self) -> u8 {
+        match self {
+            Self::Avx512 => 1,
+            Self::Avx2Fma => 2,
+            Self::Portable => 3,
+        }
     }
 
     /// The kernel [`gemm`] uses on this thread: the one [`with_kernel`] forces, else
     /// [`Kernel::best`].
     #[cfg(feature = "std")]
     #[must_use]
+    #[inline]
     pub fn current() -> Self {
+        // The thread-local choice is read only while some thread forces one: a thread that
+        // forces has counted itself before its own reads, so it always sees its choice.
+        if FORCING.load(Ordering::Relaxed) == 0 {
+            return Self::best();
+        }
         FORCED.with(Cell::get).unwrap_or_else(Self::best)
     }
 
@@ -227,6 +257,14 @@ impl Kernel {
         )
     }
 }
+
+/// [`Kernel::best`] once detected (see [`Kernel::code`]; 0 before).
+static BEST: AtomicU8 = AtomicU8::new(0);
+
+/// How many calls of [`with_kernel`] are running, on all threads: while none is,
+/// [`Kernel::current`] is [`Kernel::best`] without reading the thread-local choice.
+#[cfg(feature = "std")]
+static FORCING: AtomicUsize = AtomicUsize::new(0);
 
 #[cfg(feature = "std")]
 std::thread_local! {
@@ -255,11 +293,13 @@ pub fn with_kernel<R>(kernel: Kernel, f: impl FnOnce() -> R) -> Option<R> {
     impl Drop for Restore {
         fn drop(&mut self) {
             FORCED.with(|c| c.set(self.0));
+            FORCING.fetch_sub(1, Ordering::Relaxed);
         }
     }
     if !kernel.available() {
         return None;
     }
+    FORCING.fetch_add(1, Ordering::Relaxed);
     let _restore = Restore(FORCED.with(|c| c.replace(Some(kernel))));
     Some(f())
 }
@@ -294,4 +334,35 @@ pub fn gemm_with<T: Real, A: Panels<T>, B: Panels<T>, C: Sink<T>>(
     c: &mut C,
 ) -> Result<(), Kernel> {
     with_kernel(kernel, || gemm(a, bt, c)).ok_or(kernel)
+}
+
+#[cfg(all(test, feature = "std"))]
+mod tests {
+    use super::*;
+    use std::sync::Barrier;
+
+    /// A kernel forced on one thread is that thread's choice alone, while it is forced and
+    /// nested, and every thread reads the best one again once it ends.
+    #[test]
+    fn a_forced_kernel_is_the_forcing_threads_alone() {
+        let best = Kernel::best();
+        let (inside, outside) = (Barrier::new(2), Barrier::new(2));
+        std::thread::scope(|s| {
+            s.spawn(|| {
+                let seen = with_kernel(Kernel::Portable, || {
+                    inside.wait();
+                    let nested = with_kernel(Kernel::Portable, Kernel::current);
+                    outside.wait();
+                    (Kernel::current(), nested)
+                });
+                assert_eq!(seen, Some((Kernel::Portable, Some(Kernel::Portable))));
+                assert_eq!(Kernel::current(), best);
+            });
+            inside.wait();
+            // The other thread is inside `with_kernel`: this one still reads the best.
+            assert_eq!(Kernel::current(), best);
+            outside.wait();
+        });
+        assert_eq!(Kernel::current(), best);
+    }
 }
