@@ -14,17 +14,20 @@
 //!
 //! Without `--data` it trains on the 8x8 digits shipped with the crate (192 inputs, three
 //! layers of 1000 gates, a fifth of the digits held out); with `--data DIR` on MNIST or
-//! Fashion-MNIST (1568 inputs, three layers of 8000 gates).
+//! Fashion-MNIST (1568 inputs, three layers of 8000 gates). `--gates walsh4` gives each gate
+//! 4 parameters (the Walsh coefficients of its table's logits, `WalshLayer`) instead of 16
+//! scores.
 //!
 //! ```text
 //! cargo run --release --example logic_mnist
 //! cargo run --release --example logic_mnist -- --data ../shared/data/mnist --epochs 10
 //! cargo run --release --example logic_mnist -- --export-c digits.c --export-verilog digits.v
+//! cargo run --release --example logic_mnist -- --gates walsh4
 //! ```
 
 use clap::Parser;
 use paralens::circuits::models::GroupVote;
-use paralens::circuits::relaxed::{GroupSum, LogicLayer, discretise};
+use paralens::circuits::relaxed::{Discretise, GroupSum, LogicLayer, WalshLayer, discretise};
 use paralens::data::{digits, load_mnist, stratified_split};
 use paralens::prelude::*;
 use paralens::train::{Control, Eval, Fit, fit_sharded};
@@ -63,6 +66,18 @@ struct Args {
     /// Write the discrete circuit as a combinational Verilog module to this file.
     #[arg(long, value_name = "FILE")]
     export_verilog: Option<PathBuf>,
+    /// How a gate is parametrised.
+    #[arg(long, value_enum, default_value_t = Gates::Softmax16)]
+    gates: Gates,
+}
+
+/// A gate's parameters.
+#[derive(Clone, Copy, Debug, clap::ValueEnum)]
+enum Gates {
+    /// 16 scores, a softmax over the 16 functions (`LogicLayer`).
+    Softmax16,
+    /// 4 Walsh coefficients of the table's logits (`WalshLayer`).
+    Walsh4,
 }
 
 /// What a run gives.
@@ -145,16 +160,55 @@ pub fn mnist_bits(dir: &std::path::Path) -> Result<(Bits, Bits), paralens::data:
     ))
 }
 
-type Model<const N: usize, const H: usize> = paralens::Then<
-    paralens::Then<paralens::Then<LogicLayer<N, H>, LogicLayer<H, H>>, LogicLayer<H, H>>,
-    GroupSum<H, CLASSES>,
->;
+/// The input batch of a step's shard.
+type Input<const N: usize> = HeapMatrix<f32, N, COLUMNS>;
 
-fn model<const N: usize, const H: usize>(tau: f32) -> Model<N, H> {
+/// The head's temperature for `H` gates: the scores range over `0..=H/10` gates, and a
+/// thirtieth of that (inputs of the softmax within 30) did best on the digits against a
+/// tenth, a third, a fiftieth and a hundredth (0.944 discrete, against 0.936 to 0.894).
+fn temperature<const H: usize>() -> f32 {
+    (H / CLASSES) as f32 / 30.0
+}
+
+/// Three layers of `H` gates, each a softmax over the 16 functions, and the group-sum head.
+#[must_use]
+pub fn softmax_model<const N: usize, const H: usize>() -> impl Model<N> {
     LogicLayer::<N, H>::new(1)
         .then(LogicLayer::<H, H>::new(2))
         .then(LogicLayer::<H, H>::new(3))
-        .then(GroupSum::<H, CLASSES>::new(tau))
+        .then(GroupSum::<H, CLASSES>::new(temperature::<H>()))
+}
+
+/// The same network with 4 Walsh coefficients a gate (`WalshLayer`) instead of 16 scores.
+#[must_use]
+pub fn walsh_model<const N: usize, const H: usize>() -> impl Model<N> {
+    WalshLayer::<N, H>::new(1)
+        .then(WalshLayer::<H, H>::new(2))
+        .then(WalshLayer::<H, H>::new(3))
+        .then(GroupSum::<H, CLASSES>::new(temperature::<H>()))
+}
+
+/// A relaxed network of `N` inputs and `CLASSES` scores that trains on shards and
+/// discretises: what [`run`] needs of a model.
+pub trait Model<const N: usize>:
+    Para<Input<N>, Out = HeapMatrix<f32, CLASSES, COLUMNS>, Param = Self::P>
+    + Init<Param = Self::P>
+    + Discretise<Params = Self::P>
+    + Sync
+{
+    /// The parameters.
+    type P: paralens::Flat<f32> + Clone + Send + Sync;
+}
+
+impl<const N: usize, M, P> Model<N> for M
+where
+    M: Para<Input<N>, Out = HeapMatrix<f32, CLASSES, COLUMNS>, Param = P>
+        + Init<Param = P>
+        + Discretise<Params = P>
+        + Sync,
+    P: paralens::Flat<f32> + Clone + Send + Sync,
+{
+    type P = P;
 }
 
 /// The examples `idx` as the columns of one batch (zeros past its end) and their labels.
@@ -176,11 +230,7 @@ fn batch<const N: usize>(
 }
 
 /// The relaxed network's accuracy on `data`.
-fn relaxed_accuracy<const N: usize, const H: usize>(
-    m: &Model<N, H>,
-    p: &<Model<N, H> as Para<HeapMatrix<f32, N, COLUMNS>>>::Param,
-    data: &Bits,
-) -> f64 {
+fn relaxed_accuracy<const N: usize, M: Model<N>>(m: &M, p: &M::P, data: &Bits) -> f64 {
     let idx: Vec<usize> = (0..data.labels.len()).collect();
     let mut right = 0;
     for chunk in idx.chunks(COLUMNS) {
@@ -194,9 +244,10 @@ fn relaxed_accuracy<const N: usize, const H: usize>(
     right as f64 / data.labels.len() as f64
 }
 
-/// Trains the network of `N` inputs and three layers of `H` gates on `train`, and reports
-/// on `test`.
-pub fn run<const N: usize, const H: usize>(
+/// Trains `m`, a network of `N` inputs whose last layer has `H` gates, on `train`, and
+/// reports on `test`.
+pub fn run<const N: usize, const H: usize, M: Model<N>>(
+    m: M,
     (train, test): (&Bits, &Bits),
     epochs: usize,
     lr: f32,
@@ -204,11 +255,6 @@ pub fn run<const N: usize, const H: usize>(
     verbose: bool,
     export: &Export,
 ) -> Report {
-    // The scores range over 0..=H/10 gates; a temperature of a thirtieth of that (inputs of
-    // the softmax within 30) did best on the digits against a tenth, a third, a fiftieth and
-    // a hundredth (0.944 discrete, against 0.936 to 0.894).
-    let tau = (H / CLASSES) as f32 / 30.0;
-    let m = model::<N, H>(tau);
     let params = m.init(0);
     let learner = Learner::new(m, params, PerColumn(SoftmaxCrossEntropy), Adam::new(lr));
     let mut learner = match threads {
@@ -350,19 +396,35 @@ fn main() {
         c: a.export_c.clone(),
         verilog: a.export_verilog.clone(),
     };
-    match &a.data {
-        None => {
-            let (train, test) = digit_bits();
-            run::<192, 1000>((&train, &test), a.epochs, a.lr, a.threads, true, &export);
-        }
+    let data = match &a.data {
+        None => None,
         Some(dir) => match mnist_bits(dir) {
-            Ok((train, test)) => {
-                run::<1568, 8000>((&train, &test), a.epochs, a.lr, a.threads, true, &export);
-            }
+            Ok(d) => Some(d),
             Err(e) => {
                 eprintln!("error: {e}");
                 std::process::exit(1);
             }
         },
+    };
+    let (e, lr, t) = (a.epochs, a.lr, a.threads);
+    match (data, a.gates) {
+        (None, Gates::Softmax16) => {
+            let (train, test) = digit_bits();
+            let m = softmax_model::<192, 1000>();
+            run::<192, 1000, _>(m, (&train, &test), e, lr, t, true, &export);
+        }
+        (None, Gates::Walsh4) => {
+            let (train, test) = digit_bits();
+            let m = walsh_model::<192, 1000>();
+            run::<192, 1000, _>(m, (&train, &test), e, lr, t, true, &export);
+        }
+        (Some((train, test)), Gates::Softmax16) => {
+            let m = softmax_model::<1568, 8000>();
+            run::<1568, 8000, _>(m, (&train, &test), e, lr, t, true, &export);
+        }
+        (Some((train, test)), Gates::Walsh4) => {
+            let m = walsh_model::<1568, 8000>();
+            run::<1568, 8000, _>(m, (&train, &test), e, lr, t, true, &export);
+        }
     }
 }

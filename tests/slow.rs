@@ -45,7 +45,8 @@ fn main() -> std::process::ExitCode {
             data,
             |data| {
                 let (train, test) = logic_mnist::mnist_bits(&data.join("mnist")).unwrap();
-                let r = logic_mnist::run::<1568, 8000>(
+                let r = logic_mnist::run::<1568, 8000, _>(
+                    logic_mnist::softmax_model::<1568, 8000>(),
                     (&train, &test),
                     1,
                     0.05,

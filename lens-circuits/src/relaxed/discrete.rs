@@ -1,6 +1,6 @@
 //! The relaxed model as a Boolean circuit: each gate keeps its most probable function.
 
-use super::{GroupSum, LogicLayer};
+use super::{GroupSum, LogicLayer, WalshLayer};
 use crate::netlist::{Netlist, NetlistBuilder, NetlistError, Wire};
 use alloc::vec::Vec;
 use lens_core::{HeapMatrix, Real, Then};
@@ -35,6 +35,32 @@ impl<const I: usize, const O: usize, T: Real> Discretise for LogicLayer<I, O, T>
             .map(|(g, &[ia, ib])| {
                 let scores = &w[16 * g..16 * (g + 1)];
                 let k = (0..16).fold(0, |best, k| if scores[k] > scores[best] { k } else { best });
+                let (x, y) = (inputs[ia as usize], inputs[ib as usize]);
+                gate(b, k, x, y, &mut constants)
+            })
+            .collect()
+    }
+}
+
+impl<const I: usize, const O: usize, T: Real> Discretise for WalshLayer<I, O, T> {
+    type Params = HeapMatrix<T, 4, O>;
+
+    /// Each gate's function: corner `j` of its table true where its logit is positive; as
+    /// at most two gates of the netlist, as [`LogicLayer`]'s.
+    fn discretise(&self, p: &Self::Params, inputs: &[Wire], b: &mut NetlistBuilder) -> Vec<Wire> {
+        assert_eq!(
+            inputs.len(),
+            I,
+            "a logic layer of {I} inputs given {} wires",
+            inputs.len()
+        );
+        let w = p.as_slice();
+        let mut constants: [Option<Wire>; 2] = [None, None];
+        self.wires()
+            .iter()
+            .enumerate()
+            .map(|(g, &[ia, ib])| {
+                let k = super::walsh::function(&w[4 * g..4 * (g + 1)]);
                 let (x, y) = (inputs[ia as usize], inputs[ib as usize]);
                 gate(b, k, x, y, &mut constants)
             })

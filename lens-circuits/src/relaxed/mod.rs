@@ -6,7 +6,9 @@
 //! expected truth table `tau`: `tau_0 (1-a)(1-b) + tau_1 a (1-b) + tau_2 (1-a) b + tau_3 a b`,
 //! which is the gate's own Boolean function at 0/1 inputs when the distribution is one-hot
 //! (`a AND b = a b`, `a XOR b = a + b - 2 a b`). A [`GroupSum`] head reads classes off groups of
-//! gates, divided by a temperature. Both are parametric lenses: they compose with `then`,
+//! gates, divided by a temperature. A [`WalshLayer`] is the same layer with 4 parameters a
+//! gate (the Walsh coefficients of its table's logits, each corner's value a sigmoid) in
+//! place of 16 scores. All are parametric lenses: they compose with `then`,
 //! train with the library's learners and optimizers, and their reverse derivatives are
 //! written once, beside their forwards, and checked against finite differences and, at 0/1
 //! inputs, against the Boolean difference of the discrete gate (`tests/relaxed.rs`).
@@ -34,8 +36,10 @@ mod discrete;
 mod gates;
 mod head;
 mod layer;
+mod walsh;
 
 pub use discrete::{Discretise, discretise};
 pub use gates::{NAMES, bit, relaxed};
 pub use head::GroupSum;
 pub use layer::LogicLayer;
+pub use walsh::WalshLayer;
