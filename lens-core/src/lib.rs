@@ -160,11 +160,12 @@ pub mod __private {
     /// Guards on the types of the reverse sweep (see the module).
     pub mod guard {
         pub use crate::guard::{
-            Absent, Ch, Change, ChangeExact, ChangeNone, ChangeOther, DerivedFields, Exact,
-            ExactTypes, FieldsAsIs, FieldsKnown, FieldsOf, FieldsUnknown, HasField, HasFields,
-            Infer, InferAsIs, InferSame, InferScalar, InferScalarAsIs, InferScalarSame, Lost,
-            Mismatch, MismatchTypes, NotDifferentiatedThere, Spread, SpreadExact, SpreadOther, Tie,
-            TieFloat, TieOther, Typed, Types,
+            Absent, Ch, Change, ChangeExact, ChangeOfTheArgument, ChangeOther, DerivedFields,
+            Exact, ExactTypes, FieldsAsIs, FieldsKnown, FieldsOf, FieldsUnknown,
+            GivenByTheFunctionCalled, HasField, HasFields, Infer, InferAsIs, InferSame,
+            InferScalar, InferScalarAsIs, InferScalarSame, Mismatch, MismatchTypes,
+            NoChangeFromTheCall, Spread, SpreadExact, SpreadOther, Tie, TieFloat, TieOther, Typed,
+            Types,
         };
     }
     pub use crate::backward::Backward;

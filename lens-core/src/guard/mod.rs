@@ -25,7 +25,7 @@
 //!    written one's span and form, so rustc reports a type error of either as one diagnostic,
 //!    with the help it gives for the code as written.
 //! 3. **A check that is one obligation with its own message** ([`names`]: `LensNamed`;
-//!    this module: `NotDifferentiatedThere` for a change that would be lost): a trait with
+//!    this module: `GivenByTheFunctionCalled` for a change that would be lost): a trait with
 //!    `#[diagnostic::on_unimplemented]`, implemented only where the code is right, so a
 //!    mistake is one error at the user's expression saying what to do.
 
@@ -40,7 +40,7 @@ pub use reads::*;
 use crate::Tangent;
 
 // The first pattern: operands, variables and changes held to the function as written's
-// types (`Typed`, `Types`), the changes checked against their arguments (`Change*`, `Lost`).
+// types (`Typed`, `Types`), the changes checked against their arguments (`Change*`, `ChangeOfTheArgument`).
 
 #[cfg(feature = "alloc")]
 use crate::HeapMatrix;
@@ -266,9 +266,9 @@ impl<W, X> InferScalarAsIs<X> for &InferScalar<W, X> {
 /// the argument's witness), read at the argument's type, in three steps of method
 /// resolution on `(&&Change::like(w, &g)).lens_change(g)`:
 /// - [`ChangeExact`]: the change has the argument's type; the change itself.
-/// - [`ChangeNone`]: the change is `()` where the argument is differentiated: the function
+/// - [`NoChangeFromTheCall`]: the change is `()` where the argument is differentiated: the function
 ///   called does not differentiate that parameter (`#[nodiff]`), and the change would be lost.
-///   An error, at the argument, saying so ([`NotDifferentiatedThere`]); it was rustc's
+///   An error, at the argument, saying so ([`GivenByTheFunctionCalled`]); it was rustc's
 ///   "expected `&f64`, found `&()`" at `#[lens]`.
 /// - [`ChangeOther`]: another type. The function as written has a type error in that
 ///   argument and reports it; the sweep goes on at the argument's type, reporting nothing
@@ -320,30 +320,34 @@ impl<W> ChangeExact<W> for &&Change<W, W> {
 }
 
 /// A differentiated argument passed where the function called does not differentiate it.
+/// The three names of this check (`GivenByTheFunctionCalled`, `ChangeOfTheArgument`,
+/// `NoChangeFromTheCall`) are read by users in rustc's help and note lines ("the trait
+/// `GivenByTheFunctionCalled` is not implemented for `ChangeOfTheArgument<f64>`", "required by
+/// a bound in `NoChangeFromTheCall::lens_change`"): they say what is wrong.
 #[diagnostic::on_unimplemented(
     message = "this argument is differentiated, and the function called does not differentiate its parameter",
     label = "its change would be lost here",
     note = "the parameter is `#[nodiff]` (or otherwise gets no change) in the function called: differentiate it there, or pass a value that is not differentiated"
 )]
-pub trait NotDifferentiatedThere {}
+pub trait GivenByTheFunctionCalled {}
 
 /// The argument of type `W` whose change a called function does not give: the bound of
-/// [`ChangeNone`] is on it rather than on `W`, so that in a generic function rustc does not
-/// suggest bounding the type parameter by [`NotDifferentiatedThere`].
-pub struct Lost<W>(PhantomData<fn() -> W>);
+/// [`NoChangeFromTheCall`] is on it rather than on `W`, so that in a generic function rustc does not
+/// suggest bounding the type parameter by [`GivenByTheFunctionCalled`].
+pub struct ChangeOfTheArgument<W>(PhantomData<fn() -> W>);
 
 /// The change is `()` (see [`Change`]).
-pub trait ChangeNone<W> {
+pub trait NoChangeFromTheCall<W> {
     /// Never compiles: its bound is implemented for no type.
     fn lens_change(self, g: ()) -> W
     where
-        Lost<W>: NotDifferentiatedThere;
+        ChangeOfTheArgument<W>: GivenByTheFunctionCalled;
 }
 
-impl<W> ChangeNone<W> for &Change<W, ()> {
+impl<W> NoChangeFromTheCall<W> for &Change<W, ()> {
     fn lens_change(self, _g: ()) -> W
     where
-        Lost<W>: NotDifferentiatedThere,
+        ChangeOfTheArgument<W>: GivenByTheFunctionCalled,
     {
         unreachable!()
     }

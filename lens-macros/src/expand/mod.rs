@@ -414,7 +414,7 @@ pub fn guard_traits() -> TokenStream {
     quote!(
         #[allow(unused_imports)]
         use #RT::guard::{
-            ChangeExact as _, ChangeNone as _, ChangeOther as _, Exact as _, ExactTypes as _,
+            ChangeExact as _, NoChangeFromTheCall as _, ChangeOther as _, Exact as _, ExactTypes as _,
             FieldsAsIs as _, FieldsKnown as _, FieldsUnknown as _, InferAsIs as _, InferSame as _,
             InferScalarAsIs as _, InferScalarSame as _, Mismatch as _, MismatchTypes as _,
             SpreadExact as _, SpreadOther as _,

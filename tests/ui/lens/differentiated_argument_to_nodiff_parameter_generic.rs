@@ -1,6 +1,6 @@
 // The lost change of `differentiated_argument_to_nodiff_parameter.rs` in a caller generic
 // over its scalar: the same one error at the argument, with no suggestion to bound `T` by
-// the guard's trait (the guard's bound is on `Lost<T>`, not on `T`).
+// the guard's trait (the guard's bound is on `ChangeOfTheArgument<T>`, not on `T`).
 use paralens::prelude::*;
 
 #[lens]
