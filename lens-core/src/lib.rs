@@ -183,8 +183,9 @@ pub mod __private {
     pub use std::vec::Vec;
 
     pub use crate::guard::{
-        IndexedBy, LensNamed, Moved, NoChange, NoChangeData, NoChangeOf, NoChangeTangent,
-        NotAnInput, Value, change_witness, index_typed, operand, slot_of_index, witness, zeros_of,
+        IndexedBy, IsTheLensTypeOfThisFunction, Moved, NoChange, NoChangeData, NoChangeOf,
+        NoChangeTangent, NotAnInput, Value, change_witness, index_typed, operand, slot_of_index,
+        witness, zeros_of,
     };
     pub use crate::sweep::*;
 }

@@ -24,7 +24,7 @@
 //!    `operand`, `witness`, `index_typed`): the sweep's copy of an expression carries the
 //!    written one's span and form, so rustc reports a type error of either as one diagnostic,
 //!    with the help it gives for the code as written.
-//! 3. **A check that is one obligation with its own message** ([`names`]: `LensNamed`;
+//! 3. **A check that is one obligation with its own message** ([`names`]: `IsTheLensTypeOfThisFunction`;
 //!    this module: `GivenByTheFunctionCalled` for a change that would be lost): a trait with
 //!    `#[diagnostic::on_unimplemented]`, implemented only where the code is right, so a
 //!    mistake is one error at the user's expression saying what to do.

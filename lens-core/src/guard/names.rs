@@ -18,17 +18,19 @@ pub enum NotAnInput {}
     label = "another item has the lens type's name",
     note = "`#[lens] fn f` generates a lens type named after the function (`F`); give it another name with `#[lens(name = OtherName)]`, or rename the other item"
 )]
-pub trait LensNamed<V, B> {
+pub trait IsTheLensTypeOfThisFunction<V, B> {
+    // Named for rustc's help line on a clash: "the trait `IsTheLensTypeOfThisFunction<_,
+    // ..>` is not implemented for `Model`", pointing at the other item.
     /// Compiles when the type that a struct pattern of the name gives (`Self`) and the type
     /// of the name's unit value (`V`) are both `B`: the check of a lens type, whose name is
     /// never written as a type (a generic one, or a user's generic struct of that name, would
     /// be an error about generics first). A pattern `Gain { .. }` finds a braced or tuple
-    /// struct that a unit value would not. Called as `<_ as LensNamed<_, B>>::lens_named`, so
+    /// struct that a unit value would not. Called as `<_ as IsTheLensTypeOfThisFunction<_, B>>::lens_named`, so
     /// that a clash is one error at the function's name, with no note into this crate.
     #[inline(always)]
     fn lens_named(&self, _: &V) {}
 }
 
-impl<B> LensNamed<B, B> for B {}
+impl<B> IsTheLensTypeOfThisFunction<B, B> for B {}
 
-impl<B> LensNamed<(NotAnInput, B), B> for B {}
+impl<B> IsTheLensTypeOfThisFunction<(NotAnInput, B), B> for B {}

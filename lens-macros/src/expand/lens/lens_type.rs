@@ -120,7 +120,7 @@ fn name_check(sig: &Sig) -> TokenStream {
             const _: () = {
                 let _ = |__lens_named| {
                     let #ty_name { .. } = __lens_named;
-                    <_ as #__rt::LensNamed<_, #module::#ty_name #own_any>>::lens_named(&__lens_named, &#ty_name);
+                    <_ as #__rt::IsTheLensTypeOfThisFunction<_, #module::#ty_name #own_any>>::lens_named(&__lens_named, &#ty_name);
                 };
             };
         }
