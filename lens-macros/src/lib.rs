@@ -97,8 +97,8 @@ fn in_context(
 /// `impl`.
 ///
 /// A call in a body is told from its syntax alone: a name starting with a capital (`W(a, b)`)
-/// builds a tuple struct, so a `#[lens]` function must have a lower-case name to be called
-/// (Rust's own convention; a capitalised one is read as a struct and fails to compile).
+/// builds a tuple struct, so a `#[lens]` function must have a lower-case name (Rust's own
+/// convention); a capitalised one is refused with an error at its name.
 #[proc_macro_attribute]
 pub fn lens(attr: TokenStream, item: TokenStream) -> TokenStream {
     let mut errors = errors::Errors::default();

@@ -238,6 +238,23 @@ fn check_signature(sig: &Signature, errors: &mut Errors) {
     if let Some(t) = &sig.variadic {
         errors.at(t, "`#[lens]` does not support variadic functions");
     }
+    // A call is classified by its syntax: `Gain(x)` in a `#[lens]` body builds a tuple
+    // struct, so a capitalised `#[lens]` function would never be called through its reverse.
+    let name = syn::ext::IdentExt::unraw(&sig.ident).to_string();
+    if name.chars().next().is_some_and(char::is_uppercase) {
+        let lower = {
+            let mut c = name.chars();
+            c.next()
+                .map(|f| f.to_lowercase().chain(c).collect::<String>())
+                .unwrap_or_default()
+        };
+        errors.at(
+            &sig.ident,
+            format!(
+                "a `#[lens]` function's name starts with a lower-case letter: a call `{name}(..)` in a `#[lens]` body is read as building a tuple struct, not as a call of this function; rename it `{lower}` (its lens type is then `{name}`)"
+            ),
+        );
+    }
     if let syn::ReturnType::Type(_, ty) = &sig.output {
         opaque_types(ty, errors);
     }
