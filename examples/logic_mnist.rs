@@ -69,6 +69,20 @@ struct Args {
     /// How a gate is parametrised.
     #[arg(long, value_enum, default_value_t = Gates::Softmax16)]
     gates: Gates,
+    /// Layers of gates before the head.
+    #[arg(long, value_enum, default_value_t = Layers::Three)]
+    layers: Layers,
+}
+
+/// The network's depth.
+#[derive(Clone, Copy, Debug, clap::ValueEnum)]
+enum Layers {
+    /// Three layers (of 1000 gates on the digits, 8000 on MNIST).
+    #[value(name = "3")]
+    Three,
+    /// Six layers, as the published "small" MNIST network.
+    #[value(name = "6")]
+    Six,
 }
 
 /// A gate's parameters.
@@ -185,6 +199,31 @@ pub fn walsh_model<const N: usize, const H: usize>() -> impl Model<N> {
     WalshLayer::<N, H>::new(1)
         .then(WalshLayer::<H, H>::new(2))
         .then(WalshLayer::<H, H>::new(3))
+        .then(GroupSum::<H, CLASSES>::new(temperature::<H>()))
+}
+
+/// Six layers of `H` gates, each a softmax over the 16 functions, and the group-sum head
+/// (the depth of the published "small" MNIST network).
+#[must_use]
+pub fn deep_softmax_model<const N: usize, const H: usize>() -> impl Model<N> {
+    LogicLayer::<N, H>::new(1)
+        .then(LogicLayer::<H, H>::new(2))
+        .then(LogicLayer::<H, H>::new(3))
+        .then(LogicLayer::<H, H>::new(4))
+        .then(LogicLayer::<H, H>::new(5))
+        .then(LogicLayer::<H, H>::new(6))
+        .then(GroupSum::<H, CLASSES>::new(temperature::<H>()))
+}
+
+/// [`deep_softmax_model`] with 4 Walsh coefficients a gate.
+#[must_use]
+pub fn deep_walsh_model<const N: usize, const H: usize>() -> impl Model<N> {
+    WalshLayer::<N, H>::new(1)
+        .then(WalshLayer::<H, H>::new(2))
+        .then(WalshLayer::<H, H>::new(3))
+        .then(WalshLayer::<H, H>::new(4))
+        .then(WalshLayer::<H, H>::new(5))
+        .then(WalshLayer::<H, H>::new(6))
         .then(GroupSum::<H, CLASSES>::new(temperature::<H>()))
 }
 
@@ -407,24 +446,28 @@ fn main() {
         },
     };
     let (e, lr, t) = (a.epochs, a.lr, a.threads);
-    match (data, a.gates) {
-        (None, Gates::Softmax16) => {
-            let (train, test) = digit_bits();
-            let m = softmax_model::<192, 1000>();
-            run::<192, 1000, _>(m, (&train, &test), e, lr, t, true, &export);
-        }
-        (None, Gates::Walsh4) => {
-            let (train, test) = digit_bits();
-            let m = walsh_model::<192, 1000>();
-            run::<192, 1000, _>(m, (&train, &test), e, lr, t, true, &export);
-        }
-        (Some((train, test)), Gates::Softmax16) => {
-            let m = softmax_model::<1568, 8000>();
-            run::<1568, 8000, _>(m, (&train, &test), e, lr, t, true, &export);
-        }
-        (Some((train, test)), Gates::Walsh4) => {
-            let m = walsh_model::<1568, 8000>();
-            run::<1568, 8000, _>(m, (&train, &test), e, lr, t, true, &export);
-        }
+    // One monomorphised run per data set, gate form and depth.
+    macro_rules! with {
+        ($n:literal, $h:literal, $model:ident, $train:expr, $test:expr) => {
+            run::<$n, $h, _>($model::<$n, $h>(), ($train, $test), e, lr, t, true, &export)
+        };
     }
+    let (digits_train, digits_test);
+    let ((train, test), n) = match &data {
+        Some((train, test)) => ((train, test), 1568),
+        None => {
+            (digits_train, digits_test) = digit_bits();
+            ((&digits_train, &digits_test), 192)
+        }
+    };
+    match (n, a.gates, a.layers) {
+        (192, Gates::Softmax16, Layers::Three) => with!(192, 1000, softmax_model, train, test),
+        (192, Gates::Walsh4, Layers::Three) => with!(192, 1000, walsh_model, train, test),
+        (192, Gates::Softmax16, Layers::Six) => with!(192, 1000, deep_softmax_model, train, test),
+        (192, Gates::Walsh4, Layers::Six) => with!(192, 1000, deep_walsh_model, train, test),
+        (_, Gates::Softmax16, Layers::Three) => with!(1568, 8000, softmax_model, train, test),
+        (_, Gates::Walsh4, Layers::Three) => with!(1568, 8000, walsh_model, train, test),
+        (_, Gates::Softmax16, Layers::Six) => with!(1568, 8000, deep_softmax_model, train, test),
+        (_, Gates::Walsh4, Layers::Six) => with!(1568, 8000, deep_walsh_model, train, test),
+    };
 }
