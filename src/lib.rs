@@ -214,8 +214,8 @@
 //! parameter struct `NameParams` (with [`Tangent`] and [`Flat`], so optimizers walk it),
 //! [`Init`] and [`Para`]. A sub-model given a value of the wrong shape is a compile error at
 //! that call, whose notes point at the sub-model's field (`NameParams` has a private method
-//! named after each sub-model that checks its input: give the struct no method of your own
-//! with a sub-model's name). The body is differentiated like a `#[lens]` body (loops included: a sub-model
+//! `input_of_<sub-model>` per sub-model that checks its input: give the struct no method of
+//! your own of that name). The body is differentiated like a `#[lens]` body (loops included: a sub-model
 //! called in every iteration shares its weights, and its changes add up). The model may be
 //! generic (`struct M<T: Real> { l: Dense<2, 2, T> }`, with `MParams<T>`), and so may
 //! `forward` (`fn forward<const B: usize>(&self, x: SMatrix<T, 2, B>)`: the batch size).

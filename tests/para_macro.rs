@@ -934,3 +934,25 @@ fn a_sub_model_method_is_an_operand_of_its_declared_type() {
     assert!((m.forward(&p, x) - expected).abs() < 1e-12);
     model_ok("uses_gain", &m, p.clone(), x);
 }
+
+para! {
+    /// A sub-model named like a method of the parameter struct's traits (`Flat::scale`).
+    pub struct ScaleNamed { scale: Dense<2, 2, f64> }
+    fn forward(&self, x: SVector<f64, 2>) -> SVector<f64, 2> {
+        self.scale(x)
+    }
+}
+
+#[test]
+fn a_sub_model_named_like_a_parameter_method_leaves_the_method_callable() {
+    // `para!` gives the parameter struct a private method per sub-model (its input check):
+    // named `input_of_scale`, it does not shadow `Flat::scale` in this module.
+    let model = ScaleNamed {
+        scale: Dense::new(),
+    };
+    let mut p = model.init(0);
+    let before = p.scale.w[(0, 0)];
+    p.scale(2.0);
+    assert_eq!(p.scale.w[(0, 0)], 2.0 * before);
+    assert!(before != 0.0);
+}

@@ -7,6 +7,7 @@ mod para;
 mod reverse;
 mod written;
 
+pub(crate) use lens::camel;
 pub use lens::{lens, stub};
 use para::sub_model_call;
 pub use para::{para, without_markers};
@@ -480,7 +481,7 @@ pub fn allows() -> TokenStream {
 }
 
 /// The lints of [`allows`], and `extra` (each followed by a comma).
-fn allowing(extra: TokenStream) -> TokenStream {
+pub(super) fn allowing(extra: TokenStream) -> TokenStream {
     quote!(#[allow(
         dead_code,
         unused_variables,

@@ -1,6 +1,6 @@
 //! `para!`: the model struct, its parameter struct, `Init` and `Para`.
 
-use super::{Cx, Ret, allows, block};
+use super::{Cx, Ret, allowing, allows, block};
 use crate::analyse::Analysed;
 use crate::parse::{ParaModel, nodiff_type};
 use crate::rt::RT;
@@ -358,13 +358,14 @@ pub fn sub_model_call(
         quote_spanned!(span=> (#(#spread,)*))
     };
     let method = Ident::new(method, span);
+    let check = input_check_name(field);
     {
         let __rt = crate::rt::at(span);
         quote_spanned!(span=>
             #__rt::Para::#method(
                 &self.#field,
                 &__p.#field,
-                __p.#field(&self.#field, #input),
+                __p.#check(&self.#field, #input),
             )
         )
     }
@@ -382,16 +383,29 @@ fn spread_over(a: TokenStream, first: Span, last: Span) -> TokenStream {
     quote_spanned!(last=> #tuple.#index)
 }
 
+/// The input check of the sub-model `field`: `input_of_field`, at the field's span. Not the
+/// field's own name: an inherent method of that name would win over the parameter struct's
+/// trait methods (`Tangent::scale` for a sub-model `scale`) in the user's module.
+fn input_check_name(field: &Ident) -> Ident {
+    format_ident!(
+        "input_of_{}",
+        syn::ext::IdentExt::unraw(field),
+        span = field.span()
+    )
+}
+
 /// One private method per sub-model on the parameter struct, named after its field: the
 /// identity on an input the sub-model takes (`L: Para<X>`). A `para!` body passes each
 /// sub-model's input through it, so that a wrong input is one error at the argument in all
 /// three bodies, and rustc's notes ("method defined here", "required by a bound in
-/// `ModelParams::field`") point at the field's declaration, not into the library.
+/// `ModelParams::input_of_field`") point at the field's declaration, not into the library.
 pub fn input_checks(subs: &[syn::Field]) -> TokenStream {
     subs.iter()
         .map(|f| {
             let field = f.ident.as_ref().expect("named field");
             let span = field.span();
+            let check = input_check_name(field);
+            let allow = allowing(quote!(non_snake_case,));
             let bound = {
                 let __rt = crate::rt::at(span);
                 quote_spanned!(span=> #__rt::Para<__X>)
@@ -399,8 +413,8 @@ pub fn input_checks(subs: &[syn::Field]) -> TokenStream {
             quote_spanned!(span=>
                 #[doc(hidden)]
                 #[inline(always)]
-                #[allow(non_snake_case, dead_code, clippy::unused_self)]
-                fn #field<__L: #bound, __X>(&self, _: &__L, input: __X) -> __X {
+                #allow
+                fn #check<__L: #bound, __X>(&self, _: &__L, input: __X) -> __X {
                     input
                 }
             )
