@@ -10,6 +10,7 @@ use syn::{FnArg, Signature, Type};
 /// markers and its type.
 pub fn lens_fn(f: &mut LensFn, errors: &mut Errors) {
     check_signature(&f.original.sig, errors);
+    capitalised_name(f, errors);
     for arg in &mut f.args {
         let (ident, ty) = (&arg.ident, &arg.ty);
         // A `#[nodiff]` argument may be `impl Fn(f64) -> f64`: data, named by no generated
@@ -238,23 +239,6 @@ fn check_signature(sig: &Signature, errors: &mut Errors) {
     if let Some(t) = &sig.variadic {
         errors.at(t, "`#[lens]` does not support variadic functions");
     }
-    // A call is classified by its syntax: `Gain(x)` in a `#[lens]` body builds a tuple
-    // struct, so a capitalised `#[lens]` function would never be called through its reverse.
-    let name = syn::ext::IdentExt::unraw(&sig.ident).to_string();
-    if name.chars().next().is_some_and(char::is_uppercase) {
-        let lower = {
-            let mut c = name.chars();
-            c.next()
-                .map(|f| f.to_lowercase().chain(c).collect::<String>())
-                .unwrap_or_default()
-        };
-        errors.at(
-            &sig.ident,
-            format!(
-                "a `#[lens]` function's name starts with a lower-case letter: a call `{name}(..)` in a `#[lens]` body is read as building a tuple struct, not as a call of this function; rename it `{lower}` (its lens type is then `{name}`)"
-            ),
-        );
-    }
     if let syn::ReturnType::Type(_, ty) = &sig.output {
         opaque_types(ty, errors);
     }
@@ -306,4 +290,38 @@ fn type_text(ty: &Type) -> String {
         out.push_str(part);
     }
     out
+}
+
+/// A call is classified by its syntax (`analyse::capitalised`): `Gain(x)` in a `#[lens]` body
+/// builds a tuple struct, so a `#[lens]` function named so would never be called through its
+/// reverse. Refused at its name, with the name to give it.
+fn capitalised_name(f: &LensFn, errors: &mut Errors) {
+    let ident = &f.original.sig.ident;
+    if !crate::analyse::capitalised(ident) {
+        return;
+    }
+    let name = ident.to_string();
+    // `FooBar` and `FOO_BAR` -> `foo_bar`.
+    let mut snake = String::new();
+    let mut previous_lower = false;
+    for c in name.chars() {
+        if c.is_uppercase() && previous_lower {
+            snake.push('_');
+        }
+        previous_lower = c.is_lowercase() || c.is_ascii_digit();
+        snake.extend(c.to_lowercase());
+    }
+    let lens_type = match &f.type_name {
+        Some(t) => format!("its lens type stays `{t}`"),
+        None => format!(
+            "its lens type is then `{}`",
+            crate::expand::camel(&syn::Ident::new(&snake, ident.span()))
+        ),
+    };
+    errors.at(
+        ident,
+        format!(
+            "a `#[lens]` function's name must start with a lower-case letter: a call `{name}(..)` in a `#[lens]` body builds a tuple struct, it does not call this function; rename it `{snake}` ({lens_type})"
+        ),
+    );
 }

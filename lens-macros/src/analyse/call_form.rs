@@ -299,7 +299,7 @@ pub(super) const SCALARS: [&str; 14] = [
 ];
 
 /// A type, a tuple struct or a variant named by a capital, not a function.
-pub(super) fn capitalised(ident: &Ident) -> bool {
+pub(crate) fn capitalised(ident: &Ident) -> bool {
     ident
         .to_string()
         .starts_with(|c: char| c.is_ascii_uppercase())

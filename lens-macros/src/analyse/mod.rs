@@ -17,6 +17,7 @@ mod recompute;
 mod syntax;
 mod whitelist;
 
+pub(crate) use call_form::capitalised;
 use call_form::{CallForm, SCALARS, shape_in_call};
 pub use calls::{infer_operand, place, token_ends};
 pub use ir::*;

@@ -17,7 +17,7 @@ use syn::Ident;
 use syn::ext::IdentExt;
 
 /// `fn dense_relu` -> `DenseRelu`.
-fn camel(name: &Ident) -> Ident {
+pub(crate) fn camel(name: &Ident) -> Ident {
     let mut s = String::new();
     for part in name.unraw().to_string().trim_start_matches('_').split('_') {
         let mut c = part.chars();
