@@ -38,8 +38,7 @@ use crate::Real;
 #[cfg(feature = "std")]
 use core::cell::Cell;
 #[cfg(feature = "std")]
-use core::sync::atomic::AtomicUsize;
-use core::sync::atomic::{AtomicU8, Ordering};
+use core::sync::atomic::{AtomicU8, AtomicUsize, Ordering};
 
 /// A matrix read in panels: `X(wide, deep)` for `wide < wide()` and `deep < deep()`.
 pub trait Panels<T> {
@@ -201,20 +200,27 @@ impl Kernel {
     #[inline]
     pub fn best() -> Self {
         // Detected once and kept: a step of a small model asks several times, and the
-        // standard library's cached detection is three feature tests a call.
-        match BEST.load(Ordering::Relaxed) {
-            1 => Self::Avx512,
-            2 => Self::Avx2Fma,
-            3 => Self::Portable,
-            _ => {
-                let k = kernel::level();
-                BEST.store(k.code(), Ordering::Relaxed);
-                k
+        // standard library's cached detection is three feature tests a call. Without `std`
+        // the detection is the build's target features, a constant.
+        #[cfg(feature = "std")]
+        {
+            match BEST.load(Ordering::Relaxed) {
+                1 => Self::Avx512,
+                2 => Self::Avx2Fma,
+                3 => Self::Portable,
+                _ => {
+                    let k = kernel::level();
+                    BEST.store(k.code(), Ordering::Relaxed);
+                    k
+                }
             }
         }
+        #[cfg(not(feature = "std"))]
+        kernel::level()
     }
 
     /// `BEST`'s code for the kernel (0 is "not detected yet").
+    #[cfg(feature = "std")]
     fn code(self) -> u8 {
         match self {
             Self::Avx512 => 1,
@@ -259,6 +265,7 @@ impl Kernel {
 }
 
 /// [`Kernel::best`] once detected (see [`Kernel::code`]; 0 before).
+#[cfg(feature = "std")]
 static BEST: AtomicU8 = AtomicU8::new(0);
 
 /// How many calls of [`with_kernel`] are running, on all threads: while none is,
@@ -299,8 +306,10 @@ pub fn with_kernel<R>(kernel: Kernel, f: impl FnOnce() -> R) -> Option<R> {
     if !kernel.available() {
         return None;
     }
-    FORCING.fetch_add(1, Ordering::Relaxed);
-    let _restore = Restore(FORCED.with(|c| c.replace(Some(kernel))));
+    let _restore = {
+        FORCING.fetch_add(1, Ordering::Relaxed);
+        Restore(FORCED.with(|c| c.replace(Some(kernel))))
+    };
     Some(f())
 }
 
