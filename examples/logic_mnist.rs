@@ -16,13 +16,13 @@
 //! layers of 1000 gates, a fifth of the digits held out); with `--data DIR` on MNIST or
 //! Fashion-MNIST (1568 inputs, three layers of 8000 gates). `--gates walsh4` gives each gate
 //! 4 parameters (the Walsh coefficients of its table's logits, `WalshLayer`) instead of 16
-//! scores.
+//! scores; `--layers 6` doubles the depth.
 //!
 //! ```text
 //! cargo run --release --example logic_mnist
 //! cargo run --release --example logic_mnist -- --data ../shared/data/mnist --epochs 10
 //! cargo run --release --example logic_mnist -- --export-c digits.c --export-verilog digits.v
-//! cargo run --release --example logic_mnist -- --gates walsh4
+//! cargo run --release --example logic_mnist -- --gates walsh4 --layers 6
 //! ```
 
 use clap::Parser;

@@ -18,8 +18,7 @@ const WALSH: [[i8; 4]; 4] = [[1, -1, -1, 1], [1, 1, -1, -1], [1, -1, 1, -1], [1,
 /// `(a, b)` the table is `sigmoid(w0 + w1 A + w2 B + w3 A B)` with `A = 2 a - 1`,
 /// `B = 2 b - 1`, and between the corners the gate computes that table's multilinear
 /// extension, as `LogicLayer` does. A quarter of `LogicLayer`'s parameters and no softmax;
-/// every table in `[0, 1]^4` is reachable, where `LogicLayer` reaches the mixtures of the 16
-/// functions (the same set). Discretised, corner `j` is true where its logit is positive.
+/// every table in `(0, 1)^4` is reachable, as with `LogicLayer`'s mixtures of the 16 functions. Discretised, corner `j` is true where its logit is positive.
 #[derive(Clone, Debug)]
 pub struct WalshLayer<const I: usize, const O: usize, T = f32> {
     wires: Vec<[u32; 2]>,
