@@ -412,9 +412,10 @@ fn a_heap_product_in_a_lens_allocates_nothing_after_the_first() {
 
 #[test]
 fn a_relaxed_logic_network_step_allocates_nothing_after_the_first() {
-    use paralens::circuits::relaxed::{GroupSum, LogicLayer};
+    use paralens::circuits::relaxed::{GroupSum, LogicLayer, WalshLayer};
+    // Both gate forms: 16 scores, then 4 Walsh coefficients a gate.
     let model = LogicLayer::<12, 40, f32>::new(1)
-        .then(LogicLayer::<40, 20, f32>::new(2))
+        .then(WalshLayer::<40, 20, f32>::new(2))
         .then(GroupSum::<20, 2, f32>::new(1.0));
     let params = model.init(0);
     let mut learner = Learner::new(
