@@ -21,24 +21,11 @@ impl<const I: usize, const O: usize, T: Real> Discretise for LogicLayer<I, O, T>
     /// Function `k` (the largest score; the first on a tie) of each gate, as at most two
     /// gates of the netlist: a pass-through (`a`, `b`) is a wire, a constant is shared.
     fn discretise(&self, p: &Self::Params, inputs: &[Wire], b: &mut NetlistBuilder) -> Vec<Wire> {
-        assert_eq!(
-            inputs.len(),
-            I,
-            "a logic layer of {I} inputs given {} wires",
-            inputs.len()
-        );
         let w = p.as_slice();
-        let mut constants: [Option<Wire>; 2] = [None, None];
-        self.wires()
-            .iter()
-            .enumerate()
-            .map(|(g, &[ia, ib])| {
-                let scores = &w[16 * g..16 * (g + 1)];
-                let k = (0..16).fold(0, |best, k| if scores[k] > scores[best] { k } else { best });
-                let (x, y) = (inputs[ia as usize], inputs[ib as usize]);
-                gate(b, k, x, y, &mut constants)
-            })
-            .collect()
+        layer::<I>(self.wires(), inputs, b, |g| {
+            let scores = &w[16 * g..16 * (g + 1)];
+            (0..16).fold(0, |best, k| if scores[k] > scores[best] { k } else { best })
+        })
     }
 }
 
@@ -48,24 +35,36 @@ impl<const I: usize, const O: usize, T: Real> Discretise for WalshLayer<I, O, T>
     /// Each gate's function: corner `j` of its table true where its logit is positive; as
     /// at most two gates of the netlist, as [`LogicLayer`]'s.
     fn discretise(&self, p: &Self::Params, inputs: &[Wire], b: &mut NetlistBuilder) -> Vec<Wire> {
-        assert_eq!(
-            inputs.len(),
-            I,
-            "a logic layer of {I} inputs given {} wires",
-            inputs.len()
-        );
         let w = p.as_slice();
-        let mut constants: [Option<Wire>; 2] = [None, None];
-        self.wires()
-            .iter()
-            .enumerate()
-            .map(|(g, &[ia, ib])| {
-                let k = super::walsh::function(&w[4 * g..4 * (g + 1)]);
-                let (x, y) = (inputs[ia as usize], inputs[ib as usize]);
-                gate(b, k, x, y, &mut constants)
-            })
-            .collect()
+        layer::<I>(self.wires(), inputs, b, |g| {
+            super::walsh::function(&w[4 * g..4 * (g + 1)])
+        })
     }
+}
+
+/// A layer of gates reading `wires` of `inputs`, gate `g` computing function `function(g)`:
+/// what both gate forms share, whatever their parameters.
+fn layer<const I: usize>(
+    wires: &[[u32; 2]],
+    inputs: &[Wire],
+    b: &mut NetlistBuilder,
+    function: impl Fn(usize) -> usize,
+) -> Vec<Wire> {
+    assert_eq!(
+        inputs.len(),
+        I,
+        "a logic layer of {I} inputs given {} wires",
+        inputs.len()
+    );
+    let mut constants: [Option<Wire>; 2] = [None, None];
+    wires
+        .iter()
+        .enumerate()
+        .map(|(g, &[ia, ib])| {
+            let (x, y) = (inputs[ia as usize], inputs[ib as usize]);
+            gate(b, function(g), x, y, &mut constants)
+        })
+        .collect()
 }
 
 /// Function `k` of the wires `a`, `b` (see [`super::NAMES`]).
